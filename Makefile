@@ -1,0 +1,57 @@
+# Every target bootstraps .venv from requirements.lock on first use.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+COMPOSE := $(shell if command -v podman >/dev/null 2>&1 && podman compose version >/dev/null 2>&1; then echo "podman compose"; elif command -v docker >/dev/null 2>&1 && docker compose version >/dev/null 2>&1; then echo "docker compose"; fi)
+
+.PHONY: help venv test demo e2e e2e-live bench lock searxng-up searxng-down clean
+
+help:
+	@echo "make demo          the whole pipeline offline, against the bundled simulator"
+	@echo "make test          the test suite"
+	@echo "make e2e           demo run interrupted with Ctrl-C, resumed, and checked"
+	@echo "make e2e-live      three edits through the four real models (needs OPENROUTER_API_KEY and SearXNG)"
+	@echo "make bench         throughput, overhead and scale benchmarks"
+	@echo "make searxng-up    start SearXNG + Valkey on 127.0.0.1:8080 (podman or docker compose)"
+	@echo "make searxng-down  stop them"
+	@echo "make lock          re-resolve requirements.lock from pyproject.toml"
+
+venv: $(STAMP)
+
+$(STAMP): requirements.lock pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check --require-hashes -r requirements.lock
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	touch $(STAMP)
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+demo: $(STAMP)
+	$(PY) -m fanout.demo
+
+e2e: $(STAMP)
+	$(PY) -m fanout.demo --e2e
+
+e2e-live: $(STAMP)
+	$(PY) -m fanout.demo --live
+
+bench: $(STAMP)
+	$(PY) bench/run.py
+
+lock:
+	$(PYTHON) -m pip install --quiet uv
+	$(PYTHON) -m uv pip compile pyproject.toml --extra dev --universal --generate-hashes --python-version 3.11 -o requirements.lock
+
+searxng-up:
+	@test -n "$(COMPOSE)" || { echo "Neither 'podman compose' nor 'docker compose' works here; install one of them."; exit 1; }
+	$(COMPOSE) up -d
+	@echo "SearXNG: http://127.0.0.1:8080/search?q=test&format=json"
+
+searxng-down:
+	@test -n "$(COMPOSE)" || { echo "Neither 'podman compose' nor 'docker compose' works here."; exit 1; }
+	$(COMPOSE) down
+
+clean:
+	rm -rf $(VENV) .pytest_cache

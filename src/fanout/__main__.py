@@ -1,0 +1,3 @@
+from fanout.cli import main
+
+raise SystemExit(main())

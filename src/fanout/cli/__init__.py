@@ -1,0 +1,67 @@
+"""The `fanout` command: parses arguments and hands over to library code.
+
+Each subcommand lives in its own module under fanout.cli, exposing
+`configure(parser)` and `run(args) -> int`. Only the chosen one is imported,
+so `fanout status` does not pay for openai or trafilatura at start-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from fanout import __version__
+from fanout.errors import ConfigError
+
+# name -> (module under fanout.cli, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("run", "Run every (edit, model) pair of a snapshot; the same command resumes."),
+    "status": ("status", "Show a run's progress, spend and errors from its log, without running anything."),
+    "check": ("check", "Check SearXNG, the API key and each model before a run spends money."),
+    "tool": ("tool", "Run web_search or web_fetch by hand and print what a model would receive."),
+    "sim": ("sim", "Start the offline simulator (a stand-in for OpenRouter, SearXNG and the web)."),
+    "report": ("report", "Compare the models of a run: agreement, committee votes, accuracy, cost."),
+    "fetch-edits": ("fetch_edits", "Fetch recent Wikidata edits and enrich them into a snapshot."),
+    "outcomes": ("outcomes", "Find which edits of a snapshot were later reverted (ground truth)."),
+}
+
+
+def build_parser(available: dict[str, tuple[str, str]] | None = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fanout",
+        description="Run one verification task across many LLMs at once, unattended and resumable.",
+    )
+    parser.add_argument("--version", action="version", version=f"fanout {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (_module, help_text) in (available or _available_commands()).items():
+        sub.add_parser(name, help=help_text, description=help_text)
+    return parser
+
+
+def _available_commands() -> dict[str, tuple[str, str]]:
+    """Commands whose module is installed (all of them in a release)."""
+    from importlib.util import find_spec
+
+    return {n: c for n, c in COMMANDS.items() if find_spec(f"fanout.cli.{c[0]}") is not None}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    available = _available_commands()
+    name = argv[0] if argv and argv[0] in available else None
+    if name is None:
+        build_parser(available).parse_args(argv or ["--help"])
+        return 2
+    module = importlib.import_module(f"fanout.cli.{available[name][0]}")
+    parser = argparse.ArgumentParser(prog=f"fanout {name}", description=available[name][1])
+    module.configure(parser)
+    args = parser.parse_args(argv[1:])
+    try:
+        return int(module.run(args) or 0)
+    except ConfigError as exc:
+        print(f"fanout {name}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"fanout {name}: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,143 @@
+"""The verdict record: what one (edit, model) pair produced, and its one wire format.
+
+The JSON line in checkpoint.jsonl is the source of truth (`to_dict` /
+`from_dict`); the YAML file in verdicts/ is a view of it (`yaml_view`), with
+seed 000's trimmed schema at the top level so existing readers keep working.
+A cost of `None` means unknown, never zero.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Status = Literal["ok", "timeout", "incomplete", "invalid_json", "error"]
+STATUSES: tuple[str, ...] = ("ok", "timeout", "incomplete", "invalid_json", "error")
+VERDICTS: tuple[str, ...] = (
+    "verified-high",
+    "verified-low",
+    "plausible",
+    "unverifiable",
+    "suspect",
+    "incorrect",
+)
+PROVENANCES: tuple[str, ...] = ("verified", "reported")
+
+
+@dataclass
+class Source:
+    """A source the model cited in its verdict."""
+
+    url: str
+    supports_claim: bool
+    provenance: str
+    """`verified` = fetched and read; `reported` = seen only in a search snippet."""
+    fetched: bool | None = None
+    """Whether the transcript shows a successful web_fetch of this URL (None = not checked)."""
+
+
+@dataclass
+class Usage:
+    """Tokens and turns summed over every chat call of one verdict."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    turns: int = 0
+    """Chat calls made (investigation turns plus verdict and repair calls)."""
+
+
+@dataclass
+class ToolCallLog:
+    """One tool call in the investigation, as the model asked and as it was answered."""
+
+    turn: int
+    tool: str
+    arguments: str
+    """The raw argument string the model sent (may be malformed JSON)."""
+    result: str
+    """What the model was handed back, truncated for the record."""
+    ok: bool
+    """False when the result is an error string."""
+
+
+@dataclass
+class TranscriptEntry:
+    """One message of the conversation, content truncated for the record."""
+
+    role: str
+    content: str | None = None
+    tool_calls: list[dict[str, str]] = field(default_factory=list)
+    tool_call_id: str | None = None
+
+
+@dataclass
+class VerdictRecord:
+    """Everything fanout keeps about one finished (edit, model) pair."""
+
+    model: str
+    """The model name as requested; with edit_rcid it keys the checkpoint."""
+    edit_rcid: int
+    edit_revid: int
+    qid: str
+    property: str | None
+    diff_type: str | None
+    timestamp: str
+    """When the verdict finished (UTC, ISO 8601)."""
+    status: Status
+    verdict: str | None = None
+    rationale: str | None = None
+    sources: list[Source] = field(default_factory=list)
+    token_usage: Usage = field(default_factory=Usage)
+    cost_usd: float | None = None
+    timeout: bool = False
+    served_model: str | None = None
+    """The exact model the endpoint reported (`model` in its responses)."""
+    edit_timestamp: str | None = None
+    error: str | None = None
+    """What went wrong, for statuses other than ok."""
+    raw_verdict: str | None = None
+    """The model's verdict text when it could not be parsed (status invalid_json)."""
+    warnings: list[str] = field(default_factory=list)
+    tool_calls: list[ToolCallLog] = field(default_factory=list)
+    transcript: list[TranscriptEntry] = field(default_factory=list)
+    duration_s: float | None = None
+
+    @property
+    def key(self) -> tuple[int, str]:
+        return (self.edit_rcid, self.model)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> VerdictRecord:
+        data = dict(data)
+        data["sources"] = [Source(**s) for s in data.get("sources") or []]
+        data["token_usage"] = Usage(**(data.get("token_usage") or {}))
+        data["tool_calls"] = [ToolCallLog(**t) for t in data.get("tool_calls") or []]
+        data["transcript"] = [TranscriptEntry(**t) for t in data.get("transcript") or []]
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    def yaml_view(self) -> dict[str, Any]:
+        """Seed 000's trimmed schema first, then status and the investigation."""
+        d = self.to_dict()
+        head = [
+            "model", "edit_rcid", "edit_revid", "qid", "property", "diff_type", "timestamp",
+            "verdict", "rationale", "sources", "token_usage", "cost_usd", "timeout", "status",
+        ]
+        view = {k: d[k] for k in head}
+        view.update({k: v for k, v in d.items() if k not in view})
+        return view
+
+    def file_name(self) -> str:
+        """`{date}-{qid}-{property}-{rcid}-{model_slug}.yaml`: unique per (edit, model)."""
+        date = self.timestamp[:10]
+        slug = safe_name(self.model.rsplit("/", 1)[-1])
+        return f"{date}-{safe_name(self.qid)}-{safe_name(self.property or 'none')}-{self.edit_rcid}-{slug}.yaml"
+
+
+def safe_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "x"

@@ -1,0 +1,42 @@
+from fanout.records import Source, ToolCallLog, TranscriptEntry, Usage, VerdictRecord
+
+
+def make_record(**overrides):
+    fields = dict(
+        model="deepseek/deepseek-v3.2", edit_rcid=2540801376, edit_revid=2464598906,
+        qid="Q138340290", property="P31", diff_type="value_changed",
+        timestamp="2026-02-19T12:34:56Z", status="ok", verdict="incorrect",
+        rationale="The cited page says otherwise.",
+        sources=[Source("https://example.org/a", False, "verified", fetched=True)],
+        token_usage=Usage(1234, 456, 4), cost_usd=0.00023,
+        tool_calls=[ToolCallLog(1, "web_fetch", '{"url": "https://example.org/a"}', "text", True)],
+        transcript=[TranscriptEntry("assistant", "done")],
+    )
+    fields.update(overrides)
+    return VerdictRecord(**fields)
+
+
+def test_a_record_survives_a_round_trip_through_its_wire_format():
+    record = make_record()
+    assert VerdictRecord.from_dict(record.to_dict()) == record
+
+
+def test_the_yaml_view_starts_with_seed_000s_trimmed_schema():
+    view = make_record().yaml_view()
+    assert list(view)[:14] == [
+        "model", "edit_rcid", "edit_revid", "qid", "property", "diff_type", "timestamp",
+        "verdict", "rationale", "sources", "token_usage", "cost_usd", "timeout", "status",
+    ]
+    assert view["token_usage"] == {"prompt_tokens": 1234, "completion_tokens": 456, "turns": 4}
+
+
+def test_file_names_are_unique_per_edit_and_model_even_on_the_same_item_and_day():
+    a = make_record(edit_rcid=1).file_name()
+    b = make_record(edit_rcid=2).file_name()
+    assert a == "2026-02-19-Q138340290-P31-1-deepseek-v3.2.yaml"
+    assert b == "2026-02-19-Q138340290-P31-2-deepseek-v3.2.yaml"
+
+
+def test_file_names_survive_model_names_with_odd_characters_and_no_property():
+    name = make_record(model="meta/llama:free", property=None).file_name()
+    assert name == "2026-02-19-Q138340290-none-2540801376-llama-free.yaml"
