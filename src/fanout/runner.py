@@ -1,0 +1,183 @@
+"""`fanout run` as a library call: check everything, then hand the pairs to the orchestrator.
+
+Everything that can be wrong with the input (snapshot, key, models, SearXNG,
+a run directory started with other inputs) is found before the run directory
+is touched, so a mistake never harms a run in progress. Clients are made
+once per run, owned by an AsyncExitStack, and passed down.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import anyio
+
+from fanout.checkpoint import CheckpointWriter, log_path, read_index, repair_torn_tail, restore_missing_views
+from fanout.config import ModelSpec, RunSettings, api_key_from_env
+from fanout.manifest import Manifest, load_manifest, reconcile, settings_summary, utc_now, write_manifest
+from fanout.orchestrator import RunOutcome, StopControl, VerdictFn, orchestrate
+from fanout.progress import Progress, Tally, show_progress
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@dataclass
+class RunRequest:
+    snapshot_path: Path
+    run_dir: Path
+    settings: RunSettings
+    limit: int | None = None
+    force: bool = False
+    dry_run: bool = False
+    handle_signals: bool = True
+    out: TextIO = field(default_factory=lambda: sys.stdout)
+    progress_interval_s: float | None = None
+
+
+@dataclass
+class RunReport:
+    outcome: RunOutcome
+    tally: Tally
+    interrupted: bool
+    manifest: Manifest
+
+
+async def run(request: RunRequest, *, verdict_fn: VerdictFn | None = None) -> RunReport | None:
+    """Run (or resume) a snapshot into a run directory. Returns None for a dry run.
+
+    `verdict_fn` replaces the real two-phase verdict (tests of the engine alone);
+    when it is given, no endpoint is contacted.
+    """
+    from fanout.prompt import load_prompt
+    from fanout.snapshot import load_snapshot
+
+    settings = request.settings
+    snapshot = load_snapshot(request.snapshot_path)
+    edits = snapshot.edits[: request.limit] if request.limit else snapshot.edits
+    prompt = load_prompt()
+    api_key = api_key_from_env(settings.base_url) if verdict_fn is None else None
+    manifest = reconcile(
+        load_manifest(request.run_dir),
+        Manifest(
+            snapshot_path=str(request.snapshot_path),
+            snapshot_sha256=snapshot.sha256,
+            edits=len(edits),
+            models=[m.name for m in settings.models],
+            prompt_sha256=prompt.sha256,
+            settings=settings_summary(settings),
+            starts=[utc_now()],
+        ),
+        force=request.force,
+    )
+    if request.dry_run:
+        describe_plan(request, edits, manifest)
+        return None
+
+    async with AsyncExitStack() as stack:
+        if verdict_fn is None:
+            verdict_fn = await _real_verdict_fn(stack, settings, api_key, prompt)
+        return await _run_in(request, edits, manifest, verdict_fn)
+
+
+async def _run_in(
+    request: RunRequest, edits: list[dict[str, Any]], manifest: Manifest, verdict_fn: VerdictFn
+) -> RunReport:
+    run_dir, out, settings = request.run_dir, request.out, request.settings
+    write_manifest(run_dir, manifest)
+    torn = repair_torn_tail(log_path(run_dir))
+    if torn is not None:
+        print(f"The log's last line was torn by a crash; set aside in {torn.name} and repaired.", file=out)
+    index = read_index(log_path(run_dir))
+    rebuilt = restore_missing_views(run_dir, index)
+    if rebuilt:
+        print(f"Re-created {rebuilt} missing verdict YAML file(s) from the log.", file=out)
+    tally = Tally.from_index(index, total=len(edits) * len(settings.models), models=[m.name for m in settings.models])
+    progress = Progress(tally)
+    control = StopControl(on_message=lambda msg: print(msg, file=out, flush=True))
+    writer = CheckpointWriter(run_dir, index)
+    print(f"{tally.done}/{tally.total} pairs already done; running the rest at concurrency {settings.concurrency}.", file=out, flush=True)
+    try:
+        async with anyio.create_task_group() as tg:
+            if request.handle_signals:
+                tg.start_soon(_watch_signals, control, settings.grace_s)
+            tg.start_soon(lambda: show_progress(progress, stream=out, interval_s=request.progress_interval_s))
+            outcome = await orchestrate(edits, settings, writer, verdict_fn, control=control, progress=progress)
+            tg.cancel_scope.cancel()
+    finally:
+        writer.close()
+    interrupted = control.stopping and (control.reason or "").startswith("Interrupted")
+    return RunReport(outcome, tally, interrupted, manifest)
+
+
+async def _watch_signals(control: StopControl, grace_s: float) -> None:
+    with anyio.open_signal_receiver(*SIGNALS) as signals:
+        async for signum in signals:
+            name = signal.Signals(signum).name
+            control.request(f"Interrupted ({name})", grace_s=grace_s)
+
+
+async def _real_verdict_fn(stack: AsyncExitStack, settings: RunSettings, api_key: str | None, prompt: Any) -> VerdictFn:
+    """Clients made once for the run, checked, and closed by the exit stack."""
+    from aiolimiter import AsyncLimiter
+
+    from fanout.http import make_http_client
+    from fanout.llm import ChatClient
+    from fanout.tools import ToolBox
+    from fanout.verdict import run_verdict
+
+    http = await stack.enter_async_context(make_http_client(settings.concurrency, user_agent=settings.tools.user_agent))
+    await preflight(http, settings, api_key)
+    chat = ChatClient(base_url=settings.base_url, api_key=api_key, http=http)
+    tools = ToolBox(http, settings.tools)
+    limiters = {m.name: AsyncLimiter(m.requests_per_minute, 60) for m in settings.models if m.requests_per_minute}
+
+    async def verdict(edit: dict[str, Any], model: ModelSpec) -> Any:
+        return await run_verdict(
+            edit, model, chat=chat, tools=tools, prompt=prompt,
+            max_turns=settings.max_turns, timeout_s=settings.verdict_timeout_s,
+            rate_limiter=limiters.get(model.name),
+        )
+
+    return verdict
+
+
+async def preflight(http: Any, settings: RunSettings, api_key: str | None) -> None:
+    """Refuse to start when a model or SearXNG is unusable; warnings are printed and the run goes on."""
+    from fanout.catalog import check_models, check_searxng
+    from fanout.errors import ConfigError
+
+    checks = await check_models(http, settings.base_url, api_key, [m.name for m in settings.models])
+    failures = [c for c in checks if c.level == "FAIL"]
+    for c in checks:
+        if c.level == "WARN":
+            print(f"warning: {c.message}", file=sys.stderr)
+    if failures:
+        raise ConfigError("; ".join(c.message for c in failures))
+    search = await check_searxng(http, settings.tools.searxng_url)
+    if search.level == "FAIL":
+        raise ConfigError(search.message)
+
+
+def describe_plan(request: RunRequest, edits: list[dict[str, Any]], manifest: Manifest) -> None:
+    """What --dry-run prints: the work, and what a resume would skip. Writes nothing."""
+    out = request.out
+    path = log_path(request.run_dir)
+    index = read_index(path) if path.exists() else None
+    done = len(index.done_keys(request.settings.retry_statuses)) if index else 0
+    models = request.settings.models
+    print(f"Snapshot: {request.snapshot_path} ({len(edits)} edits, sha256 {manifest.snapshot_sha256[:12]})", file=out)
+    print(f"Models ({len(models)}): " + ", ".join(m.name for m in models), file=out)
+    print(f"Pairs: {len(edits) * len(models)}; already done in {request.run_dir}: {done}", file=out)
+    print(f"Concurrency {request.settings.concurrency}, timeout {request.settings.verdict_timeout_s:g}s per verdict, "
+          f"max lead {request.settings.max_lead} edits; base URL {request.settings.base_url}", file=out)
+    print("Dry run: nothing was contacted or written.", file=out)
+
+
+def run_sync(request: RunRequest, verdict_fn: VerdictFn | None = None) -> RunReport | None:
+    return anyio.run(lambda: run(request, verdict_fn=verdict_fn))
+
