@@ -211,6 +211,8 @@ def restore_missing_views(run_dir: Path, index: LogIndex) -> int:
     """
     verdict_dir = run_dir / VERDICT_DIR
     verdict_dir.mkdir(parents=True, exist_ok=True)
+    for leftover in verdict_dir.glob(".*.tmp"):  # a crash between write and rename
+        leftover.unlink()
     present = set(os.listdir(verdict_dir))
     missing = {k for k, e in index.entries.items() if e.file_name not in present}
     if not missing:
