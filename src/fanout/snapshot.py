@@ -1,0 +1,318 @@
+"""Load an enriched snapshot: the edits every model is asked about.
+
+A snapshot is YAML: a mapping with an `edits:` list (a bare list is accepted
+too). Each edit is a mapping:
+
+    rcid: 2540801101              int, unique in the file (the checkpoint keys on it)
+    revid: 2464599101             int
+    parent_revid: 2463871150      int or null (optional)
+    title: Q42                    the item's QID
+    user: "81.107.44.12"          str; quote names that YAML would read as numbers
+    timestamp: 2026-02-19T08:02:14Z   ISO 8601 UTC; an unquoted YAML timestamp is
+                                  normalised to this string form
+    tags: [mobile edit]           list of str ([] when none)
+    comment: "/* wbsetclaim-update:2||1 */ [[Property:P569]]: 11 March 1852"  (optional)
+    parsed_edit:
+      operation: wbsetclaim-update
+      property: P569              null only for edits that touch no statement
+      property_label: date of birth   (label, description, alias or sitelink
+      value_raw: "+1852-03-11T00:00:00Z"  edits, where property_label and
+      value_label: 11 March 1852          value_raw may be null too)
+      # optional: old_value_raw, old_value_label, qualifier_property,
+      # qualifier_property_label, qualifier_value_raw, qualifier_value_label,
+      # reference_property, reference_property_label, reference_value, language
+    edit_diff: {type: value_changed, old: ..., new: ...}
+    item:                         the item as of the edit's revision (after it)
+      label_en: Douglas Adams     str, or null when the item has no English label
+      description_en: ...         (optional)
+      claims: {P31: [{value: Q5, label: human, qualifiers: {...}}], ...}
+    prefetched_references: [{url, text}]   (optional)
+
+Bad input stops the run before any work with one message that names the file,
+the edit (1-based index and rcid), the field and what to put there, because
+a user fixing a 500-edit file needs to find the line, not read a traceback.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from fanout.errors import ConfigError
+
+QID_RE = re.compile(r"Q[1-9][0-9]*")
+PID_RE = re.compile(r"P[1-9][0-9]*")
+TIMESTAMP_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
+
+TERM_DIFF_PREFIXES = ("label_", "description_", "alias_", "sitelink_")
+"""edit_diff.type prefixes of edits that touch no statement (property is null)."""
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A validated snapshot; sha256 is of the file's bytes, for the run manifest."""
+
+    path: Path
+    sha256: str
+    edits: list[dict[str, Any]]
+
+
+def load_snapshot(path: str | Path) -> Snapshot:
+    """Read, parse and validate a snapshot; raise ConfigError on the first problem."""
+    path = Path(path)
+    raw = _read_bytes(path)
+    edits = _edit_list(path, _parse_yaml(path, raw))
+    seen: dict[int, int] = {}
+    for index, edit in enumerate(edits, start=1):
+        _validate_edit(_EditPlace(path, index, edit), edit)
+        _check_unique_rcid(_EditPlace(path, index, edit), seen)
+    return Snapshot(path=path, sha256=hashlib.sha256(raw).hexdigest(), edits=edits)
+
+
+def is_term_edit(edit: Mapping[str, Any]) -> bool:
+    """True for label, description, alias and sitelink edits (no statement involved)."""
+    diff_type = (edit.get("edit_diff") or {}).get("type") or ""
+    return str(diff_type).startswith(TERM_DIFF_PREFIXES)
+
+
+# --- the file ------------------------------------------------------------------------
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError(
+            f"snapshot file not found: {path}; pass the path of an enriched snapshot YAML "
+            "(`fanout fetch-edits --enrich -o FILE` writes one)"
+        ) from None
+    except IsADirectoryError:
+        raise ConfigError(f"snapshot {path} is a directory; pass the snapshot YAML file inside it") from None
+    except OSError as exc:
+        raise ConfigError(f"snapshot {path} cannot be read: {exc.strerror}") from exc
+
+
+def _parse_yaml(path: Path, raw: bytes) -> Any:
+    try:
+        return yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or type(exc).__name__
+        raise ConfigError(f"snapshot {path} is not valid YAML: {problem}{where}; fix the syntax there") from exc
+
+
+def _edit_list(path: Path, data: Any) -> list[Any]:
+    if data is None:
+        raise ConfigError(f"snapshot {path} is empty; it needs an `edits:` list of enriched edits")
+    if isinstance(data, Mapping):
+        if "edits" not in data:
+            raise ConfigError(f"snapshot {path} has no `edits:` key; put the edits in a list under `edits:`")
+        data = data["edits"]
+    if not isinstance(data, list):
+        raise ConfigError(
+            f"snapshot {path}: `edits` must be a list of edits, got {_describe(data)}; "
+            "write each edit as a `- rcid: ...` list item"
+        )
+    if not data:
+        raise ConfigError(f"snapshot {path} has no edits; the `edits:` list is empty")
+    return data
+
+
+# --- one edit ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _EditPlace:
+    """Where an edit sits, so every message can point at it."""
+
+    path: Path
+    index: int
+    edit: Any
+
+    def error(self, field: str, problem: str) -> ConfigError:
+        rcid = self.edit.get("rcid") if isinstance(self.edit, Mapping) else None
+        rcid_text = f"rcid {rcid}" if _is_int(rcid) else "rcid unknown"
+        return ConfigError(f"snapshot {self.path}: edit #{self.index} ({rcid_text}): field {field} {problem}")
+
+
+@dataclass(frozen=True)
+class _Field:
+    """One field rule: a dotted path, a type test, and the fix in words."""
+
+    name: str
+    accepts: Callable[[Any], bool]
+    expected: str
+    required: bool = True
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_text(v: Any) -> bool:
+    return isinstance(v, str) and v.strip() != ""
+
+
+def _is_scalar(v: Any) -> bool:
+    return isinstance(v, (str, int, float)) and not isinstance(v, bool)
+
+
+def _or_none(test: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda v: v is None or test(v)
+
+
+def _is_qid(v: Any) -> bool:
+    return isinstance(v, str) and QID_RE.fullmatch(v) is not None
+
+
+def _is_pid(v: Any) -> bool:
+    return isinstance(v, str) and PID_RE.fullmatch(v) is not None
+
+
+def _is_timestamp(v: Any) -> bool:
+    return isinstance(v, dt.datetime) or (isinstance(v, str) and TIMESTAMP_RE.fullmatch(v) is not None)
+
+
+def _is_text_list(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(t, str) for t in v)
+
+
+def _is_mapping(v: Any) -> bool:
+    return isinstance(v, Mapping)
+
+
+def _is_list(v: Any) -> bool:
+    return isinstance(v, list)
+
+
+FIELDS: tuple[_Field, ...] = (
+    _Field("rcid", _is_int, "an integer (the recent-changes id)"),
+    _Field("revid", _is_int, "an integer (the revision id)"),
+    _Field("parent_revid", _or_none(_is_int), "an integer or null", required=False),
+    _Field("title", _is_qid, "the item's QID, like Q42"),
+    _Field("user", _is_text, "the editor's user name as a string (quote it if it looks like a number)"),
+    _Field("timestamp", _is_timestamp, "an ISO 8601 UTC time like 2026-02-19T08:02:14Z"),
+    _Field("tags", _is_text_list, "a list of tag names ([] when there are none)"),
+    _Field("comment", _or_none(lambda v: isinstance(v, str)), "the edit summary as a string, or null", required=False),
+    _Field("parsed_edit", _is_mapping, "a mapping with operation, property, property_label, value_raw, value_label"),
+    _Field("parsed_edit.operation", _is_text, "the summary's operation, like wbsetclaim-update"),
+    _Field("parsed_edit.property", _or_none(_is_pid), "a property id like P569 (null only for label, description or alias edits)"),
+    _Field("parsed_edit.property_label", _or_none(_is_text), "the property's English label, like date of birth"),
+    _Field("parsed_edit.value_raw", _or_none(_is_scalar), "the new (or removed) value as a string or number"),
+    _Field("parsed_edit.value_label", _or_none(_is_scalar), "the value's readable label, or null"),
+    _Field("parsed_edit.qualifier_property", _or_none(_is_pid), "a property id like P580, or null", required=False),
+    _Field("parsed_edit.reference_property", _or_none(_is_pid), "a property id like P854, or null", required=False),
+    _Field("edit_diff", _is_mapping, "a mapping with the kind of change under `type`"),
+    _Field("edit_diff.type", _is_text, "the kind of change, like value_added, value_changed or label_changed"),
+    _Field("item", _is_mapping, "a mapping with label_en and claims"),
+    _Field("item.label_en", _or_none(_is_text), "the item's English label, or null if it has none"),
+    _Field("item.description_en", _or_none(lambda v: isinstance(v, str)), "a string or null", required=False),
+    _Field("item.claims", _is_mapping, "a mapping from property id to a list of {value, label}"),
+    _Field("prefetched_references", _is_list, "a list of {url, text} mappings", required=False),
+)
+
+
+def _validate_edit(place: _EditPlace, edit: Any) -> None:
+    if not isinstance(edit, Mapping):
+        raise ConfigError(
+            f"snapshot {place.path}: edit #{place.index} must be a mapping with rcid, revid, title, ..., "
+            f"got {_describe(edit)}"
+        )
+    for rule in FIELDS:
+        _check_field(place, edit, rule)
+    _check_statement_fields(place, edit)
+    _check_claims(place, edit["item"]["claims"])
+    _check_references(place, edit.get("prefetched_references") or [])
+    if isinstance(edit["timestamp"], dt.datetime):
+        edit["timestamp"] = _iso_utc(edit["timestamp"])
+
+
+def _check_field(place: _EditPlace, edit: Mapping[str, Any], rule: _Field) -> None:
+    *parents, leaf = rule.name.split(".")
+    holder: Any = edit
+    for part in parents:
+        holder = holder[part]  # parents come earlier in FIELDS, so they are mappings here
+    if leaf not in holder:
+        if rule.required:
+            raise place.error(rule.name, f"is missing; add {rule.expected}")
+        return
+    value = holder[leaf]
+    if not rule.accepts(value):
+        raise place.error(rule.name, f"must be {rule.expected}, got {_describe(value)}")
+
+
+def _check_statement_fields(place: _EditPlace, edit: Mapping[str, Any]) -> None:
+    """A statement edit needs its property, label and value; only term edits may omit them."""
+    if is_term_edit(edit):
+        return
+    parsed = edit["parsed_edit"]
+    diff_type = edit["edit_diff"]["type"]
+    for name, expected in (
+        ("property", "a property id like P569"),
+        ("property_label", "the property's English label"),
+        ("value_raw", "the new (or removed) value"),
+    ):
+        if parsed[name] is None:
+            raise place.error(
+                f"parsed_edit.{name}",
+                f"is null, but edit_diff.type {diff_type} changes a statement; give {expected}",
+            )
+
+
+def _check_claims(place: _EditPlace, claims: Mapping[Any, Any]) -> None:
+    for pid, values in claims.items():
+        field = f"item.claims.{pid}"
+        if not _is_pid(pid):
+            raise place.error(field, "has a key that is not a property id; claims are keyed like P31")
+        if not isinstance(values, list):
+            raise place.error(field, f"must be a list of {{value, label}} mappings, got {_describe(values)}")
+        for n, claim in enumerate(values):
+            if not isinstance(claim, Mapping) or "value" not in claim:
+                raise place.error(f"{field}[{n}]", f"must be a mapping with a value, got {_describe(claim)}")
+
+
+def _check_references(place: _EditPlace, references: list[Any]) -> None:
+    for n, ref in enumerate(references):
+        field = f"prefetched_references[{n}]"
+        if not isinstance(ref, Mapping):
+            raise place.error(field, f"must be a mapping with url and text, got {_describe(ref)}")
+        url = ref.get("url")
+        if not (isinstance(url, str) and url.startswith(("http://", "https://"))):
+            raise place.error(f"{field}.url", f"must be an http(s) URL, got {_describe(url)}")
+        if not isinstance(ref.get("text"), str):
+            raise place.error(f"{field}.text", f"must be the page text as a string, got {_describe(ref.get('text'))}")
+
+
+def _check_unique_rcid(place: _EditPlace, seen: dict[int, int]) -> None:
+    rcid = place.edit["rcid"]
+    if rcid in seen:
+        raise place.error("rcid", f"repeats edit #{seen[rcid]}; each rcid must appear once, so remove the duplicate")
+    seen[rcid] = place.index
+
+
+def _iso_utc(moment: dt.datetime) -> str:
+    """YAML reads an unquoted timestamp as a datetime; keep the Wikidata string form."""
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(dt.timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{text} ({type(value).__name__})"
