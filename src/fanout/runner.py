@@ -131,14 +131,14 @@ async def _real_verdict_fn(stack: AsyncExitStack, settings: RunSettings, api_key
     from fanout.verdict import run_verdict
 
     http = await stack.enter_async_context(make_http_client(settings.concurrency, user_agent=settings.tools.user_agent))
-    await preflight(http, settings, api_key)
+    checked = await preflight(http, settings, api_key)
     chat = ChatClient(base_url=settings.base_url, api_key=api_key, http=http)
     tools = ToolBox(http, settings.tools)
     limiters = {m.name: AsyncLimiter(m.requests_per_minute, 60) for m in settings.models if m.requests_per_minute}
 
     async def verdict(edit: dict[str, Any], model: ModelSpec) -> Any:
         return await run_verdict(
-            edit, model, chat=chat, tools=tools, prompt=prompt,
+            edit, checked.get(model.name, model), chat=chat, tools=tools, prompt=prompt,
             max_turns=settings.max_turns, timeout_s=settings.verdict_timeout_s,
             rate_limiter=limiters.get(model.name),
         )
@@ -146,21 +146,29 @@ async def _real_verdict_fn(stack: AsyncExitStack, settings: RunSettings, api_key
     return verdict
 
 
-async def preflight(http: Any, settings: RunSettings, api_key: str | None) -> None:
-    """Refuse to start when a model or SearXNG is unusable; warnings are printed and the run goes on."""
-    from fanout.catalog import check_models, check_searxng
+async def preflight(http: Any, settings: RunSettings, api_key: str | None) -> dict[str, ModelSpec]:
+    """Refuse to start when the key, a model or SearXNG is unusable; warnings are printed.
+
+    Returns each model's spec with gaps (context window, prices) filled from the
+    endpoint's listing, so the verdicts warn and trim at the right sizes.
+    """
+    from fanout.catalog import check_key, check_models, check_searxng, require_models
+    from fanout.config import is_openrouter
     from fanout.errors import ConfigError
 
-    checks = await check_models(http, settings.base_url, api_key, [m.name for m in settings.models])
-    failures = [c for c in checks if c.level == "FAIL"]
-    for c in checks:
-        if c.level == "WARN":
-            print(f"warning: {c.message}", file=sys.stderr)
-    if failures:
-        raise ConfigError("; ".join(c.message for c in failures))
+    if is_openrouter(settings.base_url):
+        key = await check_key(http, settings.base_url, api_key)
+        if key.level == "FAIL":
+            raise ConfigError(key.message)
+    checks = await check_models(http, settings.base_url, api_key, list(settings.models))
+    for check in checks:
+        if check.level == "WARN":
+            print(f"warning: {check.name}: {check.message}", file=sys.stderr)
+    specs = {spec.name: spec for spec in require_models(checks)}
     search = await check_searxng(http, settings.tools.searxng_url)
     if search.level == "FAIL":
         raise ConfigError(search.message)
+    return specs
 
 
 def describe_plan(request: RunRequest, edits: list[dict[str, Any]], manifest: Manifest) -> None:

@@ -1,0 +1,234 @@
+"""Checks that run before a run spends money: the models, the key and SearXNG.
+
+Each check returns a Check (OK, WARN or FAIL with one line of explanation)
+instead of raising, so `fanout check` can report all of them at once and
+`fanout run` can refuse with every problem named. OpenRouter is held to its
+documented listing; other OpenAI-compatible servers (vLLM, llama.cpp, Ollama)
+list little, so what they do not say is a warning, not a refusal.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+import httpx
+
+from fanout.config import API_KEY_ENV, ModelSpec, is_openrouter, model_spec
+from fanout.errors import ConfigError
+
+Level = Literal["OK", "WARN", "FAIL"]
+
+
+@dataclass(frozen=True)
+class Check:
+    """The outcome of one check, printable as one line."""
+
+    name: str
+    level: Level
+    message: str
+
+    def line(self) -> str:
+        return f"{self.level:<4} {self.name}: {self.message}"
+
+
+@dataclass(frozen=True)
+class ModelCheck(Check):
+    """A model's check, with its spec completed from the endpoint's listing."""
+
+    spec: ModelSpec | None = None
+    """The model with context window and prices filled in where the table had none."""
+    listed_id: str | None = None
+    """The listing's `id` for this model (None when the endpoint does not list it)."""
+
+
+def _auth(api_key: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+
+async def fetch_model_listing(
+    http: httpx.AsyncClient, base_url: str, api_key: str | None
+) -> list[Mapping[str, Any]]:
+    """The endpoint's `GET /models` entries; raises ConfigError saying why it could not be read."""
+    url = f"{base_url.rstrip('/')}/models"
+    try:
+        response = await http.get(url, headers=_auth(api_key))
+    except httpx.HTTPError as exc:
+        raise ConfigError(f"cannot reach {url}: {type(exc).__name__}") from exc
+    if response.status_code != 200:
+        raise ConfigError(f"{url} answered HTTP {response.status_code}")
+    try:
+        data = response.json().get("data")
+    except (ValueError, AttributeError) as exc:
+        raise ConfigError(f"{url} did not answer a JSON listing") from exc
+    if not isinstance(data, list):
+        raise ConfigError(f"{url} answered without a `data` list")
+    return [entry for entry in data if isinstance(entry, Mapping)]
+
+
+async def check_models(
+    http: httpx.AsyncClient,
+    base_url: str,
+    api_key: str | None,
+    names: Sequence[str | ModelSpec],
+) -> list[ModelCheck]:
+    """One ModelCheck per requested model, in the order given."""
+    specs = [n if isinstance(n, ModelSpec) else model_spec(n) for n in names]
+    strict = is_openrouter(base_url)
+    try:
+        listing = await fetch_model_listing(http, base_url, api_key)
+    except ConfigError as exc:
+        level: Level = "FAIL" if strict else "WARN"
+        return [ModelCheck(f"model {s.name}", level, f"not checked: {exc}", spec=s) for s in specs]
+    index = index_listing(listing)
+    return [judge_model(spec, index, strict=strict) for spec in specs]
+
+
+def index_listing(listing: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """Listing entries by `id` and by `canonical_slug`: users write either form."""
+    index: dict[str, Mapping[str, Any]] = {}
+    for entry in listing:
+        for key in ("id", "canonical_slug"):
+            value = entry.get(key)
+            if isinstance(value, str) and value:
+                index.setdefault(value, entry)
+    return index
+
+
+def judge_model(spec: ModelSpec, index: Mapping[str, Mapping[str, Any]], *, strict: bool) -> ModelCheck:
+    name = f"model {spec.name}"
+    entry = index.get(spec.name)
+    if entry is None:
+        hint = difflib.get_close_matches(spec.name, list(index), n=1)
+        suggestion = f"; did you mean {hint[0]}?" if hint else ""
+        if strict:
+            return ModelCheck(name, "FAIL", f"not listed by OpenRouter{suggestion}", spec=spec)
+        return ModelCheck(name, "WARN", f"not listed by the endpoint (using it anyway){suggestion}", spec=spec)
+    filled = fill_spec(spec, entry)
+    listed_id = str(entry.get("id") or spec.name)
+    params = entry.get("supported_parameters")
+    if not isinstance(params, list):
+        level: Level = "FAIL" if strict else "WARN"
+        return ModelCheck(name, level, "listed, but the listing does not say whether it supports tools",
+                          spec=filled, listed_id=listed_id)
+    if "tools" not in params:
+        level = "FAIL" if strict else "WARN"
+        return ModelCheck(name, level, "does not support tool calling", spec=filled, listed_id=listed_id)
+    return ModelCheck(name, "OK", describe(filled, entry), spec=filled, listed_id=listed_id)
+
+
+def fill_spec(spec: ModelSpec, entry: Mapping[str, Any]) -> ModelSpec:
+    """The listing fills what our table leaves open; the table wins where it has a value."""
+    pricing = entry.get("pricing") if isinstance(entry.get("pricing"), Mapping) else {}
+    return replace(
+        spec,
+        context_window=spec.context_window or _positive_int(entry.get("context_length")),
+        input_price=spec.input_price if spec.input_price is not None else _per_million(pricing.get("prompt")),
+        output_price=spec.output_price if spec.output_price is not None
+        else _per_million(pricing.get("completion")),
+    )
+
+
+def _positive_int(value: Any) -> int | None:
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        return None
+    return number if number > 0 else None
+
+
+def _per_million(per_token: Any) -> float | None:
+    """Listing prices are USD per token as strings; negative means "varies"."""
+    try:
+        value = float(per_token)
+    except (TypeError, ValueError):
+        return None
+    return value * 1e6 if value >= 0 else None
+
+
+def describe(spec: ModelSpec, entry: Mapping[str, Any]) -> str:
+    parts = [f"listed as {entry.get('id')}"]
+    canonical = entry.get("canonical_slug")
+    if canonical and canonical != entry.get("id"):
+        parts[0] += f" ({canonical})"
+    parts.append("supports tools")
+    if spec.context_window:
+        parts.append(f"context {spec.context_window:,}")
+    if spec.input_price is not None and spec.output_price is not None:
+        parts.append(f"${spec.input_price:g}/${spec.output_price:g} per M tokens")
+    return ", ".join(parts)
+
+
+def require_models(checks: Sequence[ModelCheck]) -> tuple[ModelSpec, ...]:
+    """The checked specs, or a ConfigError naming every model that failed."""
+    failed = [c for c in checks if c.level == "FAIL"]
+    if failed:
+        raise ConfigError("; ".join(f"{c.name}: {c.message}" for c in failed))
+    return tuple(c.spec for c in checks if c.spec is not None)
+
+
+async def check_key(http: httpx.AsyncClient, base_url: str, api_key: str | None) -> Check:
+    """On OpenRouter, ask `GET /key` whether the key is valid; never show the key itself."""
+    if not is_openrouter(base_url):
+        return Check("key", "OK", f"not needed for {base_url}")
+    if not api_key:
+        return Check("key", "FAIL", f"{API_KEY_ENV} is not set (export {API_KEY_ENV}=sk-or-...)")
+    url = f"{base_url.rstrip('/')}/key"
+    try:
+        response = await http.get(url, headers=_auth(api_key))
+    except httpx.HTTPError as exc:
+        return Check("key", "FAIL", f"cannot reach {url}: {type(exc).__name__}")
+    if response.status_code in (401, 403):
+        return Check("key", "FAIL", f"rejected by OpenRouter (HTTP {response.status_code}); check {API_KEY_ENV}")
+    if response.status_code != 200:
+        return Check("key", "FAIL", f"{url} answered HTTP {response.status_code}")
+    return Check("key", "OK", "valid" + key_budget(response))
+
+
+def key_budget(response: httpx.Response) -> str:
+    """Spend and remaining limit, the only parts of /key worth printing (the label may echo the key)."""
+    try:
+        data = response.json().get("data") or {}
+    except (ValueError, AttributeError):
+        return ""
+    usage, remaining = data.get("usage"), data.get("limit_remaining")
+    parts = []
+    if isinstance(usage, (int, float)):
+        parts.append(f"used ${usage:.2f}")
+    if isinstance(remaining, (int, float)):
+        parts.append(f"${remaining:.2f} left")
+    elif "limit" in data and data.get("limit") is None:
+        parts.append("no spending limit")
+    return f" ({', '.join(parts)})" if parts else ""
+
+
+async def check_searxng(http: httpx.AsyncClient, searxng_url: str) -> Check:
+    """SearXNG must answer `format=json`; each failure names its fix."""
+    url = f"{searxng_url.rstrip('/')}/search"
+    try:
+        response = await http.get(url, params={"q": "test", "format": "json"})
+    except httpx.HTTPError as exc:
+        return Check("searxng", "FAIL", f"unreachable at {searxng_url} ({type(exc).__name__}); "
+                                        "start it with `make searxng-up`")
+    if response.status_code == 403:
+        return Check("searxng", "FAIL", "HTTP 403: JSON output is off; add `json` to search.formats "
+                                        "in searxng/settings.yml and restart it")
+    if response.status_code == 429:
+        return Check("searxng", "FAIL", "HTTP 429: its limiter blocks scripts; set server.limiter: false "
+                                        "in searxng/settings.yml")
+    if response.status_code != 200:
+        return Check("searxng", "FAIL", f"{url} answered HTTP {response.status_code}")
+    try:
+        body = response.json()
+        results = body.get("results")
+    except (ValueError, AttributeError):
+        return Check("searxng", "FAIL", f"{url} did not answer JSON")
+    if not isinstance(results, list):
+        return Check("searxng", "FAIL", f"{url} answered JSON without a `results` list")
+    if not results:
+        down = [str(e[0]) for e in body.get("unresponsive_engines") or [] if isinstance(e, list) and e]
+        detail = f" (unresponsive engines: {', '.join(down)})" if down else ""
+        return Check("searxng", "WARN", f"answers JSON but found nothing for 'test'{detail}")
+    return Check("searxng", "OK", f"answers JSON at {searxng_url} ({len(results)} results for 'test')")

@@ -1,0 +1,328 @@
+"""One chat call to an OpenAI-compatible endpoint, with retries, error translation and cost.
+
+This is the boundary with the provider: openai and httpx exceptions, errors
+hidden in a 200 body and malformed bodies all leave here as a ProviderError
+(see fanout.errors), and a response leaves as a plain ChatResult. The body is
+read as a dict rather than through the SDK's typed models because providers
+add fields the models do not know (OpenRouter's `usage.cost`, an `error`
+object next to `choices`, finish_reason "error").
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import aiolimiter
+import anyio
+import httpx
+import openai
+
+from fanout.config import ModelSpec, is_openrouter
+from fanout.errors import ProviderError
+from fanout.retry import (
+    RetryPolicy,
+    Sleep,
+    call_with_retries,
+    is_retryable_status,
+    parse_retry_after,
+    retry_after_from_metadata,
+)
+
+# An error in a 200 body that names no HTTP status is most likely the upstream
+# provider failing mid-answer: treat it like a 502, which is worth retrying.
+UNKNOWN_BODY_ERROR_STATUS = 502
+GENERATION_ATTEMPTS = 5
+GENERATION_DELAY_S = 0.5
+
+
+class ToolCall(NamedTuple):
+    """A tool call as the model asked for it; `arguments` is the raw JSON string."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass
+class ChatResult:
+    """What one chat completion produced, reduced to what a verdict needs."""
+
+    content: str | None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    finish_reason: str = "stop"
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None
+    """USD as the provider reported it; None = unknown (local servers), never a guess."""
+    response_id: str | None = None
+    served_model: str | None = None
+    json_mode_used: bool = False
+    """False when json_mode was asked for but this model rejects response_format."""
+
+
+class ChatClient:
+    """Chat completions against one endpoint; one instance per endpoint per run."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        api_key: str | None,
+        http: httpx.AsyncClient,
+        max_attempts: int = 6,
+        max_total_wait_s: float = 600.0,
+        request_timeout_s: float = 120.0,
+        sleep: Sleep = anyio.sleep,
+        generation_lookup: bool | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._api_key = api_key
+        self._http = http
+        self._openai = openai.AsyncOpenAI(
+            base_url=self.base_url,
+            api_key=api_key or "unused",
+            http_client=http,
+            max_retries=0,
+            timeout=request_timeout_s,
+        )
+        # Touching `.chat` imports the SDK's resource modules (a second or two of
+        # blocking work): do it here, before any verdict's clock is running.
+        self._completions = self._openai.chat.completions
+        self.policy = RetryPolicy(max_attempts=max_attempts, max_total_wait_s=max_total_wait_s)
+        self._sleep = sleep
+        self._openrouter = is_openrouter(self.base_url)
+        self._generation_lookup = self._openrouter if generation_lookup is None else generation_lookup
+        self._no_json_mode: set[str] = set()
+        """Models that rejected response_format once; not asked again this run."""
+
+    async def complete(
+        self,
+        model: ModelSpec,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        json_mode: bool = False,
+        rate_limiter: aiolimiter.AsyncLimiter | None = None,
+    ) -> ChatResult:
+        """One logical chat call: retried per the policy; raises ProviderError when it gives up."""
+        use_json = json_mode and model.name not in self._no_json_mode
+        try:
+            result = await self._complete_with_retries(model, messages, tools, use_json, rate_limiter)
+        except ProviderError as exc:
+            if not (use_json and rejects_response_format(exc)):
+                raise
+            self._no_json_mode.add(model.name)
+            use_json = False
+            result = await self._complete_with_retries(model, messages, tools, False, rate_limiter)
+        result.json_mode_used = use_json
+        if result.cost_usd is None and self._generation_lookup and result.response_id:
+            result.cost_usd = await self.generation_cost(result.response_id)
+        return result
+
+    async def _complete_with_retries(
+        self,
+        model: ModelSpec,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        json_mode: bool,
+        rate_limiter: aiolimiter.AsyncLimiter | None,
+    ) -> ChatResult:
+        request = self._request(model, messages, tools, json_mode)
+
+        async def attempt() -> ChatResult:
+            if rate_limiter is not None:
+                await rate_limiter.acquire()
+            body = await self._post(request)
+            return parse_completion(body, secret=self._api_key)
+
+        return await call_with_retries(attempt, self.policy, sleep=self._sleep)
+
+    def _request(
+        self,
+        model: ModelSpec,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        json_mode: bool,
+    ) -> dict[str, Any]:
+        request: dict[str, Any] = {"model": model.name, "messages": messages}
+        if tools:
+            request["tools"] = tools
+            request["tool_choice"] = "auto"
+        if json_mode:
+            request["response_format"] = {"type": "json_object"}
+        if self._openrouter:
+            # Ask OpenRouter to put the cost in the response, sparing a lookup.
+            request["extra_body"] = {"usage": {"include": True}}
+        return request
+
+    async def _post(self, request: dict[str, Any]) -> dict[str, Any]:
+        """POST the completion and return the JSON body; every failure becomes a ProviderError."""
+        try:
+            raw = await self._completions.with_raw_response.create(**request)
+        except openai.APIStatusError as exc:
+            raise status_error(exc, secret=self._api_key) from exc
+        except openai.APITimeoutError as exc:
+            raise ProviderError("the endpoint did not answer in time", retryable=True) from exc
+        except openai.APIConnectionError as exc:
+            detail = redact(str(exc.__cause__ or exc), self._api_key)
+            raise ProviderError(f"cannot reach the endpoint: {detail}", retryable=True) from exc
+        try:
+            body = json.loads(raw.http_response.content)
+        except ValueError as exc:
+            raise ProviderError(
+                "the endpoint answered 200 with a body that is not JSON",
+                status=UNKNOWN_BODY_ERROR_STATUS,
+                retryable=True,
+            ) from exc
+        if not isinstance(body, dict):
+            raise ProviderError(
+                "the endpoint answered 200 with JSON that is not an object",
+                status=UNKNOWN_BODY_ERROR_STATUS,
+                retryable=True,
+            )
+        return body
+
+    async def generation_cost(self, response_id: str) -> float | None:
+        """Cost from OpenRouter's generation endpoint, which lags the completion by a second or so.
+
+        A lookup that keeps failing leaves the cost unknown (None): losing a
+        cost figure is better than losing the verdict.
+        """
+        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+        url = f"{self.base_url}/generation"
+        for attempt in range(1, GENERATION_ATTEMPTS + 1):
+            try:
+                response = await self._http.get(url, params={"id": response_id}, headers=headers)
+            except httpx.HTTPError:
+                response = None
+            if response is not None and response.status_code == 200:
+                return generation_total_cost(response)
+            if response is not None and response.status_code != 404 and not is_retryable_status(
+                response.status_code
+            ):
+                return None
+            if attempt < GENERATION_ATTEMPTS:
+                await self._sleep(GENERATION_DELAY_S * attempt)
+        return None
+
+
+def generation_total_cost(response: httpx.Response) -> float | None:
+    try:
+        data = response.json().get("data") or {}
+        cost = data.get("total_cost")
+    except (ValueError, AttributeError):
+        return None
+    return float(cost) if isinstance(cost, (int, float)) else None
+
+
+def parse_completion(body: Mapping[str, Any], *, secret: str | None = None) -> ChatResult:
+    """A completion body as a ChatResult, or the ProviderError an error inside it carries."""
+    choices = body.get("choices") or []
+    if body.get("error") and not choices:
+        raise body_error(body["error"], secret=secret)
+    if not choices or not isinstance(choices[0], Mapping):
+        raise ProviderError(
+            "the endpoint answered without choices",
+            status=UNKNOWN_BODY_ERROR_STATUS,
+            retryable=True,
+        )
+    choice = choices[0]
+    if choice.get("finish_reason") == "error" or body.get("error"):
+        raise body_error(choice.get("error") or body.get("error") or {}, secret=secret)
+    message = choice.get("message") or {}
+    tool_calls = parse_tool_calls(message.get("tool_calls"))
+    usage = body.get("usage") or {}
+    return ChatResult(
+        content=message_text(message.get("content")),
+        tool_calls=tool_calls,
+        finish_reason=choice.get("finish_reason") or ("tool_calls" if tool_calls else "stop"),
+        prompt_tokens=int(usage.get("prompt_tokens") or 0),
+        completion_tokens=int(usage.get("completion_tokens") or 0),
+        cost_usd=_cost(usage.get("cost")),
+        response_id=body.get("id"),
+        served_model=body.get("model"),
+    )
+
+
+def _cost(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def message_text(content: Any) -> str | None:
+    """Message content as text; some servers send a list of typed parts."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text", "") for p in content if isinstance(p, Mapping)]
+        return "".join(parts)
+    return str(content)
+
+
+def parse_tool_calls(raw: Any) -> list[ToolCall]:
+    """Tool calls with ids filled in and arguments as a string, whatever the server sent."""
+    calls: list[ToolCall] = []
+    for index, item in enumerate(raw or []):
+        if not isinstance(item, Mapping):
+            continue
+        function = item.get("function") or {}
+        arguments = function.get("arguments")
+        if not isinstance(arguments, str):
+            arguments = json.dumps(arguments if arguments is not None else {})
+        call_id = item.get("id") or f"call_{index}"
+        calls.append(ToolCall(id=str(call_id), name=str(function.get("name") or ""), arguments=arguments))
+    return calls
+
+
+def status_error(exc: openai.APIStatusError, *, secret: str | None) -> ProviderError:
+    """Translate an HTTP error status, keeping the server's message and retry hint."""
+    status = exc.status_code
+    body = exc.body if isinstance(exc.body, Mapping) else {}
+    message = body.get("message") or exc.message
+    retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
+    if retry_after is None:
+        retry_after = retry_after_from_metadata(body.get("metadata"))
+    return ProviderError(
+        f"HTTP {status}: {redact(str(message), secret)}",
+        status=status,
+        retryable=is_retryable_status(status),
+        retry_after=retry_after,
+    )
+
+
+def body_error(error: Any, *, secret: str | None) -> ProviderError:
+    """An error delivered inside a 200 body, treated like the status it names."""
+    error = error if isinstance(error, Mapping) else {"message": str(error)}
+    status = _status_code(error.get("code")) or UNKNOWN_BODY_ERROR_STATUS
+    message = redact(str(error.get("message") or "the provider reported an error"), secret)
+    return ProviderError(
+        f"error in a 200 response (code {status}): {message}",
+        status=status,
+        retryable=is_retryable_status(status),
+        retry_after=retry_after_from_metadata(error.get("metadata")),
+    )
+
+
+def _status_code(code: Any) -> int | None:
+    try:
+        value = int(code)
+    except (TypeError, ValueError):
+        return None
+    return value if 100 <= value <= 599 else None
+
+
+def rejects_response_format(exc: ProviderError) -> bool:
+    """A 400/422 that complains about response_format: the model lacks JSON mode."""
+    return exc.status in (400, 422) and "response_format" in str(exc).lower()
+
+
+def redact(text: str, secret: str | None) -> str:
+    """Keep a key out of error messages that echo the request back."""
+    return text.replace(secret, "[redacted]") if secret else text

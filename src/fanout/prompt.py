@@ -1,0 +1,86 @@
+"""The SIFT system prompt and the fixed messages of the verdict phase.
+
+The prompt is a file in the package so that reviewers can read and edit it
+without touching code; its sha256 goes into the run manifest, because a
+comparison across runs only means something when the prompt was the same.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fanout.config import package_data
+from fanout.errors import ConfigError
+from fanout.records import PROVENANCES, VERDICTS
+
+PROMPT_FILE = "sift_prompt.md"
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """The system prompt's text and the hash that pins it in a run's manifest."""
+
+    text: str
+    sha256: str
+
+
+def load_prompt(path: Path | None = None) -> Prompt:
+    """Read the SIFT prompt (the packaged one unless `path` names another)."""
+    source = path or package_data(PROMPT_FILE)
+    try:
+        raw = source.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read the prompt file {source}: {exc.strerror}") from exc
+    text = raw.decode("utf-8")
+    if not text.strip():
+        raise ConfigError(f"the prompt file {source} is empty")
+    return Prompt(text=text, sha256=hashlib.sha256(raw).hexdigest())
+
+
+# Seed 000's verdict schema, the contract for the model's structured answer.
+VERDICT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "verdict": {"type": "string", "enum": list(VERDICTS)},
+        "rationale": {"type": "string"},
+        "sources": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "url": {"type": "string"},
+                    "supports_claim": {"type": "boolean"},
+                    "provenance": {"type": "string", "enum": list(PROVENANCES)},
+                },
+                "required": ["url", "supports_claim", "provenance"],
+            },
+        },
+    },
+    "required": ["verdict", "rationale", "sources"],
+}
+
+VERDICT_REQUEST = (
+    "Your investigation is over; do not call any more tools. Give your final verdict "
+    "on this edit as one JSON object and nothing else (no prose, no code fence). It "
+    "must match this JSON schema:\n\n"
+    + json.dumps(VERDICT_SCHEMA, indent=2)
+    + "\n\n"
+    "- verdict: one of " + ", ".join(VERDICTS) + ", chosen by the rules you were given.\n"
+    "- rationale: two or three sentences naming the decisive evidence.\n"
+    "- sources: every source you relied on. supports_claim is true when the source "
+    "supports the edit and false when it contradicts it. provenance is \"verified\" "
+    "only for a page you fetched and read with web_fetch (or a prefetched reference), "
+    "otherwise \"reported\". Use an empty list if you found no sources.\n\n"
+    "Example of the shape (not of the content):\n"
+    '{"verdict": "verified-low", "rationale": "...", "sources": '
+    '[{"url": "https://example.org/page", "supports_claim": true, "provenance": "verified"}]}'
+)
+
+REPAIR_REQUEST = (
+    "That answer could not be used: {problem}. Reply again with only the JSON object "
+    "described above (keys verdict, rationale, sources), with no other text."
+)

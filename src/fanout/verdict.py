@@ -1,0 +1,497 @@
+"""One verdict: a model investigates one edit with the web tools, then answers in JSON.
+
+Phase A (run_tool_phase) is the open investigation: the SIFT prompt, the edit,
+and up to `max_turns` chat calls in which the model may call web_search and
+web_fetch. Phase B (ask_for_verdict) appends the verdict request and asks for
+JSON with no tools; a reply that does not fit the schema gets one repair turn.
+
+Everything gathered lives in an Investigation object created outside the
+timeout scope, so a verdict that runs out of time still reports the tool calls,
+tokens and cost it had spent. Trouble from the model or the provider becomes a
+record status (ok, timeout, incomplete, invalid_json, error), never an
+exception; cancellation from outside (Ctrl-C) is not caught and not recorded.
+
+Cost: the sum of the costs the endpoint reported. When some calls reported a
+cost and others did not, the record keeps the partial sum and says so in its
+warnings (an undercount that is flagged is more useful than no figure); when
+no call reported one (local servers), cost_usd is None, meaning unknown.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, NamedTuple
+from urllib.parse import urlsplit, urlunsplit
+
+import aiolimiter
+import anyio
+
+from fanout.config import ModelSpec
+from fanout.edit_context import build_edit_context
+from fanout.errors import ProviderError
+from fanout.llm import ChatClient, ChatResult, ToolCall
+from fanout.prompt import REPAIR_REQUEST, VERDICT_REQUEST, Prompt
+from fanout.records import (
+    PROVENANCES,
+    VERDICTS,
+    Source,
+    Status,
+    ToolCallLog,
+    TranscriptEntry,
+    Usage,
+    VerdictRecord,
+)
+from fanout.tools import TOOL_SCHEMAS, ToolBox
+
+RECORD_TEXT_CHARS = 2000
+"""Tool results and message contents are cut to this length in the record."""
+TRIM_MARKER = "[trimmed to save context]"
+CONTEXT_WARNING_FRACTION = 0.8
+CHARS_PER_TOKEN = 4
+"""A rough estimate for text the endpoint has not counted yet; it errs towards trimming early."""
+MAX_COMPLETION_RESERVE = 4096
+"""Tokens kept free for the model's answer when deciding whether a prompt fits."""
+
+
+@dataclass
+class Investigation:
+    """The conversation and its bookkeeping, kept outside the timeout scope."""
+
+    messages: list[dict[str, Any]]
+    usage: Usage = field(default_factory=Usage)
+    known_cost: float = 0.0
+    calls_without_cost: int = 0
+    tool_log: list[ToolCallLog] = field(default_factory=list)
+    fetched_urls: set[str] = field(default_factory=set)
+    warnings: list[str] = field(default_factory=list)
+    served_model: str | None = None
+    counted_tokens: int = 0
+    """Prompt plus completion tokens of the latest reply, as the endpoint counted them."""
+    counted_upto: int = 0
+    """How many messages those counted tokens cover."""
+    context_warned: bool = False
+    trimmed: int = 0
+
+    @classmethod
+    def start(cls, system: str, user: str) -> Investigation:
+        return cls(messages=[{"role": "system", "content": system}, {"role": "user", "content": user}])
+
+    def account(self, result: ChatResult, model: ModelSpec) -> None:
+        """Add one chat call's tokens and cost; warn once when the prompt nears the window."""
+        self.usage.turns += 1
+        self.usage.prompt_tokens += result.prompt_tokens
+        self.usage.completion_tokens += result.completion_tokens
+        if result.cost_usd is None:
+            self.calls_without_cost += 1
+        else:
+            self.known_cost += result.cost_usd
+        self.served_model = result.served_model or self.served_model
+        window = model.context_window
+        if window and not self.context_warned and result.prompt_tokens >= CONTEXT_WARNING_FRACTION * window:
+            self.context_warned = True
+            self.warnings.append(
+                f"prompt reached {result.prompt_tokens:,} tokens, "
+                f"{result.prompt_tokens / window:.0%} of the {window:,}-token context window"
+            )
+
+    def add_reply(self, result: ChatResult, *, keep_tool_calls: bool) -> None:
+        """Append the model's reply and remember how much of the conversation the endpoint counted."""
+        self.messages.append(assistant_message(result, keep_tool_calls=keep_tool_calls))
+        if result.prompt_tokens:
+            self.counted_tokens = result.prompt_tokens + result.completion_tokens
+            self.counted_upto = len(self.messages)
+
+    def estimated_prompt_tokens(self) -> int:
+        if self.counted_tokens:
+            return self.counted_tokens + text_length(self.messages[self.counted_upto:]) // CHARS_PER_TOKEN
+        return text_length(self.messages) // CHARS_PER_TOKEN
+
+    def cost_usd(self) -> float | None:
+        if self.usage.turns == self.calls_without_cost:
+            return None
+        return self.known_cost
+
+    def record_tool(self, turn: int, call: ToolCall, text: str, ok: bool) -> None:
+        self.tool_log.append(ToolCallLog(turn, call.name, call.arguments, shorten(text), ok))
+        if call.name == "web_fetch" and ok:
+            url = argument(call.arguments, "url")
+            if url:
+                self.fetched_urls.add(normalise_url(url))
+
+
+class Outcome(NamedTuple):
+    """How a verdict ended; the Investigation holds everything else."""
+
+    status: Status
+    verdict: dict[str, Any] | None = None
+    raw: str | None = None
+    error: str | None = None
+
+
+class ParsedVerdict(NamedTuple):
+    verdict: dict[str, Any] | None
+    problem: str | None
+
+
+async def run_verdict(
+    edit: dict[str, Any],
+    model: ModelSpec,
+    *,
+    chat: ChatClient,
+    tools: ToolBox,
+    prompt: Prompt,
+    max_turns: int = 15,
+    timeout_s: float = 180.0,
+    rate_limiter: aiolimiter.AsyncLimiter | None = None,
+) -> VerdictRecord:
+    """Both phases for one (edit, model) pair, within `timeout_s`; always returns a record."""
+    started = time.monotonic()
+    state = Investigation.start(prompt.text, build_edit_context(edit))
+    outcome = Outcome("timeout", error=f"no verdict within {timeout_s:g} s")
+    with anyio.move_on_after(timeout_s):
+        outcome = await investigate(state, model, chat, tools, max_turns, rate_limiter)
+    return build_record(edit, model, prompt, state, outcome, time.monotonic() - started)
+
+
+async def investigate(
+    state: Investigation,
+    model: ModelSpec,
+    chat: ChatClient,
+    tools: ToolBox,
+    max_turns: int,
+    rate_limiter: aiolimiter.AsyncLimiter | None,
+) -> Outcome:
+    try:
+        if not await run_tool_phase(state, model, chat, tools, max_turns, rate_limiter):
+            return Outcome("incomplete", error="an investigation reply was cut off (finish_reason=length)")
+        return await ask_for_verdict(state, model, chat, rate_limiter)
+    except ProviderError as exc:
+        return Outcome("error", error=str(exc))
+
+
+async def run_tool_phase(
+    state: Investigation,
+    model: ModelSpec,
+    chat: ChatClient,
+    tools: ToolBox,
+    max_turns: int,
+    rate_limiter: aiolimiter.AsyncLimiter | None,
+) -> bool:
+    """Phase A. False when a reply was cut off (finish_reason=length): there is no verdict to ask for."""
+    for turn in range(1, max_turns + 1):
+        result = await ask(state, model, chat, tools=TOOL_SCHEMAS, rate_limiter=rate_limiter)
+        truncated = result.finish_reason == "length"
+        # A cut-off reply may carry half-written tool calls; they are neither kept nor run.
+        state.add_reply(result, keep_tool_calls=not truncated)
+        if truncated:
+            return False
+        if not result.tool_calls:
+            return True
+        await answer_tool_calls(state, tools, result.tool_calls, turn)
+    state.warnings.append(f"the investigation used all {max_turns} turns; the verdict was asked for anyway")
+    return True
+
+
+async def answer_tool_calls(state: Investigation, tools: ToolBox, calls: list[ToolCall], turn: int) -> None:
+    """Run one turn's tool calls in order.
+
+    Sequential on purpose: verdicts already run side by side, one host's
+    politeness delay would serialise most of them anyway, and a fixed order
+    keeps transcripts readable and reproducible.
+    """
+    for call in calls:
+        result = await tools.dispatch(call.name, call.arguments)
+        state.record_tool(turn, call, result.text, result.ok)
+        state.messages.append({"role": "tool", "tool_call_id": call.id, "content": result.text})
+
+
+async def ask_for_verdict(
+    state: Investigation,
+    model: ModelSpec,
+    chat: ChatClient,
+    rate_limiter: aiolimiter.AsyncLimiter | None,
+) -> Outcome:
+    """Phase B: the verdict as JSON, no tools, one repair turn if the first answer does not fit."""
+    state.messages.append({"role": "user", "content": VERDICT_REQUEST})
+    outcome, problem = await verdict_turn(state, model, chat, rate_limiter)
+    if outcome is not None:
+        return outcome
+    state.messages.append({"role": "user", "content": REPAIR_REQUEST.format(problem=problem)})
+    outcome, problem = await verdict_turn(state, model, chat, rate_limiter)
+    if outcome is not None:
+        state.warnings.append("the first verdict reply did not fit the schema; a repair turn fixed it")
+        return outcome
+    return Outcome("invalid_json", raw=last_reply(state), error=f"invalid verdict JSON after a repair turn: {problem}")
+
+
+async def verdict_turn(
+    state: Investigation,
+    model: ModelSpec,
+    chat: ChatClient,
+    rate_limiter: aiolimiter.AsyncLimiter | None,
+) -> tuple[Outcome | None, str | None]:
+    """One JSON-mode call: an Outcome when it settles the verdict, else the problem to repair."""
+    result = await ask(state, model, chat, json_mode=True, rate_limiter=rate_limiter)
+    state.add_reply(result, keep_tool_calls=False)
+    if not result.json_mode_used:
+        note_once(state, "this model rejects response_format; its verdict was parsed from plain text")
+    parsed = parse_verdict(result.content)
+    if result.finish_reason == "length":
+        error = "the verdict reply was cut off (finish_reason=length)"
+        return Outcome("incomplete", verdict=parsed.verdict, raw=result.content, error=error), None
+    if parsed.verdict is not None:
+        return Outcome("ok", verdict=parsed.verdict), None
+    return None, parsed.problem
+
+
+async def ask(
+    state: Investigation,
+    model: ModelSpec,
+    chat: ChatClient,
+    *,
+    tools: list[dict[str, Any]] | None = None,
+    json_mode: bool = False,
+    rate_limiter: aiolimiter.AsyncLimiter | None = None,
+) -> ChatResult:
+    """One chat call on the conversation so far, trimmed to fit the model's window first."""
+    fit_context(state, model)
+    result = await chat.complete(model, state.messages, tools=tools, json_mode=json_mode, rate_limiter=rate_limiter)
+    state.account(result, model)
+    return result
+
+
+def fit_context(state: Investigation, model: ModelSpec) -> None:
+    """Replace the oldest tool outputs with a marker until the next prompt should fit."""
+    window = model.context_window
+    if not window:
+        return
+    budget = window - min(MAX_COMPLETION_RESERVE, window // 10)
+    estimate = state.estimated_prompt_tokens()
+    while estimate > budget:
+        saved = trim_oldest_tool_output(state.messages)
+        if saved is None:
+            return
+        state.trimmed += 1
+        estimate -= saved // CHARS_PER_TOKEN
+
+
+def trim_oldest_tool_output(messages: list[dict[str, Any]]) -> int | None:
+    """Characters saved by trimming the oldest untrimmed tool output, or None if none is left."""
+    for message in messages:
+        if message.get("role") == "tool" and message.get("content") != TRIM_MARKER:
+            saved = len(message.get("content") or "") - len(TRIM_MARKER)
+            message["content"] = TRIM_MARKER
+            return max(saved, 0)
+    return None
+
+
+def note_once(state: Investigation, warning: str) -> None:
+    if warning not in state.warnings:
+        state.warnings.append(warning)
+
+
+def parse_verdict(text: str | None) -> ParsedVerdict:
+    """The verdict object from a reply, validated against seed 000's schema."""
+    if not text or not text.strip():
+        return ParsedVerdict(None, "the reply was empty")
+    found = first_json_object(text)
+    if found is None:
+        return ParsedVerdict(None, "the reply contains no JSON object")
+    problems = schema_problems(found)
+    if problems:
+        return ParsedVerdict(None, "; ".join(problems))
+    return ParsedVerdict(normalised(found), None)
+
+
+def first_json_object(text: str) -> dict[str, Any] | None:
+    """The whole text as JSON, or the first JSON object inside it (prose, code fences)."""
+    try:
+        whole = json.loads(text)
+    except ValueError:
+        whole = None
+    if isinstance(whole, dict):
+        return whole
+    decoder = json.JSONDecoder()
+    start = text.find("{")
+    while start != -1:
+        try:
+            found, _end = decoder.raw_decode(text, start)
+        except ValueError:
+            found = None
+        if isinstance(found, dict):
+            return found
+        start = text.find("{", start + 1)
+    return None
+
+
+def _label(value: Any) -> Any:
+    """Verdict and provenance labels up to case and separators: `Verified_High` is `verified-high`."""
+    if not isinstance(value, str):
+        return value
+    return value.strip().lower().replace("_", "-").replace(" ", "-")
+
+
+def schema_problems(found: dict[str, Any]) -> list[str]:
+    problems = []
+    if _label(found.get("verdict")) not in VERDICTS:
+        problems.append(f"verdict must be one of {', '.join(VERDICTS)} (got {found.get('verdict')!r})")
+    if not isinstance(found.get("rationale"), str):
+        problems.append("rationale must be a string")
+    sources = found.get("sources")
+    if not isinstance(sources, list):
+        problems.append("sources must be a list")
+        return problems
+    for index, source in enumerate(sources):
+        problems.extend(f"sources[{index}]: {p}" for p in source_problems(source))
+    return problems
+
+
+def source_problems(source: Any) -> list[str]:
+    if not isinstance(source, dict):
+        return ["must be an object with url, supports_claim and provenance"]
+    problems = []
+    if not isinstance(source.get("url"), str) or not source["url"].strip():
+        problems.append("url must be a non-empty string")
+    if not isinstance(source.get("supports_claim"), bool):
+        problems.append("supports_claim must be true or false")
+    if _label(source.get("provenance")) not in PROVENANCES:
+        problems.append(f"provenance must be one of {', '.join(PROVENANCES)}")
+    return problems
+
+
+def normalised(found: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "verdict": _label(found["verdict"]),
+        "rationale": found["rationale"].strip(),
+        "sources": [
+            {"url": s["url"].strip(), "supports_claim": s["supports_claim"], "provenance": _label(s["provenance"])}
+            for s in found["sources"]
+        ],
+    }
+
+
+def build_record(
+    edit: dict[str, Any],
+    model: ModelSpec,
+    prompt: Prompt,
+    state: Investigation,
+    outcome: Outcome,
+    duration_s: float,
+) -> VerdictRecord:
+    verdict = outcome.verdict or {}
+    warnings = list(state.warnings)
+    if state.trimmed:
+        warnings.append(f"{state.trimmed} old tool output(s) were trimmed to fit the context window")
+    if state.calls_without_cost and state.cost_usd() is not None:
+        warnings.append(
+            f"cost unknown for {state.calls_without_cost} of {state.usage.turns} chat calls; "
+            "cost_usd counts only the others"
+        )
+    parsed_edit = edit.get("parsed_edit") or {}
+    return VerdictRecord(
+        model=model.name,
+        edit_rcid=int(edit["rcid"]),
+        edit_revid=int(edit.get("revid") or 0),
+        qid=str(edit.get("title") or ""),
+        property=parsed_edit.get("property"),
+        diff_type=(edit.get("edit_diff") or {}).get("type"),
+        timestamp=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        status=outcome.status,
+        verdict=verdict.get("verdict"),
+        rationale=verdict.get("rationale"),
+        sources=[cited_source(s, state.fetched_urls) for s in verdict.get("sources", [])],
+        token_usage=state.usage,
+        cost_usd=state.cost_usd(),
+        timeout=outcome.status == "timeout",
+        served_model=state.served_model,
+        edit_timestamp=edit.get("timestamp"),
+        error=outcome.error,
+        raw_verdict=None if outcome.verdict else outcome.raw,
+        warnings=warnings,
+        tool_calls=list(state.tool_log),
+        transcript=transcript(state.messages, prompt),
+        duration_s=round(duration_s, 3),
+    )
+
+
+def cited_source(source: dict[str, Any], fetched: set[str]) -> Source:
+    """A cited source, marked by whether the transcript shows a successful fetch of it."""
+    return Source(
+        url=source["url"],
+        supports_claim=source["supports_claim"],
+        provenance=source["provenance"],
+        fetched=normalise_url(source["url"]) in fetched,
+    )
+
+
+def transcript(messages: list[dict[str, Any]], prompt: Prompt) -> list[TranscriptEntry]:
+    """The conversation for readers; the system prompt is named by its hash, not repeated."""
+    entries = []
+    for message in messages:
+        content = message.get("content")
+        if message["role"] == "system":
+            content = f"[SIFT system prompt, sha256 {prompt.sha256[:12]}]"
+        calls = [
+            {"id": c["id"], "name": c["function"]["name"], "arguments": shorten(c["function"]["arguments"])}
+            for c in message.get("tool_calls") or []
+        ]
+        entries.append(TranscriptEntry(
+            role=message["role"],
+            content=shorten(content) if content is not None else None,
+            tool_calls=calls,
+            tool_call_id=message.get("tool_call_id"),
+        ))
+    return entries
+
+
+def assistant_message(result: ChatResult, *, keep_tool_calls: bool) -> dict[str, Any]:
+    """The reply as it goes back into the conversation (OpenAI message shape)."""
+    calls = result.tool_calls if keep_tool_calls else []
+    message: dict[str, Any] = {"role": "assistant", "content": result.content if calls else (result.content or "")}
+    if calls:
+        message["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in calls
+        ]
+    return message
+
+
+def last_reply(state: Investigation) -> str | None:
+    for message in reversed(state.messages):
+        if message["role"] == "assistant":
+            return message.get("content")
+    return None
+
+
+def argument(raw_arguments: str, name: str) -> str | None:
+    try:
+        parsed = json.loads(raw_arguments)
+    except ValueError:
+        return None
+    value = parsed.get(name) if isinstance(parsed, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def normalise_url(url: str) -> str:
+    """A URL compared loosely: case of scheme and host, fragment and trailing slash do not matter."""
+    parts = urlsplit(url.strip())
+    path = parts.path.rstrip("/")
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, parts.query, ""))
+
+
+def shorten(text: str, limit: int = RECORD_TEXT_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]} [... {len(text) - limit} more characters]"
+
+
+def text_length(messages: list[dict[str, Any]]) -> int:
+    total = 0
+    for message in messages:
+        total += len(message.get("content") or "")
+        for call in message.get("tool_calls") or []:
+            total += len(call["function"]["arguments"]) + len(call["function"]["name"])
+    return total

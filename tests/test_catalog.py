@@ -1,0 +1,172 @@
+"""Model, key and SearXNG checks: OpenRouter is held to its listing, local servers only warned about."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+import respx
+
+from chat_server import ChatServer, LoopbackWeb
+from fanout.catalog import check_key, check_models, check_searxng, require_models
+from fanout.config import OPENROUTER_BASE_URL, ModelSpec
+from fanout.errors import ConfigError
+
+HAIKU = {
+    "id": "anthropic/claude-haiku-4.5",
+    "canonical_slug": "anthropic/claude-4.5-haiku-20251001",
+    "context_length": 200_000,
+    "pricing": {"prompt": "0.000001", "completion": "0.000005"},
+    "supported_parameters": ["tools", "tool_choice", "response_format", "max_tokens"],
+}
+OLMO = {
+    "id": "allenai/olmo-3.1-32b-instruct",
+    "canonical_slug": "allenai/olmo-3.1-32b-instruct-20251201",
+    "context_length": 65_536,
+    "pricing": {"prompt": "0.0000002", "completion": "0.0000006"},
+    "supported_parameters": ["max_tokens", "temperature"],
+}
+NEMOTRON = {
+    "id": "nvidia/nemotron-3-nano-30b-a3b",
+    "canonical_slug": "nvidia/nemotron-3-nano-30b-a3b",
+    "context_length": 262_144,
+    "pricing": {"prompt": "0.00000005", "completion": "0.0000002"},
+    "supported_parameters": ["tools"],
+}
+NEWCOMER = {
+    "id": "lab/newcomer-7b",
+    "canonical_slug": "lab/newcomer-7b-20260101",
+    "context_length": 131_072,
+    "pricing": {"prompt": "0.0000005", "completion": "0.0000015"},
+    "supported_parameters": ["tools"],
+}
+LISTING = {"data": [HAIKU, OLMO, NEMOTRON, NEWCOMER]}
+
+
+@pytest.fixture
+async def http():
+    async with httpx.AsyncClient() as client:
+        yield client
+
+
+def by_name(checks):
+    return {c.name: c for c in checks}
+
+
+@respx.mock
+async def test_openrouter_models_resolve_by_id_or_canonical_slug_and_must_support_tools(http):
+    respx.get(f"{OPENROUTER_BASE_URL}/models").mock(return_value=httpx.Response(200, json=LISTING))
+    names = ["anthropic/claude-4.5-haiku-20251001", "allenai/olmo-3.1-32b-instruct", "nvidia/nemotron-3-nano-30b"]
+    checks = by_name(await check_models(http, OPENROUTER_BASE_URL, "k", names))
+    haiku = checks["model anthropic/claude-4.5-haiku-20251001"]
+    assert (haiku.level, haiku.listed_id) == ("OK", "anthropic/claude-haiku-4.5")
+    assert haiku.message == ("listed as anthropic/claude-haiku-4.5 (anthropic/claude-4.5-haiku-20251001), "
+                             "supports tools, context 200,000, $1/$5 per M tokens")
+    olmo = checks["model allenai/olmo-3.1-32b-instruct"]
+    assert (olmo.level, olmo.message) == ("FAIL", "does not support tool calling")
+    typo = checks["model nvidia/nemotron-3-nano-30b"]
+    assert (typo.level, typo.message) == (
+        "FAIL", "not listed by OpenRouter; did you mean nvidia/nemotron-3-nano-30b-a3b?")
+
+
+@respx.mock
+async def test_the_listing_fills_the_context_window_and_prices_the_table_lacks(http):
+    respx.get(f"{OPENROUTER_BASE_URL}/models").mock(return_value=httpx.Response(200, json=LISTING))
+    table_has = ModelSpec("lab/newcomer-7b", context_window=100_000)
+    [check] = await check_models(http, OPENROUTER_BASE_URL, "k", [table_has])
+    assert check.spec == ModelSpec("lab/newcomer-7b", context_window=100_000, input_price=0.5, output_price=1.5)
+
+
+@respx.mock
+async def test_an_unreachable_openrouter_listing_fails_every_model(http):
+    respx.get(f"{OPENROUTER_BASE_URL}/models").mock(side_effect=httpx.ConnectError("no route"))
+    [check] = await check_models(http, OPENROUTER_BASE_URL, "k", ["deepseek/deepseek-v3.2"])
+    assert (check.level, check.message) == (
+        "FAIL", f"not checked: cannot reach {OPENROUTER_BASE_URL}/models: ConnectError")
+
+
+async def test_a_local_server_that_lists_little_only_gets_warnings(http):
+    models = [{"id": "llama3", "object": "model"}, {"id": "qwen-tools", "supported_parameters": ["tools"]}]
+    async with ChatServer(models=models) as server:
+        checks = by_name(await check_models(http, server.base_url, None, ["llama3", "qwen-tools", "mistral"]))
+    assert [(c.level, c.message) for c in checks.values()] == [
+        ("WARN", "listed, but the listing does not say whether it supports tools"),
+        ("OK", "listed as qwen-tools, supports tools"),
+        ("WARN", "not listed by the endpoint (using it anyway)"),
+    ]
+    assert checks["model mistral"].spec == ModelSpec("mistral")
+
+
+async def test_a_local_server_without_a_listing_is_a_warning_not_a_refusal(http):
+    async with ChatServer() as server:
+        [check] = await check_models(http, server.base_url, None, ["llama3"])
+    assert check.level == "WARN"
+    assert check.message == f"not checked: {server.base_url}/models answered HTTP 404"
+    assert require_models([check]) == (ModelSpec("llama3"),)
+
+
+@respx.mock
+async def test_require_models_refuses_naming_every_failed_model(http):
+    respx.get(f"{OPENROUTER_BASE_URL}/models").mock(return_value=httpx.Response(200, json=LISTING))
+    checks = await check_models(http, OPENROUTER_BASE_URL, "k", ["allenai/olmo-3.1-32b-instruct", "no/such"])
+    with pytest.raises(ConfigError) as caught:
+        require_models(checks)
+    assert str(caught.value) == ("model allenai/olmo-3.1-32b-instruct: does not support tool calling; "
+                                 "model no/such: not listed by OpenRouter")
+
+
+@respx.mock
+async def test_a_valid_openrouter_key_reports_its_budget_but_not_its_label(http):
+    route = respx.get(f"{OPENROUTER_BASE_URL}/key").mock(return_value=httpx.Response(200, json={
+        "data": {"label": "sk-or-v1-abc...xyz", "usage": 1.25, "limit": 10.0, "limit_remaining": 8.75}}))
+    check = await check_key(http, OPENROUTER_BASE_URL, "sk-or-v1-abcxyz")
+    assert check.line() == "OK   key: valid (used $1.25, $8.75 left)"
+    assert route.calls[0].request.headers["authorization"] == "Bearer sk-or-v1-abcxyz"
+
+
+@respx.mock
+async def test_a_rejected_key_fails_with_the_fix(http):
+    respx.get(f"{OPENROUTER_BASE_URL}/key").mock(return_value=httpx.Response(401, json={"error": {"code": 401}}))
+    check = await check_key(http, OPENROUTER_BASE_URL, "sk-or-v1-wrong")
+    assert check.line() == "FAIL key: rejected by OpenRouter (HTTP 401); check OPENROUTER_API_KEY"
+
+
+async def test_a_missing_key_fails_on_openrouter_and_is_not_needed_elsewhere(http):
+    missing = await check_key(http, OPENROUTER_BASE_URL, None)
+    local = await check_key(http, "http://127.0.0.1:8000/v1", None)
+    assert missing.line() == "FAIL key: OPENROUTER_API_KEY is not set (export OPENROUTER_API_KEY=sk-or-...)"
+    assert local.line() == "OK   key: not needed for http://127.0.0.1:8000/v1"
+
+
+async def test_searxng_that_answers_json_passes(http):
+    async with LoopbackWeb({"a.html": "<p>a</p>"}) as web:
+        check = await check_searxng(http, web.origin)
+    assert check.line() == f"OK   searxng: answers JSON at {web.origin} (1 results for 'test')"
+
+
+@pytest.mark.parametrize(("status", "fix"), [
+    (403, "add `json` to search.formats"),
+    (429, "set server.limiter: false"),
+])
+@respx.mock
+async def test_searxng_refusing_json_or_limiting_fails_with_its_fix(http, status, fix):
+    respx.get("http://searxng.test/search").mock(return_value=httpx.Response(status, text="nope"))
+    check = await check_searxng(http, "http://searxng.test")
+    assert check.level == "FAIL"
+    assert fix in check.message
+
+
+@respx.mock
+async def test_searxng_that_finds_nothing_warns_and_names_the_silent_engines(http):
+    body = {"results": [], "unresponsive_engines": [["google", "CAPTCHA"], ["brave", "timeout"]]}
+    respx.get("http://searxng.test/search").mock(return_value=httpx.Response(200, json=body))
+    check = await check_searxng(http, "http://searxng.test")
+    assert check.line() == ("WARN searxng: answers JSON but found nothing for 'test' "
+                            "(unresponsive engines: google, brave)")
+
+
+@respx.mock
+async def test_unreachable_searxng_fails_and_says_how_to_start_it(http):
+    respx.get("http://searxng.test/search").mock(side_effect=httpx.ConnectError("refused"))
+    check = await check_searxng(http, "http://searxng.test")
+    assert check.line() == ("FAIL searxng: unreachable at http://searxng.test (ConnectError); "
+                            "start it with `make searxng-up`")

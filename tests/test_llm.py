@@ -1,0 +1,296 @@
+"""The chat client: one retry layer, error translation at the boundary, and cost capture."""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timezone
+
+import aiolimiter
+import httpx
+import pytest
+import respx
+
+from chat_server import ChatServer, completion, error_reply
+from fanout.config import OPENROUTER_BASE_URL, ModelSpec
+from fanout.errors import ProviderError
+from fanout.llm import ChatClient, parse_completion
+from fanout.retry import RetryPolicy, parse_retry_after, retry_after_from_metadata
+
+LOCAL = "http://127.0.0.1:9/v1"
+MODEL = ModelSpec("test/model")
+MESSAGES = [{"role": "user", "content": "hello"}]
+
+
+class Sleeps:
+    """An injected sleep that only records: retry tests wait for nothing."""
+
+    def __init__(self) -> None:
+        self.waits: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.waits.append(seconds)
+
+
+def ok_body(content: str = "fine", **kwargs: object) -> dict:
+    return completion(content, **kwargs).body  # type: ignore[arg-type]
+
+
+def error_body(status: int, message: str, **kwargs: object) -> dict:
+    return error_reply(status, message, **kwargs).body  # type: ignore[arg-type]
+
+
+@pytest.fixture
+async def http():
+    async with httpx.AsyncClient() as client:
+        yield client
+
+
+@pytest.fixture
+def sleeps() -> Sleeps:
+    return Sleeps()
+
+
+def client(http: httpx.AsyncClient, sleeps: Sleeps, base_url: str = LOCAL, **kwargs) -> ChatClient:
+    return ChatClient(base_url=base_url, api_key=kwargs.pop("api_key", None), http=http, sleep=sleeps, **kwargs)
+
+
+@respx.mock
+async def test_a_429_with_retry_after_waits_that_long_then_succeeds(http, sleeps):
+    route = respx.post(f"{LOCAL}/chat/completions").mock(side_effect=[
+        httpx.Response(429, headers={"Retry-After": "7"}, json=error_body(429, "slow down")),
+        httpx.Response(200, json=ok_body("after the wait")),
+    ])
+    result = await client(http, sleeps).complete(MODEL, MESSAGES)
+    assert result.content == "after the wait"
+    assert route.call_count == 2
+    assert sleeps.waits == [7.0]
+
+
+@respx.mock
+async def test_a_retry_hint_in_openrouter_error_metadata_is_honoured(http, sleeps):
+    metadata = {"provider_name": "X", "headers": {"Retry-After": "12"}}
+    respx.post(f"{LOCAL}/chat/completions").mock(side_effect=[
+        httpx.Response(429, json=error_body(429, "upstream rate limited", metadata=metadata)),
+        httpx.Response(200, json=ok_body()),
+    ])
+    await client(http, sleeps).complete(MODEL, MESSAGES)
+    assert sleeps.waits == [12.0]
+
+
+@respx.mock
+async def test_a_503_every_time_gives_up_after_max_attempts_with_a_provider_error(http, sleeps):
+    route = respx.post(f"{LOCAL}/chat/completions").mock(
+        return_value=httpx.Response(503, json=error_body(503, "no provider available"))
+    )
+    with pytest.raises(ProviderError) as caught:
+        await client(http, sleeps, max_attempts=3).complete(MODEL, MESSAGES)
+    assert caught.value.status == 503
+    assert caught.value.retryable is True
+    assert "no provider available" in str(caught.value)
+    assert route.call_count == 3
+    assert len(sleeps.waits) == 2
+
+
+@respx.mock
+async def test_the_total_wait_is_bounded_even_when_attempts_remain(http, sleeps):
+    route = respx.post(f"{LOCAL}/chat/completions").mock(
+        return_value=httpx.Response(429, headers={"Retry-After": "4"}, json=error_body(429, "slow down"))
+    )
+    with pytest.raises(ProviderError):
+        await client(http, sleeps, max_attempts=10, max_total_wait_s=10.0).complete(MODEL, MESSAGES)
+    assert sleeps.waits == [4.0, 4.0]
+    assert route.call_count == 3
+
+
+@respx.mock
+async def test_a_retry_after_longer_than_the_whole_budget_gives_up_without_waiting(http, sleeps):
+    route = respx.post(f"{LOCAL}/chat/completions").mock(
+        return_value=httpx.Response(429, headers={"Retry-After": "3600"}, json=error_body(429, "come back later"))
+    )
+    with pytest.raises(ProviderError) as caught:
+        await client(http, sleeps, max_total_wait_s=600.0).complete(MODEL, MESSAGES)
+    assert caught.value.retry_after == 3600.0
+    assert sleeps.waits == []
+    assert route.call_count == 1
+
+
+@pytest.mark.parametrize("status", [400, 401, 402, 403])
+@respx.mock
+async def test_client_errors_are_not_retried(http, sleeps, status):
+    route = respx.post(f"{LOCAL}/chat/completions").mock(
+        return_value=httpx.Response(status, json=error_body(status, "refused"))
+    )
+    with pytest.raises(ProviderError) as caught:
+        await client(http, sleeps).complete(MODEL, MESSAGES)
+    assert caught.value.status == status
+    assert caught.value.retryable is False
+    assert route.call_count == 1
+    assert sleeps.waits == []
+
+
+@respx.mock
+async def test_an_error_inside_a_200_body_is_retried_like_the_status_it_carries(http, sleeps):
+    in_body = ok_body(None)
+    in_body["choices"][0]["finish_reason"] = "error"
+    in_body["error"] = {"code": 502, "message": "provider dropped the stream"}
+    route = respx.post(f"{LOCAL}/chat/completions").mock(side_effect=[
+        httpx.Response(200, json=in_body),
+        httpx.Response(200, json=ok_body("second time lucky")),
+    ])
+    result = await client(http, sleeps).complete(MODEL, MESSAGES)
+    assert result.content == "second time lucky"
+    assert route.call_count == 2
+    assert len(sleeps.waits) == 1
+
+
+@respx.mock
+async def test_a_non_retryable_error_inside_a_200_body_fails_at_once(http, sleeps):
+    route = respx.post(f"{LOCAL}/chat/completions").mock(
+        return_value=httpx.Response(200, json=error_body(402, "insufficient credits"))
+    )
+    with pytest.raises(ProviderError) as caught:
+        await client(http, sleeps).complete(MODEL, MESSAGES)
+    assert caught.value.status == 402
+    assert caught.value.retryable is False
+    assert route.call_count == 1
+
+
+@pytest.mark.parametrize("failure", [httpx.ConnectError("refused"), httpx.ReadTimeout("slow")])
+@respx.mock
+async def test_connection_errors_and_timeouts_are_retried(http, sleeps, failure):
+    route = respx.post(f"{LOCAL}/chat/completions").mock(side_effect=[failure, httpx.Response(200, json=ok_body())])
+    result = await client(http, sleeps).complete(MODEL, MESSAGES)
+    assert result.content == "fine"
+    assert route.call_count == 2
+
+
+class CountingLimiter(aiolimiter.AsyncLimiter):
+    def __init__(self) -> None:
+        super().__init__(1000, 1)
+        self.acquired = 0
+
+    async def acquire(self, amount: float = 1) -> None:
+        self.acquired += 1
+        await super().acquire(amount)
+
+
+@respx.mock
+async def test_the_rate_limiter_is_acquired_before_every_attempt(http, sleeps):
+    respx.post(f"{LOCAL}/chat/completions").mock(side_effect=[
+        httpx.Response(500, json=error_body(500, "oops")),
+        httpx.Response(200, json=ok_body()),
+    ])
+    limiter = CountingLimiter()
+    await client(http, sleeps).complete(MODEL, MESSAGES, rate_limiter=limiter)
+    assert limiter.acquired == 2
+
+
+@respx.mock
+async def test_a_model_that_rejects_response_format_is_asked_again_without_it_and_remembered(http, sleeps):
+    route = respx.post(f"{LOCAL}/chat/completions").mock(side_effect=[
+        httpx.Response(400, json=error_body(400, "response_format is not supported by this model")),
+        httpx.Response(200, json=ok_body('{"a": 1}')),
+        httpx.Response(200, json=ok_body('{"b": 2}')),
+    ])
+    chat = client(http, sleeps)
+    first = await chat.complete(MODEL, MESSAGES, json_mode=True)
+    second = await chat.complete(MODEL, MESSAGES, json_mode=True)
+    sent = [httpx.Request.read(call.request) for call in route.calls]
+    assert b"response_format" in sent[0]
+    assert b"response_format" not in sent[1]
+    assert b"response_format" not in sent[2]
+    assert (first.json_mode_used, second.json_mode_used) == (False, False)
+    assert first.content == '{"a": 1}'
+
+
+async def test_ac2_3_cost_is_read_from_usage_cost_in_the_response(http, sleeps):
+    async with ChatServer([completion("hi", prompt_tokens=1234, completion_tokens=456, cost=0.00023)]) as server:
+        result = await client(http, sleeps, base_url=server.base_url).complete(MODEL, MESSAGES)
+    assert (result.prompt_tokens, result.completion_tokens, result.cost_usd) == (1234, 456, 0.00023)
+    assert server.generation_requests == []
+
+
+@respx.mock
+async def test_ac2_3_cost_falls_back_to_the_generation_endpoint_retrying_its_404(http, sleeps):
+    respx.post(f"{OPENROUTER_BASE_URL}/chat/completions").mock(
+        return_value=httpx.Response(200, json=ok_body(response_id="gen-abc"))
+    )
+    generation = respx.get(f"{OPENROUTER_BASE_URL}/generation").mock(side_effect=[
+        httpx.Response(404, json=error_body(404, "not found yet")),
+        httpx.Response(200, json={"data": {"id": "gen-abc", "total_cost": 0.0042,
+                                           "tokens_prompt": 100, "tokens_completion": 20}}),
+    ])
+    chat = client(http, sleeps, base_url=OPENROUTER_BASE_URL, api_key="sk-or-v1-placeholder")
+    result = await chat.complete(MODEL, MESSAGES)
+    assert result.cost_usd == 0.0042
+    assert generation.call_count == 2
+    assert generation.calls[0].request.url.params["id"] == "gen-abc"
+    assert generation.calls[0].request.headers["authorization"] == "Bearer sk-or-v1-placeholder"
+    assert len(sleeps.waits) == 1
+
+
+@respx.mock
+async def test_openrouter_requests_ask_for_the_cost_inline(http, sleeps):
+    route = respx.post(f"{OPENROUTER_BASE_URL}/chat/completions").mock(
+        return_value=httpx.Response(200, json=ok_body(cost=0.001))
+    )
+    await client(http, sleeps, base_url=OPENROUTER_BASE_URL, api_key="k").complete(MODEL, MESSAGES)
+    assert b'"usage":{"include":true}' in route.calls[0].request.read().replace(b" ", b"")
+
+
+async def test_ac2_3_cost_is_none_for_a_local_server_and_no_lookup_is_made(http, sleeps):
+    async with ChatServer([completion("hi", prompt_tokens=10, completion_tokens=2)]) as server:
+        result = await client(http, sleeps, base_url=server.base_url).complete(MODEL, MESSAGES)
+    assert result.cost_usd is None
+    assert (result.prompt_tokens, result.completion_tokens) == (10, 2)
+    assert server.generation_requests == []
+
+
+@respx.mock
+async def test_a_generation_lookup_that_keeps_404ing_leaves_the_cost_unknown(http, sleeps):
+    respx.post(f"{OPENROUTER_BASE_URL}/chat/completions").mock(return_value=httpx.Response(200, json=ok_body()))
+    generation = respx.get(f"{OPENROUTER_BASE_URL}/generation").mock(return_value=httpx.Response(404))
+    result = await client(http, sleeps, base_url=OPENROUTER_BASE_URL, api_key="k").complete(MODEL, MESSAGES)
+    assert result.cost_usd is None
+    assert generation.call_count == 5
+
+
+async def test_tool_calls_from_a_real_server_arrive_as_tool_call_tuples(http, sleeps):
+    from chat_server import tool_call
+
+    reply = completion(None, tool_calls=[tool_call("web_search", {"query": "Douglas Adams"}, "call_1")])
+    async with ChatServer([reply]) as server:
+        result = await client(http, sleeps, base_url=server.base_url).complete(MODEL, MESSAGES, tools=[])
+    assert result.finish_reason == "tool_calls"
+    assert [tuple(c) for c in result.tool_calls] == [("call_1", "web_search", '{"query": "Douglas Adams"}')]
+    assert result.served_model == "scripted/model-20250101"
+
+
+def test_a_body_without_choices_is_a_retryable_provider_error():
+    with pytest.raises(ProviderError) as caught:
+        parse_completion({"id": "x", "choices": []})
+    assert caught.value.retryable is True
+
+
+def test_retry_after_is_read_as_seconds_or_as_an_http_date():
+    now = datetime(2026, 2, 19, 12, 0, 0, tzinfo=timezone.utc)
+    assert parse_retry_after("30") == 30.0
+    assert parse_retry_after("Thu, 19 Feb 2026 12:00:45 GMT", now=now) == 45.0
+    assert parse_retry_after("Thu, 19 Feb 2026 11:00:00 GMT", now=now) == 0.0
+    assert parse_retry_after("soon") is None
+
+
+def test_a_rate_limit_reset_in_epoch_milliseconds_becomes_seconds_to_wait():
+    now = datetime(2026, 2, 19, 12, 0, 0, tzinfo=timezone.utc)
+    reset_ms = str(int((now.timestamp() + 20) * 1000))
+    assert retry_after_from_metadata({"headers": {"X-RateLimit-Reset": reset_ms}}, now=now) == 20.0
+    assert retry_after_from_metadata({"raw": "nothing useful"}, now=now) is None
+
+
+def test_backoff_grows_exponentially_within_its_jitter_band_and_never_undercuts_retry_after():
+    policy = RetryPolicy(base_wait_s=2.0, max_wait_s=60.0)
+    rng = random.Random(1)
+    waits = [policy.backoff(attempt, None, rng) for attempt in (1, 2, 3, 4, 5, 6, 7)]
+    ceilings = [2, 4, 8, 16, 32, 60, 60]
+    assert all(c / 2 <= w <= c for w, c in zip(waits, ceilings))
+    assert policy.backoff(1, 30.0, rng) == 30.0
