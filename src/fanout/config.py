@@ -94,12 +94,17 @@ class ToolSettings:
     blocked_domains_file: Path | None = None
     """None = the list shipped in the package."""
     max_results: int = 10
-    fetch_max_bytes: int = 5_000_000
+    fetch_max_bytes: int = 2_000_000
     fetch_max_chars: int = 15_000
     fetch_timeout_s: float = 20.0
     search_timeout_s: float = 15.0
     per_host_delay_s: float = 0.5
     user_agent: str = "fanout/0.1 (+https://github.com/fanout; verification research)"
+    allowed_networks: tuple[str, ...] = ()
+    """CIDRs web_fetch may reach although they are private (e.g. a test server
+    on 127.0.0.1/32); narrower than allow_private_urls, which turns the guard off."""
+    max_redirects: int = 5
+    """Redirect hops web_fetch follows, each checked like the first URL."""
 
 
 @dataclass(frozen=True)

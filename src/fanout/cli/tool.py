@@ -1,0 +1,57 @@
+"""`fanout tool web_search QUERY` / `fanout tool web_fetch URL`: one tool call by hand.
+
+Prints exactly the text a model would receive for that call (through the
+same dispatcher), so a user can see why a verdict went the way it did.
+Exit status 0 when the tool succeeded, 1 when the model would see an error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import anyio
+
+from fanout.config import DEFAULT_SEARXNG_URL, ToolSettings
+from fanout.tools.schemas import REQUIRED_ARGUMENT, TOOL_NAMES
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("tool", choices=TOOL_NAMES, help="the tool to run")
+    parser.add_argument("argument", nargs="+", metavar="QUERY_OR_URL", help="the search query, or the URL to fetch")
+    parser.add_argument("--searxng-url", default=DEFAULT_SEARXNG_URL, help="SearXNG base URL (default: %(default)s)")
+    parser.add_argument(
+        "--allow-private-urls",
+        action="store_true",
+        help="let web_fetch open loopback and private addresses (only for the local simulator)",
+    )
+    parser.add_argument(
+        "--max-chars",
+        type=int,
+        default=ToolSettings.fetch_max_chars,
+        help="cut fetched text after this many characters (default: %(default)s)",
+    )
+    parser.add_argument("--blocked-domains", type=Path, help="YAML file of blocked domains (default: the bundled list)")
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = ToolSettings(
+        searxng_url=args.searxng_url,
+        allow_private_urls=args.allow_private_urls,
+        fetch_max_chars=args.max_chars,
+        blocked_domains_file=args.blocked_domains,
+    )
+    raw_arguments = json.dumps({REQUIRED_ARGUMENT[args.tool]: " ".join(args.argument)})
+    ok, text = anyio.run(_call_tool, settings, args.tool, raw_arguments)
+    print(text)
+    return 0 if ok else 1
+
+
+async def _call_tool(settings: ToolSettings, name: str, raw_arguments: str) -> tuple[bool, str]:
+    from fanout.http import make_http_client
+    from fanout.tools import ToolBox
+
+    async with make_http_client(1, user_agent=settings.user_agent) as http:
+        result = await ToolBox(http, settings).dispatch(name, raw_arguments)
+    return result.ok, result.text

@@ -1,0 +1,42 @@
+"""The one HTTP connection pool a run shares (chat calls, SearXNG, web_fetch).
+
+httpx's default pool holds at most 100 connections and queues the rest: with
+a high --concurrency that cap would silently become the run's real
+concurrency. So the pool is sized from the concurrency the user asked for.
+"""
+
+from __future__ import annotations
+
+from http.cookiejar import CookieJar, DefaultCookiePolicy
+
+import httpx
+
+# Each verdict has at most one request in flight (a chat call, a tool call or a
+# cost lookup), so `concurrency` connections would do; the slack covers
+# `fanout check`, the generation-endpoint retries and connections still closing.
+CONNECTIONS_PER_VERDICT = 2
+SPARE_CONNECTIONS = 8
+
+
+def make_http_client(concurrency: int, *, user_agent: str, timeout_s: float = 30.0) -> httpx.AsyncClient:
+    """A pool sized to `concurrency`; the caller owns it and closes it (`async with`).
+
+    Redirects are not followed here: web_fetch follows them itself so that
+    every hop passes the URL guard. Cookies are never kept: a page fetched
+    for one model must not change what the next model sees (consent walls,
+    sessions), and a jar shared by thousands of fetches would only grow.
+    """
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+    connections = CONNECTIONS_PER_VERDICT * concurrency + SPARE_CONNECTIONS
+    return httpx.AsyncClient(
+        limits=httpx.Limits(
+            max_connections=connections,
+            max_keepalive_connections=connections,
+            keepalive_expiry=30.0,
+        ),
+        timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, 10.0)),
+        headers={"User-Agent": user_agent},
+        follow_redirects=False,
+        cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),
+    )

@@ -1,0 +1,142 @@
+"""The ToolBox: what the verdict loop calls, and the one place tool errors become text.
+
+Invariant 4: a tool failure is a string handed back to the model, never an
+exception that ends the verdict. Expected failures arrive as ToolFailure;
+anything else (a bug, a library surprise) is caught here too and reported
+as `error: unexpected ...`. Cancellation is never caught: on asyncio and
+trio it is a BaseException, and the handlers below catch Exception only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any, NamedTuple
+
+import httpx
+
+from fanout.config import ToolSettings
+from fanout.errors import ToolFailure
+from fanout.tools.blocklist import load_blocked_domains
+from fanout.tools.extract import decode_plain_text, extract_article, truncate
+from fanout.tools.fetch import HTML_TYPES, Page, PageFetcher
+from fanout.tools.pacing import HostPacer
+from fanout.tools.schemas import REQUIRED_ARGUMENT, TOOL_NAMES
+from fanout.tools.searxng import search_searxng
+from fanout.tools.urlguard import Resolver, UrlGuard
+
+
+class ToolResult(NamedTuple):
+    text: str
+    """Exactly what the model receives."""
+    ok: bool
+    """False when `text` is an error note."""
+
+
+class ToolBox:
+    """web_search and web_fetch for one run, sharing the run's HTTP pool.
+
+    `resolver` and `pacer` exist for tests (a fake DNS, a fake clock); a run
+    leaves them alone.
+    """
+
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        settings: ToolSettings,
+        *,
+        resolver: Resolver | None = None,
+        pacer: HostPacer | None = None,
+    ) -> None:
+        self._http = http
+        self._settings = settings
+        self._blocked = load_blocked_domains(settings.blocked_domains_file)
+        guard = UrlGuard(
+            self._blocked,
+            allow_private=settings.allow_private_urls,
+            allowed_networks=settings.allowed_networks,
+            resolver=resolver,
+        )
+        pacer = pacer or HostPacer(settings.per_host_delay_s)
+        self._fetcher = PageFetcher(http, guard, pacer, settings)
+
+    async def web_search(self, query: str) -> ToolResult:
+        """JSON text: {"results": [{title, url, snippet}, ...]} plus "error" when search failed."""
+        return await _guarded(lambda: self._search(query))
+
+    async def web_fetch(self, url: str) -> ToolResult:
+        """The page's article text, or `error: ...`."""
+        return await _guarded(lambda: self._fetch(url.strip()))
+
+    async def dispatch(self, name: str, raw_arguments: str) -> ToolResult:
+        """Run the tool a model asked for; bad names and arguments become error text."""
+        if name not in TOOL_NAMES:
+            return _error(f"unknown tool {name!r}. Valid tools: {', '.join(TOOL_NAMES)}")
+        try:
+            value = parse_argument(name, raw_arguments)
+        except ToolFailure as exc:
+            return _error(str(exc))
+        if name == "web_search":
+            return await self.web_search(value)
+        return await self.web_fetch(value)
+
+    async def _search(self, query: str) -> ToolResult:
+        outcome = await search_searxng(self._http, query, settings=self._settings, blocked=self._blocked)
+        payload: dict[str, Any] = {"results": outcome.results}
+        if outcome.error is not None:
+            payload["error"] = outcome.error
+        return ToolResult(json.dumps(payload, ensure_ascii=False), outcome.error is None)
+
+    async def _fetch(self, url: str) -> ToolResult:
+        page = await self._fetcher.fetch(url)
+        text = await _readable_text(page)
+        if not text:
+            raise ToolFailure(
+                f"empty_extraction: no readable article text at {page.url} "
+                "(the page may need JavaScript, sit behind a login, or hold no article)"
+            )
+        text = truncate(text, self._settings.fetch_max_chars)
+        if page.truncated:
+            text += f"\n\n[page cut at {self._settings.fetch_max_bytes:,} bytes: only its first part was read]"
+        return ToolResult(text, True)
+
+
+def parse_argument(name: str, raw_arguments: str) -> str:
+    """The tool's one required string argument from the model's JSON; ToolFailure says what is wrong."""
+    key = REQUIRED_ARGUMENT[name]
+    example = json.dumps({key: "..."})
+    try:
+        arguments = json.loads(raw_arguments)
+    except (json.JSONDecodeError, TypeError) as exc:
+        raise ToolFailure(
+            f"the arguments for {name} are not valid JSON ({exc}); send an object like {example}"
+        ) from exc
+    if not isinstance(arguments, dict):
+        raise ToolFailure(
+            f"the arguments for {name} must be a JSON object, got {type(arguments).__name__}; send {example}"
+        )
+    value = arguments.get(key)
+    if not isinstance(value, str) or not value.strip():
+        got = "nothing" if key not in arguments else f"{type(value).__name__} {json.dumps(value)[:100]}"
+        raise ToolFailure(f"{name} needs a non-empty string argument {key!r}, got {got}; send {example}")
+    return value
+
+
+async def _readable_text(page: Page) -> str | None:
+    if page.media_type in HTML_TYPES or not page.media_type:
+        return await extract_article(page.body, encoding=page.encoding, url=page.url)
+    return decode_plain_text(page.body, page.encoding) or None
+
+
+async def _guarded(run: Callable[[], Awaitable[ToolResult]]) -> ToolResult:
+    """Every failure becomes text; cancellation (a BaseException) passes through."""
+    try:
+        return await run()
+    except ToolFailure as exc:
+        return _error(str(exc))
+    except Exception as exc:  # noqa: BLE001 -- invariant 4: nothing a tool does may end the verdict
+        return _error(f"unexpected {type(exc).__name__}: {exc}")
+
+
+def _error(message: str) -> ToolResult:
+    return ToolResult(f"error: {message}", False)

@@ -1,0 +1,208 @@
+"""Which URLs web_fetch may open: model output is untrusted input.
+
+A model (or a page it read) can ask for http://169.254.169.254/ or for a
+name that resolves to 10.0.0.1. So every URL, and every redirect hop, is
+parsed and checked here:
+
+1. only http and https, with a host;
+2. not a blocked domain (see blocklist.py);
+3. never a cloud metadata endpoint, whatever the settings say;
+4. the host is resolved and EVERY address must be public (loopback, private,
+   link-local, unique-local, multicast, shared and reserved ranges refused),
+   unless `allow_private_urls` or an `allowed_networks` CIDR says otherwise;
+5. the request is then pinned to the checked address (Host header and TLS
+   SNI keep the name), so a second DNS answer cannot swap in another address
+   between the check and the connection (DNS rebinding).
+
+With `allow_private_urls` (the local simulator) steps 4 and 5 are skipped:
+no resolution at all, httpx connects as usual. Behind an HTTP proxy the
+proxy connects to the pinned address, so the check still holds.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from typing import NamedTuple
+
+import anyio
+import httpx
+
+from fanout.errors import ConfigError, ToolFailure
+from fanout.tools.blocklist import blocked_by, normalise_host
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+Resolver = Callable[[str, int], Awaitable[list[str]]]
+"""(host, port) -> the addresses the host resolves to, as strings."""
+
+ALLOWED_SCHEMES = frozenset({"http", "https"})
+METADATA_HOSTS = frozenset({"metadata.google.internal", "metadata"})
+METADATA_ADDRESSES = frozenset(
+    ipaddress.ip_address(a) for a in ("169.254.169.254", "fd00:ec2::254", "100.100.100.200")
+)
+"""AWS/GCP/Azure/Oracle, AWS over IPv6, Alibaba: refused even when private URLs are allowed."""
+UNIQUE_LOCAL = ipaddress.ip_network("fc00::/7")
+NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
+class Target(NamedTuple):
+    """A URL that passed the static checks, with its host in the form we compare."""
+
+    url: httpx.URL
+    host: str
+    """ASCII (IDNA) and lower-case; IPv6 without brackets."""
+    port: int
+
+
+class PinnedRequest(NamedTuple):
+    """Where to connect and what to tell the server, after the address check."""
+
+    url: httpx.URL
+    headers: dict[str, str]
+    extensions: dict[str, str]
+
+
+async def resolve_host(host: str, port: int) -> list[str]:
+    """The system resolver, off the event loop (anyio runs getaddrinfo in a thread)."""
+    try:
+        infos = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        raise ToolFailure(f"dns_error: could not resolve {host} ({exc})") from exc
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
+
+
+def parse_networks(cidrs: Iterable[str]) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    try:
+        return tuple(ipaddress.ip_network(c, strict=False) for c in cidrs)
+    except ValueError as exc:
+        raise ConfigError(f"allowed_networks: {exc}") from exc
+
+
+class UrlGuard:
+    """Parses, checks and pins URLs; one per ToolBox."""
+
+    def __init__(
+        self,
+        blocked: frozenset[str],
+        *,
+        allow_private: bool = False,
+        allowed_networks: Iterable[str] = (),
+        resolver: Resolver | None = None,
+    ) -> None:
+        self._blocked = blocked
+        self._allow_private = allow_private
+        self._allowed_networks = parse_networks(allowed_networks)
+        self._resolve = resolver or resolve_host
+
+    def parse(self, url: str | httpx.URL) -> Target:
+        """The static checks (scheme, host, blocked domain, metadata name); no I/O."""
+        try:
+            parsed = httpx.URL(url)
+        except (httpx.InvalidURL, TypeError) as exc:
+            raise ToolFailure(f"invalid_url: {str(url)[:200]!r} is not a valid URL ({exc})") from exc
+        if parsed.scheme not in ALLOWED_SCHEMES:
+            raise ToolFailure(
+                f"unsupported_scheme: web_fetch reads only http and https URLs, not {parsed.scheme or 'none'!r}"
+            )
+        host = normalise_host(parsed.raw_host.decode("ascii"))
+        if not host:
+            raise ToolFailure(f"invalid_url: {str(url)[:200]!r} has no host")
+        domain = blocked_by(host, self._blocked)
+        if domain is not None:
+            raise ToolFailure(
+                f"blocked_domain: {host} is blocked ({domain} hosts or mirrors the edit under review, "
+                "so it cannot be evidence for it); find an independent source"
+            )
+        if host in METADATA_HOSTS:
+            raise ToolFailure(f"refused_address: {host} is a cloud metadata endpoint")
+        port = parsed.port or (443 if parsed.scheme == "https" else 80)
+        return Target(parsed, host, port)
+
+    async def pin(self, target: Target) -> PinnedRequest:
+        """Resolve, refuse any non-public address, and pin the request to a checked one."""
+        literal = _ip_or_none(target.host)
+        if literal is not None and literal in METADATA_ADDRESSES:
+            raise ToolFailure(f"refused_address: {target.host} is a cloud metadata endpoint")
+        if self._allow_private:
+            return PinnedRequest(target.url, {}, {})
+        addresses = [literal] if literal is not None else await self._resolved(target)
+        for address in addresses:
+            refusal = self.refusal(address)
+            if refusal is not None:
+                shown = target.host if literal is not None else f"{target.host} resolves to {address}, which"
+                raise ToolFailure(
+                    f"refused_address: {shown} is a {refusal} address; web_fetch reads only public web pages"
+                )
+        return _pinned(target, addresses[0])
+
+    def refusal(self, address: IPAddress) -> str | None:
+        """Why `address` may not be reached (e.g. "loopback"), or None if it may."""
+        if address in METADATA_ADDRESSES:
+            return "cloud metadata"
+        if any(address in network for network in self._allowed_networks):
+            return None
+        for candidate in _with_embedded_ipv4(address):
+            kind = _non_public_kind(candidate)
+            if kind is not None:
+                return kind
+        return None
+
+    async def _resolved(self, target: Target) -> list[IPAddress]:
+        try:
+            found = await self._resolve(target.host, target.port)
+        except OSError as exc:
+            raise ToolFailure(f"dns_error: could not resolve {target.host} ({exc})") from exc
+        addresses = [a for a in (_ip_or_none(text) for text in found) if a is not None]
+        if not addresses:
+            raise ToolFailure(f"dns_error: {target.host} has no address")
+        return addresses
+
+
+def _pinned(target: Target, address: IPAddress) -> PinnedRequest:
+    """Connect to `address`, but speak to the server (Host, SNI, certificate) as the name."""
+    extensions = {"sni_hostname": target.host} if target.url.scheme == "https" else {}
+    headers = {"Host": target.url.netloc.decode("ascii")}
+    return PinnedRequest(target.url.copy_with(host=str(address)), headers, extensions)
+
+
+def _ip_or_none(text: str) -> IPAddress | None:
+    try:
+        return ipaddress.ip_address(text)
+    except ValueError:
+        return None
+
+
+def _with_embedded_ipv4(address: IPAddress) -> Iterator[IPAddress]:
+    """Any IPv4 address hidden inside an IPv6 one (mapped, 6to4, Teredo, NAT64), then the address.
+
+    The embedded one first: `::ffff:127.0.0.1` is refused as loopback, which says more than "private".
+    """
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            yield address.ipv4_mapped
+        if address.sixtofour is not None:
+            yield address.sixtofour
+        if address.teredo is not None:
+            yield from address.teredo
+        if address in NAT64:
+            yield ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    yield address
+
+
+def _non_public_kind(address: IPAddress) -> str | None:
+    if address.is_loopback:
+        return "loopback"
+    if address.is_link_local:
+        return "link-local"
+    if address.is_multicast:
+        return "multicast"
+    if address.is_unspecified:
+        return "unspecified"
+    if address in UNIQUE_LOCAL:
+        return "unique-local"
+    if address.is_private:
+        return "private"
+    if not address.is_global:
+        return "non-public"
+    return None

@@ -1,0 +1,178 @@
+"""The URL guard and the blocked-domain list, table-driven."""
+
+from __future__ import annotations
+
+import ipaddress
+from pathlib import Path
+
+import pytest
+
+from fanout.errors import ConfigError, ToolFailure
+from fanout.tools import load_blocked_domains
+from fanout.tools.blocklist import blocked_by
+from fanout.tools.urlguard import UrlGuard
+
+BLOCKED = frozenset({"wikidata.org", "reasonator.toolforge.org"})
+
+
+@pytest.mark.parametrize(
+    ("address", "kind"),
+    [
+        ("127.0.0.1", "loopback"),
+        ("127.8.9.10", "loopback"),
+        ("::1", "loopback"),
+        ("10.0.0.1", "private"),
+        ("172.16.5.4", "private"),
+        ("192.168.1.1", "private"),
+        ("169.254.1.1", "link-local"),
+        ("fe80::1", "link-local"),
+        ("fd12:3456::1", "unique-local"),
+        ("fc00::1", "unique-local"),
+        ("169.254.169.254", "cloud metadata"),
+        ("fd00:ec2::254", "cloud metadata"),
+        ("100.100.100.200", "cloud metadata"),
+        ("100.64.0.1", "non-public"),
+        ("0.0.0.0", "unspecified"),
+        ("::", "unspecified"),
+        ("224.0.0.1", "multicast"),
+        ("ff02::1", "multicast"),
+        ("192.0.2.1", "private"),
+        ("::ffff:127.0.0.1", "loopback"),
+        ("::ffff:10.0.0.1", "private"),
+        ("64:ff9b::a00:1", "private"),
+        ("2002:a00:1::1", "private"),
+        ("93.184.216.34", None),
+        ("2606:2800:220:1:248:1893:25c8:1946", None),
+    ],
+)
+def test_every_non_public_address_is_refused_with_its_kind(address: str, kind: str | None):
+    assert UrlGuard(BLOCKED).refusal(ipaddress.ip_address(address)) == kind
+
+
+def test_allowed_networks_open_exactly_their_own_range_but_never_cloud_metadata():
+    guard = UrlGuard(BLOCKED, allowed_networks=("127.0.0.1/32", "169.254.0.0/16"))
+
+    assert guard.refusal(ipaddress.ip_address("127.0.0.1")) is None
+    assert guard.refusal(ipaddress.ip_address("127.0.0.2")) == "loopback"
+    assert guard.refusal(ipaddress.ip_address("169.254.169.254")) == "cloud metadata"
+
+
+def test_an_invalid_allowed_network_is_a_config_error():
+    with pytest.raises(ConfigError, match="allowed_networks: .*not-a-cidr"):
+        UrlGuard(BLOCKED, allowed_networks=("not-a-cidr",))
+
+
+async def test_an_https_url_is_pinned_to_the_checked_address_with_the_name_kept_for_host_and_sni():
+    async def resolve(host: str, port: int) -> list[str]:
+        assert (host, port) == ("news.example", 8443)
+        return ["93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946"]
+
+    guard = UrlGuard(BLOCKED, resolver=resolve)
+    pinned = await guard.pin(guard.parse("https://News.Example:8443/a/b?c=d"))
+
+    assert str(pinned.url) == "https://93.184.216.34:8443/a/b?c=d"
+    assert pinned.headers == {"Host": "news.example:8443"}
+    assert pinned.extensions == {"sni_hostname": "news.example"}
+
+
+async def test_an_ipv6_address_is_pinned_in_brackets_and_plain_http_gets_no_sni():
+    async def resolve(host: str, port: int) -> list[str]:
+        return ["2606:2800:220:1:248:1893:25c8:1946"]
+
+    guard = UrlGuard(BLOCKED, resolver=resolve)
+    pinned = await guard.pin(guard.parse("http://news.example/a"))
+
+    assert str(pinned.url) == "http://[2606:2800:220:1:248:1893:25c8:1946]/a"
+    assert pinned.headers == {"Host": "news.example"}
+    assert pinned.extensions == {}
+
+
+async def test_an_internationalised_name_is_resolved_and_sent_in_its_ascii_form():
+    seen: list[str] = []
+
+    async def resolve(host: str, port: int) -> list[str]:
+        seen.append(host)
+        return ["93.184.216.34"]
+
+    guard = UrlGuard(BLOCKED, resolver=resolve)
+    pinned = await guard.pin(guard.parse("https://tromsø.example/"))
+
+    assert seen == ["xn--troms-zua.example"]
+    assert pinned.headers == {"Host": "xn--troms-zua.example"}
+
+
+async def test_a_name_that_does_not_resolve_is_a_dns_error():
+    async def resolve(host: str, port: int) -> list[str]:
+        raise OSError(-2, "Name or service not known")
+
+    guard = UrlGuard(BLOCKED, resolver=resolve)
+    with pytest.raises(ToolFailure, match=r"^dns_error: could not resolve nowhere.example \("):
+        await guard.pin(guard.parse("http://nowhere.example/"))
+
+
+async def test_the_system_resolver_answers_for_localhost_and_the_guard_refuses_it():
+    guard = UrlGuard(BLOCKED)
+    with pytest.raises(ToolFailure, match=r"^refused_address: localhost resolves to (127\.0\.0\.1|::1), which is a loopback"):
+        await guard.pin(guard.parse("http://localhost:8080/"))
+
+
+@pytest.mark.parametrize(
+    ("host", "domain"),
+    [
+        ("wikidata.org", "wikidata.org"),
+        ("www.wikidata.org", "wikidata.org"),
+        ("a.b.wikidata.org", "wikidata.org"),
+        ("WWW.WIKIDATA.ORG.", "wikidata.org"),
+        ("reasonator.toolforge.org", "reasonator.toolforge.org"),
+        ("toolforge.org", None),
+        ("sqid.toolforge.org", None),
+        ("notwikidata.org", None),
+        ("wikidata.org.evil.example", None),
+    ],
+)
+def test_a_blocked_domain_covers_its_subdomains_and_nothing_else(host: str, domain: str | None):
+    assert blocked_by(host, BLOCKED) == domain
+
+
+def test_the_bundled_list_blocks_wikidata_and_its_known_mirrors():
+    blocked = load_blocked_domains()
+
+    assert {
+        "wikidata.org",
+        "www.wikidata.org",
+        "m.wikidata.org",
+        "reasonator.toolforge.org",
+        "sqid.toolforge.org",
+        "scholia.toolforge.org",
+        "wikidata-externalid-url.toolforge.org",
+        "wikidocumentaries-demo.wmcloud.org",
+    } <= blocked
+    assert blocked_by("query.wikidata.org", blocked) == "wikidata.org"
+
+
+def test_a_custom_list_is_read_in_both_entry_forms(tmp_path: Path):
+    path = tmp_path / "blocked.yaml"
+    path.write_text("domains:\n  - domain: Example.ORG\n    reason: test\n  - mirror.example\n", encoding="utf-8")
+
+    assert load_blocked_domains(path) == frozenset({"example.org", "mirror.example"})
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("[just, a, list]", "needs a top-level `domains:` list"),
+        ("domains:\n  - reason: no domain here\n", r"domains\[0\] needs a `domain:` string"),
+        ("domains: [unclosed", "is not valid YAML"),
+    ],
+)
+def test_a_malformed_list_is_a_config_error_naming_the_problem(tmp_path: Path, content: str, message: str):
+    path = tmp_path / "blocked.yaml"
+    path.write_text(content, encoding="utf-8")
+
+    with pytest.raises(ConfigError, match=message):
+        load_blocked_domains(path)
+
+
+def test_a_missing_list_file_is_a_config_error(tmp_path: Path):
+    with pytest.raises(ConfigError, match="cannot read the blocked-domains file .*missing.yaml"):
+        load_blocked_domains(tmp_path / "missing.yaml")
