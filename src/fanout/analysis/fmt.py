@@ -1,0 +1,60 @@
+"""Small formatting helpers shared by the terminal summary and the HTML page."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+def short_names(models: Sequence[str]) -> dict[str, str]:
+    """`vendor/model` -> `model`, unless two models would then share a name."""
+    short = {m: m.rsplit("/", 1)[-1] for m in models}
+    clashes = {s for s in short.values() if list(short.values()).count(s) > 1}
+    return {m: (m if s in clashes else s) for m, s in short.items()}
+
+
+def usd(value: float | None, digits: int = 4) -> str:
+    if value is None:
+        return "?"
+    if value and abs(value) < 10 ** -digits:
+        return f"${value:.2e}"
+    return f"${value:,.{digits}f}"
+
+
+def ratio(value: float | None, digits: int = 2) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def percent(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.0f}%"
+
+
+def number(value: float | None, digits: int = 1) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return f"{value:,.{digits}f}"
+
+
+def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, left: int = 1) -> str:
+    """Fixed-width columns; the first `left` columns are left-aligned, the rest right-aligned."""
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
+
+    def line(cells: Sequence[str]) -> str:
+        parts = [c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))]
+        return "  ".join(parts).rstrip()
+
+    return "\n".join([line(headers), line(["-" * w for w in widths])] + [line(r) for r in rows])
+
+
+SUBJECT_NAMES = {
+    "majority": "committee: majority",
+    "weighted": "committee: weighted",
+    "dawid_skene": "committee: Dawid–Skene",
+    "dawid_skene_unqueued": "committee: Dawid–Skene, not queued",
+}
+
+
+def subject_name(subject: str, names: dict[str, str]) -> str:
+    """A score row's subject as people read it: a short model name or a committee rule."""
+    return names.get(subject) or SUBJECT_NAMES.get(subject, subject)

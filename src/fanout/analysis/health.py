@@ -1,0 +1,92 @@
+"""How each model behaved: statuses, effort, and whether its sources hold up.
+
+A model that cites a source as `verified` (fetched and read) must have
+fetched it: if no successful web_fetch of that URL appears in the record's
+tool calls, the claim is false, and this is where it is caught.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from urllib.parse import urlsplit, urlunsplit
+
+from fanout.records import STATUSES, VerdictRecord
+
+_URL_IN_TEXT = re.compile(r"https?://[^\s\"'<>]+")
+
+
+def normalise_url(url: str) -> str:
+    """The form two URLs are compared in: scheme and host lower-case, no fragment or trailing slash."""
+    parts = urlsplit(url.strip())
+    path = parts.path.rstrip("/")
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, parts.query, ""))
+
+
+def fetched_urls(record: VerdictRecord) -> set[str]:
+    """URLs the record shows a successful web_fetch of (normalised)."""
+    urls: set[str] = set()
+    for call in record.tool_calls:
+        if call.tool == "web_fetch" and call.ok:
+            url = _fetch_argument(call.arguments)
+            if url:
+                urls.add(normalise_url(url))
+    return urls
+
+
+def _fetch_argument(arguments: str) -> str | None:
+    """The url argument of a web_fetch call; models sometimes send broken JSON, so fall back to a regex."""
+    try:
+        value = json.loads(arguments)
+    except ValueError:
+        value = None
+    if isinstance(value, dict) and isinstance(value.get("url"), str):
+        return value["url"]
+    match = _URL_IN_TEXT.search(arguments or "")
+    return match.group(0) if match else None
+
+
+def claimed_unfetched(record: VerdictRecord) -> list[str]:
+    """Sources the model says it read (provenance verified) that it never fetched."""
+    fetched = fetched_urls(record)
+    return [
+        s.url for s in record.sources
+        if s.provenance == "verified" and normalise_url(s.url) not in fetched
+    ]
+
+
+def model_health(records: Iterable[VerdictRecord], models: list[str]) -> list[dict[str, object]]:
+    """One row per model: one flat dict, ready for a table, JSON or a data frame."""
+    by_model: dict[str, list[VerdictRecord]] = {m: [] for m in models}
+    for record in records:
+        by_model.setdefault(record.model, []).append(record)
+    return [_health_row(model, rows) for model, rows in by_model.items()]
+
+
+def _health_row(model: str, records: list[VerdictRecord]) -> dict[str, object]:
+    n = len(records)
+    calls = [c for r in records for c in r.tool_calls]
+    sources = [s for r in records for s in r.sources]
+    durations = [r.duration_s for r in records if r.duration_s is not None]
+    row: dict[str, object] = {"model": model, "records": n}
+    row.update({s: sum(r.status == s for r in records) for s in STATUSES})
+    row.update({
+        "with_verdict": sum(r.verdict is not None for r in records),
+        "mean_turns": _mean([r.token_usage.turns for r in records]),
+        "tool_calls": len(calls),
+        "mean_tool_calls": _mean([len(r.tool_calls) for r in records]),
+        "web_search": sum(c.tool == "web_search" for c in calls),
+        "web_fetch": sum(c.tool == "web_fetch" for c in calls),
+        "failed_tool_calls": sum(not c.ok for c in calls),
+        "sources": len(sources),
+        "sources_verified": sum(s.provenance == "verified" for s in sources),
+        "sources_reported": sum(s.provenance == "reported" for s in sources),
+        "verified_never_fetched": sum(len(claimed_unfetched(r)) for r in records),
+        "mean_duration_s": _mean(durations),
+    })
+    return row
+
+
+def _mean(values: list[float] | list[int]) -> float | None:
+    return sum(values) / len(values) if values else None

@@ -1,0 +1,100 @@
+"""Ground truth for scoring, from either of the two files that carry it.
+
+A labels file (the simulator's `--labels-out`, or the sample truth shipped
+with the package) says outright whether an edit is correct, incorrect or
+unverifiable. The outcomes file of `fanout outcomes` only says what later
+happened to the edit, which is a proxy: see OUTCOMES_BIAS.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from fanout.analysis.scales import TRUTHS
+from fanout.errors import ConfigError
+
+TRUTH_OF_OUTCOME = {"reverted": "incorrect", "patrolled": "correct", "stands": "correct"}
+
+OUTCOMES_BIAS = (
+    "Truth from outcomes is a proxy: reverted counts as incorrect, patrolled or still standing "
+    "as correct. An edit that stands may simply not have been checked yet, a revert can be for "
+    "reasons other than the fact, and there is no 'unverifiable' truth, so an 'unsure' verdict "
+    "always scores as wrong."
+)
+
+
+@dataclass(frozen=True)
+class Labels:
+    path: Path
+    kind: str
+    """`labels` (stated truth) or `outcomes` (what happened to the edit later)."""
+    truth: dict[int, str]
+    """rcid -> correct | incorrect | unverifiable."""
+    skipped: int = 0
+    """Outcome entries with no verdict on correctness yet (e.g. still pending)."""
+    notes: list[str] = field(default_factory=list)
+
+
+def load_labels(path: Path) -> Labels:
+    """Read either format (YAML or JSON); ConfigError names the entry that is wrong."""
+    path = Path(path)
+    data = _read(path)
+    if isinstance(data.get("outcomes"), list):
+        return _from_outcomes(path, data["outcomes"])
+    for key in ("labels", "truth"):
+        if isinstance(data.get(key), list):
+            return _from_labels(path, key, data[key])
+    raise ConfigError(
+        f"{path}: expected a list under 'labels' (or 'truth') with rcid and truth, "
+        "or under 'outcomes' as `fanout outcomes` writes it."
+    )
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"labels file {path} does not exist.") from None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError(f"labels file {path} cannot be read: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"labels file {path} is not a mapping at the top level.")
+    return data
+
+
+def _from_labels(path: Path, key: str, entries: list[Any]) -> Labels:
+    truth: dict[int, str] = {}
+    for index, entry in enumerate(entries):
+        rcid = _rcid(path, key, index, entry)
+        value = entry.get("truth")
+        if value not in TRUTHS:
+            raise ConfigError(
+                f"{path}: {key}[{index}] (rcid {rcid}): truth must be one of {', '.join(TRUTHS)}, got {value!r}."
+            )
+        truth[rcid] = value
+    return Labels(path, "labels", truth)
+
+
+def _from_outcomes(path: Path, entries: list[Any]) -> Labels:
+    truth: dict[int, str] = {}
+    skipped = 0
+    for index, entry in enumerate(entries):
+        rcid = _rcid(path, "outcomes", index, entry)
+        mapped = TRUTH_OF_OUTCOME.get(entry.get("outcome"))
+        if mapped is None:
+            skipped += 1
+            continue
+        truth[rcid] = mapped
+    return Labels(path, "outcomes", truth, skipped, [OUTCOMES_BIAS])
+
+
+def _rcid(path: Path, key: str, index: int, entry: Any) -> int:
+    rcid = entry.get("rcid") if isinstance(entry, dict) else None
+    try:
+        return int(rcid)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{path}: {key}[{index}] has no integer rcid (got {rcid!r}).") from None

@@ -1,0 +1,130 @@
+"""Reading a run directory for analysis, without changing anything in it.
+
+The run's own reader (fanout.checkpoint) repairs a torn tail and refuses a
+damaged middle line, which is right before resuming a run. A report only
+reads: it skips what it cannot parse, counts it, and says so, so a report can
+be made of a run that is still going or that crashed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from fanout.errors import ConfigError
+from fanout.records import VerdictRecord
+
+LOG_NAME = "checkpoint.jsonl"
+MANIFEST_NAME = "manifest.yaml"
+
+
+@dataclass(frozen=True)
+class EditInfo:
+    """What the report shows about an edit, taken from its first record."""
+
+    rcid: int
+    qid: str
+    property: str | None
+    diff_type: str | None
+    edit_timestamp: str | None
+
+
+@dataclass
+class RunData:
+    """The latest record per (edit, model) of one run, and what could not be read."""
+
+    run_dir: Path
+    records: list[VerdictRecord]
+    models: list[str]
+    """Models in the manifest's order, then any others in first-logged order."""
+    edits: list[EditInfo]
+    """Edits in first-logged order (the run is edit-major, so snapshot order)."""
+    edits_in_scope: int | None = None
+    """The manifest's edit count: what a finished run would cover."""
+    warnings: list[str] = field(default_factory=list)
+
+    def by_edit(self) -> dict[int, dict[str, VerdictRecord]]:
+        table: dict[int, dict[str, VerdictRecord]] = {e.rcid: {} for e in self.edits}
+        for record in self.records:
+            table[record.edit_rcid][record.model] = record
+        return table
+
+
+def load_run(run_dir: Path) -> RunData:
+    """Every latest record of a run; ConfigError when there is nothing to report on."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise ConfigError(f"run directory {run_dir} does not exist; pass the --run-dir of a `fanout run`.")
+    log = run_dir / LOG_NAME
+    if not log.exists():
+        raise ConfigError(f"{run_dir} has no {LOG_NAME}; is it the --run-dir of a `fanout run`?")
+    records, warnings = read_latest_records(log)
+    if not records:
+        raise ConfigError(f"{log} holds no verdicts yet; run `fanout run ... --run-dir {run_dir}` first.")
+    manifest = _read_manifest(run_dir / MANIFEST_NAME, warnings)
+    models = _model_order(manifest.get("models"), records)
+    edits_in_scope = manifest.get("edits") if isinstance(manifest.get("edits"), int) else None
+    return RunData(run_dir, records, models, _edits(records), edits_in_scope, warnings)
+
+
+def read_latest_records(log: Path) -> tuple[list[VerdictRecord], list[str]]:
+    """The last record per key, in first-logged order, plus a warning per skipped line."""
+    latest: dict[tuple[int, str], VerdictRecord] = {}
+    warnings: list[str] = []
+    data = log.read_bytes()
+    lines = data.split(b"\n")
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        torn_tail = number == len(lines)  # the last piece has no newline after it
+        record = _parse_line(line)
+        if record is None:
+            if torn_tail:
+                warnings.append(f"{log.name}: ignored a torn last line (a crash mid-write)")
+            else:
+                warnings.append(f"{log.name}: skipped line {number}: not a verdict record")
+            continue
+        latest[record.key] = record
+    return list(latest.values()), warnings
+
+
+def _parse_line(line: bytes) -> VerdictRecord | None:
+    try:
+        return VerdictRecord.from_dict(json.loads(line))
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+def _read_manifest(path: Path, warnings: list[str]) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, OSError, UnicodeDecodeError) as exc:
+        warnings.append(f"{path.name} could not be read ({exc.__class__.__name__}); model order from the log")
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _model_order(manifest_models: object, records: list[VerdictRecord]) -> list[str]:
+    order: list[str] = []
+    if isinstance(manifest_models, list):
+        for item in manifest_models:
+            name = item.get("name") if isinstance(item, dict) else item
+            if isinstance(name, str) and name not in order:
+                order.append(name)
+    logged = list(dict.fromkeys(r.model for r in records))
+    # A model named in the manifest but without a single record says nothing; leave it out.
+    return [m for m in order if m in logged] + [m for m in logged if m not in order]
+
+
+def _edits(records: list[VerdictRecord]) -> list[EditInfo]:
+    edits: dict[int, EditInfo] = {}
+    for r in records:
+        if r.edit_rcid not in edits:
+            edits[r.edit_rcid] = EditInfo(r.edit_rcid, r.qid, r.property, r.diff_type, r.edit_timestamp)
+    return list(edits.values())

@@ -1,0 +1,282 @@
+"""One report of a run: every table the terminal, JSON and HTML outputs show.
+
+Built once from the run directory (and labels, if given), then rendered by
+summary.py (terminal), html.py (one self-contained page) or `to_json` (tables
+as lists of flat row dicts, ready for pandas.DataFrame or duckdb).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from fanout import __version__
+from fanout.analysis.agreement import (
+    overall_agreement,
+    pairwise_agreement,
+    verdict_distribution,
+)
+from fanout.analysis.committee import EditDecision, QueuePolicy, decide_edits
+from fanout.analysis.cost import ModelCost, cost_totals, model_costs
+from fanout.analysis.dawid_skene import DawidSkene, dawid_skene
+from fanout.analysis.health import claimed_unfetched, model_health
+from fanout.analysis.labels import Labels, load_labels
+from fanout.analysis.load import EditInfo, RunData, load_run
+from fanout.analysis.scales import STANCES, stance
+from fanout.analysis.scoring import confusion_rows, score
+from fanout.records import VerdictRecord
+
+FEW_EDITS = 30
+"""Below this many edits the statistics are shown with a warning that they are rough."""
+
+COMMITTEE_RULES = ("majority", "weighted", "dawid_skene")
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    labels_path: Path | None = None
+    project_edits: int = 500
+    policy: QueuePolicy = field(default_factory=QueuePolicy)
+
+
+@dataclass
+class Report:
+    run: RunData
+    options: ReportOptions
+    labels: Labels | None
+    consensus: DawidSkene
+    decisions: list[EditDecision]
+    costs: list[ModelCost]
+    tables: dict[str, list[dict[str, Any]]]
+    totals: dict[str, Any]
+    notes: list[str]
+    generated_at: str
+
+    @property
+    def models(self) -> list[str]:
+        return self.run.models
+
+    def table(self, name: str) -> list[dict[str, Any]]:
+        return self.tables[name]
+
+    def to_json(self) -> dict[str, Any]:
+        labels = None
+        if self.labels is not None:
+            labels = {
+                "path": str(self.labels.path),
+                "kind": self.labels.kind,
+                "labelled_edits": self.totals["labelled_edits"],
+                "skipped_entries": self.labels.skipped,
+            }
+        return {
+            "fanout_version": __version__,
+            "generated_at": self.generated_at,
+            "run_dir": str(self.run.run_dir),
+            "models": self.models,
+            "edits": len(self.run.edits),
+            "edits_in_scope": self.run.edits_in_scope,
+            "records": len(self.run.records),
+            "labels": labels,
+            "settings": {
+                "min_agreement": self.options.policy.min_agreement,
+                "min_confidence": self.options.policy.min_confidence,
+                "project_edits": self.options.project_edits,
+            },
+            "totals": self.totals,
+            "notes": self.notes,
+            "warnings": self.run.warnings,
+            "tables": self.tables,
+        }
+
+
+def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
+    """Read the run (and labels) and compute every table; ConfigError for unusable input."""
+    options = options or ReportOptions()
+    run = load_run(run_dir)
+    labels = load_labels(options.labels_path) if options.labels_path else None
+    truth = labels.truth if labels else {}
+    by_edit = run.by_edit()
+    verdicts = {rcid: {m: r.verdict for m, r in recs.items()} for rcid, recs in by_edit.items()}
+    stances = {rcid: {m: stance(v) for m, v in given.items()} for rcid, given in verdicts.items()}
+    consensus = dawid_skene(stances, STANCES)
+    model_scores = [_model_score(m, by_edit, truth) for m in run.models] if labels else []
+    weights, weight_sources = _weights(run.models, consensus, model_scores)
+    decisions = decide_edits(stances, run.models, weights=weights, consensus=consensus, policy=options.policy)
+    costs = model_costs(run.records, run.models, options.project_edits)
+    edit_costs = {rcid: sum(r.cost_usd or 0.0 for r in recs.values()) for rcid, recs in by_edit.items()}
+    scores = model_scores + _committee_scores(decisions, truth, edit_costs) if labels else []
+    edits = {e.rcid: e for e in run.edits}
+    committee = [_committee_row(edits[d.rcid], d, truth) for d in decisions]
+    tables: dict[str, list[dict[str, Any]]] = {
+        "health": model_health(run.records, run.models),
+        "verdict_distribution": verdict_distribution(verdicts, run.models),
+        "pairwise_agreement": pairwise_agreement(verdicts, run.models),
+        "overall_agreement": overall_agreement(verdicts, run.models),
+        "verdicts": [_verdict_row(r, truth) for r in run.records],
+        "committee": committee,
+        "human_queue": [row for row in committee if row["needs_human"]],
+        "reliability": _reliability_rows(run.models, consensus, weights, weight_sources, model_scores),
+        "dawid_skene_confusion": _confusion_table(consensus),
+        "scores": scores,
+        "score_confusion": _score_confusion(run, by_edit, decisions, truth) if labels else [],
+        "cost": [c.row() for c in costs],
+    }
+    totals = cost_totals(costs, options.project_edits) | {
+        "edits": len(run.edits),
+        "records": len(run.records),
+        "with_verdict": sum(r.verdict is not None for r in run.records),
+        "needs_human": len(tables["human_queue"]),
+        "labelled_edits": sum(rcid in truth for rcid in by_edit),
+    }
+    notes = _notes(run, labels, consensus, weight_sources)
+    generated = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return Report(run, options, labels, consensus, decisions, costs, tables, totals, notes, generated)
+
+
+def _model_score(
+    model: str, by_edit: Mapping[int, Mapping[str, VerdictRecord]], truth: Mapping[int, str]
+) -> dict[str, Any]:
+    records = {rcid: recs[model] for rcid, recs in by_edit.items() if model in recs}
+    predictions = {rcid: stance(r.verdict) for rcid, r in records.items()}
+    costs = {rcid: r.cost_usd or 0.0 for rcid, r in records.items()}
+    return score(model, "model", predictions, truth, costs)
+
+
+def _committee_predictions(decisions: list[EditDecision], rule: str) -> dict[int, str | None]:
+    return {d.rcid: getattr(d, rule).decision for d in decisions}
+
+
+def _committee_scores(
+    decisions: list[EditDecision], truth: Mapping[int, str], edit_costs: Mapping[int, float]
+) -> list[dict[str, Any]]:
+    rows = [
+        score(rule, "committee", _committee_predictions(decisions, rule), truth, edit_costs)
+        for rule in COMMITTEE_RULES
+    ]
+    auto = {d.rcid: (None if d.needs_human else d.dawid_skene.decision) for d in decisions}
+    rows.append(score("dawid_skene_unqueued", "committee", auto, truth, edit_costs))
+    return rows
+
+
+def _weights(
+    models: list[str], consensus: DawidSkene, model_scores: list[dict[str, Any]]
+) -> tuple[dict[str, float], dict[str, str]]:
+    """Accuracy against labels where there is some; otherwise the Dawid–Skene reliability."""
+    accuracy = {row["subject"]: row["accuracy"] for row in model_scores}
+    weights: dict[str, float] = {}
+    sources: dict[str, str] = {}
+    for model in models:
+        if accuracy.get(model) is not None:
+            weights[model], sources[model] = accuracy[model], "labels"
+        elif model in consensus.confusion:
+            weights[model], sources[model] = consensus.reliability(model), "dawid_skene"
+        else:
+            weights[model], sources[model] = 0.0, "none"
+    return weights, sources
+
+
+def _reliability_rows(
+    models: list[str],
+    consensus: DawidSkene,
+    weights: Mapping[str, float],
+    sources: Mapping[str, str],
+    model_scores: list[dict[str, Any]],
+) -> list[dict[str, Any]]:
+    accuracy = {row["subject"]: row["accuracy"] for row in model_scores}
+    return [
+        {
+            "model": m,
+            "dawid_skene_reliability": consensus.reliability(m) if m in consensus.confusion else None,
+            "label_accuracy": accuracy.get(m),
+            "weight": weights[m],
+            "weight_source": sources[m],
+        }
+        for m in models
+    ]
+
+
+def _confusion_table(consensus: DawidSkene) -> list[dict[str, Any]]:
+    return [
+        {"model": model, "true": k, "given": given, "probability": p}
+        for model, matrix in consensus.confusion.items()
+        for k, row in matrix.items()
+        for given, p in row.items()
+    ]
+
+
+def _committee_row(edit: EditInfo, d: EditDecision, truth: Mapping[int, str]) -> dict[str, Any]:
+    votes = [s for s in d.stances.values() if s is not None]
+    return {
+        "rcid": d.rcid,
+        "qid": edit.qid,
+        "property": edit.property,
+        "votes": len(votes),
+        **{s: votes.count(s) for s in STANCES},
+        "majority": d.majority.decision,
+        "majority_share": d.majority.confidence,
+        "weighted": d.weighted.decision,
+        "weighted_share": d.weighted.confidence,
+        "dawid_skene": d.dawid_skene.decision,
+        "dawid_skene_confidence": d.dawid_skene.confidence,
+        "needs_human": d.needs_human,
+        "reasons": "; ".join(d.reasons),
+        "truth": truth.get(d.rcid),
+    }
+
+
+def _verdict_row(r: VerdictRecord, truth: Mapping[int, str]) -> dict[str, Any]:
+    return {
+        "rcid": r.edit_rcid,
+        "qid": r.qid,
+        "property": r.property,
+        "model": r.model,
+        "status": r.status,
+        "verdict": r.verdict,
+        "stance": stance(r.verdict),
+        "truth": truth.get(r.edit_rcid),
+        "cost_usd": r.cost_usd,
+        "prompt_tokens": r.token_usage.prompt_tokens,
+        "completion_tokens": r.token_usage.completion_tokens,
+        "turns": r.token_usage.turns,
+        "tool_calls": len(r.tool_calls),
+        "sources": len(r.sources),
+        "verified_never_fetched": len(claimed_unfetched(r)),
+        "duration_s": r.duration_s,
+    }
+
+
+def _score_confusion(
+    run: RunData,
+    by_edit: Mapping[int, Mapping[str, VerdictRecord]],
+    decisions: list[EditDecision],
+    truth: Mapping[int, str],
+) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for model in run.models:
+        predictions = {rcid: stance(recs[model].verdict) for rcid, recs in by_edit.items() if model in recs}
+        rows += confusion_rows(model, predictions, truth)
+    for rule in COMMITTEE_RULES:
+        rows += confusion_rows(rule, _committee_predictions(decisions, rule), truth)
+    return rows
+
+
+def _notes(run: RunData, labels: Labels | None, consensus: DawidSkene, sources: Mapping[str, str]) -> list[str]:
+    notes: list[str] = []
+    if len(run.edits) < FEW_EDITS:
+        notes.append(f"Only {len(run.edits)} edits: agreement statistics and Dawid–Skene estimates are rough.")
+    if labels is not None:
+        notes += labels.notes
+        if "labels" in sources.values():
+            notes.append(
+                "The weighted vote weighs each model by its accuracy on these same labels, "
+                "so its score is optimistic (fitted and tested on one set)."
+            )
+        unlabelled = sum(e.rcid not in labels.truth for e in run.edits)
+        if unlabelled:
+            notes.append(f"{unlabelled} of {len(run.edits)} edits have no label and are not scored.")
+    if not consensus.converged:
+        notes.append(f"Dawid–Skene stopped after {consensus.iterations} iterations without converging.")
+    return notes

@@ -1,0 +1,144 @@
+"""The terminal summary: the few tables a person reads right after a run."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from fanout.analysis.fmt import (
+    number,
+    percent,
+    ratio,
+    short_names,
+    subject_name,
+    text_table,
+    usd,
+)
+from fanout.analysis.report import Report
+from fanout.analysis.scales import STANCES
+
+QUEUE_SHOWN = 10
+
+
+def render_summary(report: Report) -> str:
+    names = short_names(report.models)
+    parts = [
+        _header(report),
+        _health(report, names),
+        _distribution(report, names),
+        _agreement(report, names),
+        _committee(report),
+        _scores(report, names),
+        _cost(report, names),
+    ]
+    notes = report.run.warnings + report.notes
+    if notes:
+        parts.append("Notes\n" + "\n".join(f"- {n}" for n in notes))
+    return "\n\n".join(p for p in parts if p) + "\n"
+
+
+def _header(report: Report) -> str:
+    t = report.totals
+    scope = f" of {report.run.edits_in_scope} in scope" if report.run.edits_in_scope else ""
+    line = (
+        f"fanout report: {report.run.run_dir}\n"
+        f"{_count(t['edits'], 'edit')}{scope} x {_count(len(report.models), 'model')}: {t['records']} records, "
+        f"{t['with_verdict']} with a verdict"
+    )
+    if report.labels is not None:
+        line += f"\nlabels: {report.labels.path} ({report.labels.kind}, {t['labelled_edits']} edits labelled)"
+    return line
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _health(report: Report, names: dict[str, str]) -> str:
+    rows = [
+        [
+            names[r["model"]], str(r["records"]), str(r["ok"]), str(r["timeout"]), str(r["incomplete"]),
+            str(r["invalid_json"]), str(r["error"]), number(r["mean_turns"]), number(r["mean_tool_calls"]),
+            f"{r['sources_verified']}/{r['sources_reported']}", str(r["verified_never_fetched"]),
+        ]
+        for r in report.table("health")
+    ]
+    headers = ["model", "recs", "ok", "t/o", "incompl", "bad json", "error", "turns", "tools",
+               "src ver/rep", "ver. unfetched"]
+    return "Health (per model)\n" + text_table(headers, rows)
+
+
+def _distribution(report: Report, names: dict[str, str]) -> str:
+    keys = ["verified-high", "verified-low", "plausible", "unverifiable", "suspect", "incorrect", "missing"]
+    headers = ["model", "ver-high", "ver-low", "plausible", "unverif", "suspect", "incorrect", "none"]
+    rows = [[names[r["model"]]] + [str(r[k]) for k in keys] for r in report.table("verdict_distribution")]
+    return "Verdicts\n" + text_table(headers, rows)
+
+
+def _agreement(report: Report, names: dict[str, str]) -> str:
+    pairs = report.table("pairwise_agreement")
+    rows = [
+        [f"{names[r['model_a']]} x {names[r['model_b']]}", str(r["n"]), percent(r["exact_agreement"]),
+         percent(r["three_way_agreement"]), ratio(r["kappa"]), ratio(r["kappa_three_way"])]
+        for r in pairs
+    ]
+    text = "Agreement (pairs; kappa = Cohen's)\n"
+    text += text_table(["pair", "n", "exact", "3-way", "kappa", "kappa 3-way"], rows) if rows else "(one model)"
+    overall = {r["scale"]: r for r in report.table("overall_agreement")}
+    ex, tw = overall["exact"], overall["three_way"]
+    text += (
+        f"\nAll models: Fleiss' kappa {ratio(ex['fleiss_kappa'])} (3-way {ratio(tw['fleiss_kappa'])}), "
+        f"Krippendorff's alpha {ratio(ex['krippendorff_alpha'])} (3-way {ratio(tw['krippendorff_alpha'])}), "
+        f"unanimous {percent(ex['unanimous'])} (3-way {percent(tw['unanimous'])}) of {ex['edits']} edits"
+    )
+    return text
+
+
+def _committee(report: Report) -> str:
+    committee = report.table("committee")
+    lines = ["Committee (accept / unsure / reject / no decision)"]
+    for rule, label in (("majority", "majority"), ("weighted", "weighted"), ("dawid_skene", "Dawid–Skene")):
+        counts = Counter(row[rule] for row in committee)
+        lines.append(f"  {label:<12} " + " / ".join(str(counts.get(s, 0)) for s in (*STANCES, None)))
+    queue = report.table("human_queue")
+    policy = report.options.policy
+    lines.append(
+        f"Needs a human: {len(queue)} of {len(committee)} edits "
+        f"(agreement < {policy.min_agreement:.2f}, tie, or confidence < {policy.min_confidence:.2f})"
+    )
+    if queue:
+        rows = [[str(q["rcid"]), q["qid"], q["property"] or "", q["majority"] or ("tie" if q["votes"] else "–"), q["reasons"]]
+                for q in queue[:QUEUE_SHOWN]]
+        lines.append(text_table(["rcid", "qid", "prop", "majority", "why"], rows, left=5))
+        if len(queue) > QUEUE_SHOWN:
+            lines.append(f"... and {len(queue) - QUEUE_SHOWN} more (see --json or --html)")
+    return "\n".join(lines)
+
+
+def _scores(report: Report, names: dict[str, str]) -> str:
+    scores = report.table("scores")
+    if not scores:
+        return ""
+    rows = [
+        [subject_name(r["subject"], names), f"{r['answered']}/{r['labelled']}",
+         ratio(r["accuracy"]), ratio(r["reject_precision"]), ratio(r["reject_recall"]),
+         usd(r["cost_per_correct_usd"])]
+        for r in scores
+    ]
+    headers = ["subject", "answered", "accuracy", "reject P", "reject R", "$/correct"]
+    return "Accuracy against labels (3-way)\n" + text_table(headers, rows)
+
+
+def _cost(report: Report, names: dict[str, str]) -> str:
+    t = report.totals
+    n = report.options.project_edits
+    rows = [
+        [names[c.model], str(c.records), usd(c.total_cost_usd), usd(c.mean_cost_usd, 5),
+         f"{c.prompt_tokens:,}/{c.completion_tokens:,}", usd(c.projected_cost_usd, 2)]
+        for c in report.costs
+    ]
+    rows.append(["total", str(t["records"]), usd(t["total_cost_usd"]), "",
+                 f"{t['prompt_tokens']:,}/{t['completion_tokens']:,}", usd(t["projected_cost_usd"], 2)])
+    text = "Cost\n" + text_table(["model", "verdicts", "total", "per verdict", "tokens in/out", f"next {n} edits"], rows)
+    if t["cost_unknown"]:
+        text += f"\n{t['cost_unknown']} verdicts have no known cost; totals add the known ones."
+    return text

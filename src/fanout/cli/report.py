@@ -1,0 +1,86 @@
+"""`fanout report RUN_DIR`: compare the models of a run (agreement, votes, accuracy, cost)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+from fanout.errors import ConfigError
+
+DEFAULT_HTML = "report.html"
+DEFAULT_JSON = "report.json"
+IN_RUN_DIR = "<in run dir>"
+"""What a bare --html / --json stands for (argparse does not type-convert a const)."""
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="the --run-dir of a `fanout run`")
+    parser.add_argument("--labels", type=Path, metavar="FILE",
+                        help="ground truth: a labels file ({labels: [{rcid, truth}]}) or `fanout outcomes` output")
+    parser.add_argument("--html", nargs="?", const=IN_RUN_DIR, metavar="OUT",
+                        help=f"write one self-contained HTML page (default RUN_DIR/{DEFAULT_HTML})")
+    parser.add_argument("--json", nargs="?", const=IN_RUN_DIR, metavar="OUT",
+                        help=f"write every table as JSON rows (default RUN_DIR/{DEFAULT_JSON})")
+    parser.add_argument("--project", type=int, default=500, metavar="N",
+                        help="project the cost of N more edits at the observed rates (default 500)")
+    parser.add_argument("--min-agreement", type=float, default=0.75, metavar="X",
+                        help="queue an edit for a human when the majority holds less than this share (default 0.75)")
+    parser.add_argument("--min-confidence", type=float, default=0.8, metavar="X",
+                        help="queue an edit when the Dawid–Skene posterior is below this (default 0.8)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no terminal summary, only the files")
+
+
+def run(args: argparse.Namespace) -> int:
+    from fanout.analysis import (
+        QueuePolicy,
+        ReportOptions,
+        build_report,
+        render_html,
+        render_summary,
+    )
+
+    _check_ranges(args)
+    options = ReportOptions(
+        labels_path=args.labels,
+        project_edits=args.project,
+        policy=QueuePolicy(min_agreement=args.min_agreement, min_confidence=args.min_confidence),
+    )
+    report = build_report(args.run_dir, options)
+    written = []
+    if args.json is not None:
+        text = json.dumps(report.to_json(), indent=1, ensure_ascii=False, allow_nan=False)
+        written.append(_write(_output_path(args.run_dir, args.json, DEFAULT_JSON), text))
+    if args.html is not None:
+        written.append(_write(_output_path(args.run_dir, args.html, DEFAULT_HTML), render_html(report)))
+    if not args.quiet:
+        print(render_summary(report), end="")
+    for path in written:
+        print(f"wrote {path}")
+    return 0
+
+
+def _check_ranges(args: argparse.Namespace) -> None:
+    if args.project < 0:
+        raise ConfigError("--project must be 0 or more edits.")
+    for flag, value in (("--min-agreement", args.min_agreement), ("--min-confidence", args.min_confidence)):
+        if not 0.0 <= value <= 1.0:
+            raise ConfigError(f"{flag} must be between 0 and 1, got {value}.")
+
+
+def _output_path(run_dir: Path, given: Path | str, default_name: str) -> Path:
+    """A bare flag writes into the run directory; a path given is taken as is."""
+    return run_dir / default_name if given == IN_RUN_DIR else Path(given)
+
+
+def _write(path: Path, text: str) -> Path:
+    """Temp file and rename, so a reader never sees half a report."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from None
+    return path

@@ -1,0 +1,139 @@
+"""`fanout report`: the report as tables, the JSON file, the terminal summary and the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from test_analysis_support import MODELS, run_from_table
+
+from fanout.analysis import ReportOptions, build_report, render_summary
+from fanout.cli import main
+
+TABLE = {
+    1: ("plausible", "verified-high", "plausible"),  # unanimous accept
+    2: ("incorrect", "suspect", "incorrect"),  # unanimous reject
+    3: ("plausible", "incorrect", None),  # split: a tie
+    4: ("unverifiable", "unverifiable", "plausible"),  # 2 of 3: under 0.75
+}
+TRUTH = {1: "correct", 2: "incorrect", 3: "incorrect", 4: "unverifiable"}
+
+
+@pytest.fixture
+def run_dir(tmp_path: Path) -> Path:
+    return run_from_table(tmp_path / "run", TABLE, cost=0.25)
+
+
+@pytest.fixture
+def labels(tmp_path: Path) -> Path:
+    path = tmp_path / "labels.yaml"
+    path.write_text(yaml.safe_dump({"labels": [{"rcid": r, "truth": t} for r, t in TRUTH.items()]}), encoding="utf-8")
+    return path
+
+
+def test_committee_rows_show_majority_decisions_and_why_edits_are_queued(run_dir: Path) -> None:
+    report = build_report(run_dir)
+    rows = {r["rcid"]: r for r in report.table("committee")}
+    assert [rows[r]["majority"] for r in (1, 2, 3, 4)] == ["accept", "reject", None, "unsure"]
+    assert (rows[3]["votes"], rows[3]["accept"], rows[3]["reject"]) == (2, 1, 1)
+    assert "tie" in rows[3]["reasons"].split("; ")
+    assert "agreement 0.67 < 0.75" in rows[4]["reasons"].split("; ")
+    assert [r["rcid"] for r in report.table("human_queue")] == [3, 4]
+    assert not rows[1]["needs_human"] and not rows[2]["needs_human"]
+
+
+def test_scores_per_model_match_the_labels(run_dir: Path, labels: Path) -> None:
+    report = build_report(run_dir, ReportOptions(labels_path=labels))
+    scores = {r["subject"]: r for r in report.table("scores")}
+    alpha, beta, gamma = (scores[m] for m in MODELS)
+    assert (alpha["answered"], alpha["correct"], alpha["accuracy"]) == (4, 3, 0.75)
+    assert (beta["answered"], beta["correct"], beta["accuracy"]) == (4, 4, 1.0)
+    assert (gamma["labelled"], gamma["answered"], gamma["correct"]) == (4, 3, 2)
+    assert (beta["reject_precision"], beta["reject_recall"]) == (1.0, 1.0)
+    assert (alpha["cost_usd"], alpha["cost_per_correct_usd"]) == (1.0, 1.0 / 3)
+    assert scores["majority"]["answered"] == 3 and scores["majority"]["correct"] == 3
+    assert scores["majority"]["cost_usd"] == 3.0
+    weights = {r["model"]: (r["weight"], r["weight_source"]) for r in report.table("reliability")}
+    assert weights[MODELS[1]] == (1.0, "labels")
+
+
+def test_without_labels_weights_come_from_dawid_skene_and_scores_are_empty(run_dir: Path) -> None:
+    report = build_report(run_dir)
+    assert report.table("scores") == []
+    assert {r["weight_source"] for r in report.table("reliability")} == {"dawid_skene"}
+
+
+def test_json_tables_are_lists_of_flat_rows_with_one_set_of_columns(run_dir: Path, labels: Path) -> None:
+    data = build_report(run_dir, ReportOptions(labels_path=labels, project_edits=10)).to_json()
+    json.dumps(data, allow_nan=False)
+    assert data["models"] == list(MODELS)
+    assert (data["edits"], data["records"]) == (4, 12)
+    assert data["labels"]["kind"] == "labels" and data["labels"]["labelled_edits"] == 4
+    assert data["totals"]["total_cost_usd"] == 3.0
+    assert data["totals"]["projected_cost_usd"] == 7.5  # 3 models x 0.25 x 10 edits
+    expected = {"health", "verdict_distribution", "pairwise_agreement", "overall_agreement", "verdicts", "committee",
+                "human_queue", "reliability", "dawid_skene_confusion", "scores", "score_confusion", "cost"}
+    assert set(data["tables"]) == expected
+    for name, rows in data["tables"].items():
+        assert isinstance(rows, list), name
+        assert all(set(row) == set(rows[0]) for row in rows), name
+        for row in rows:
+            assert all(v is None or isinstance(v, (str, int, float, bool)) for v in row.values()), name
+    assert len(data["tables"]["verdicts"]) == 12
+    assert len(data["tables"]["pairwise_agreement"]) == 3
+
+
+def test_the_summary_shows_every_section(run_dir: Path, labels: Path) -> None:
+    text = render_summary(build_report(run_dir, ReportOptions(labels_path=labels)))
+    for heading in ("Health (per model)", "Verdicts", "Agreement", "Committee", "Accuracy against labels", "Cost"):
+        assert f"\n{heading}" in text
+    assert "4 edits x 3 models: 12 records, 11 with a verdict" in text
+    total = next(line for line in text.splitlines() if line.startswith("total"))
+    assert total.split() == ["total", "12", "$3.0000", "12,000/1,200", "$375.00"]
+
+
+def test_cli_writes_json_and_html_and_exits_zero(run_dir: Path, labels: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    out_json, out_html = tmp_path / "out" / "r.json", tmp_path / "out" / "r.html"
+    code = main(["report", str(run_dir), "--labels", str(labels), "--json", str(out_json), "--html", str(out_html)])
+    assert code == 0
+    assert json.loads(out_json.read_text(encoding="utf-8"))["edits"] == 4
+    assert out_html.read_text(encoding="utf-8").startswith("<!doctype html>")
+    out = capsys.readouterr().out
+    assert f"wrote {out_json}" in out and "Needs a human:" in out
+
+
+def test_bare_output_flags_write_into_the_run_directory(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", str(run_dir), "--json", "--html", "-q"]) == 0
+    assert (run_dir / "report.json").exists() and (run_dir / "report.html").exists()
+    assert capsys.readouterr().out == f"wrote {run_dir / 'report.json'}\nwrote {run_dir / 'report.html'}\n"
+
+
+def test_cli_names_a_missing_run_directory_and_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", str(tmp_path / "absent")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fanout report: error: run directory") and "does not exist" in err
+
+
+def test_cli_refuses_an_empty_run_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", str(tmp_path)]) == 2
+    assert "has no checkpoint.jsonl" in capsys.readouterr().err
+    (tmp_path / "checkpoint.jsonl").write_text("", encoding="utf-8")
+    assert main(["report", str(tmp_path)]) == 2
+    assert "holds no verdicts yet" in capsys.readouterr().err
+
+
+def test_cli_refuses_thresholds_outside_zero_to_one(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", str(run_dir), "--min-confidence", "1.5"]) == 2
+    assert "--min-confidence must be between 0 and 1" in capsys.readouterr().err
+
+
+def test_cli_reports_a_bad_labels_file_in_one_line(run_dir: Path, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("labels: [{rcid: 1, truth: perhaps}]\n", encoding="utf-8")
+    assert main(["report", str(run_dir), "--labels", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "truth must be one of correct, unverifiable, incorrect" in err and err.count("\n") == 1
