@@ -93,7 +93,7 @@ def wait_until_up(base: str, proc: subprocess.Popen[str], timeout_s: float = 30.
 def run_args(base: str, run_dir: Path, *extra: str) -> list[str]:
     return fanout_cmd(
         "run", str(SAMPLE), "--run-dir", str(run_dir), "--base-url", f"{base}/api/v1",
-        "--searxng-url", base, "--allow-private-urls", "--concurrency", "8", *extra,
+        "--searxng-url", base, "--allow-private-urls", "--fetch-delay", "0", "--concurrency", "8", *extra,
     )
 
 

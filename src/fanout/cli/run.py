@@ -26,6 +26,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--searxng-url", default=ToolSettings.searxng_url, help="SearXNG base URL")
     parser.add_argument("--allow-private-urls", action="store_true",
                         help="let web_fetch reach private and loopback addresses (only for the local simulator)")
+    parser.add_argument("--fetch-delay", type=float, default=ToolSettings.per_host_delay_s, metavar="SECONDS",
+                        help="politeness delay between web_fetch requests to the same host (default 0.5; "
+                             "0 for the simulator, whose sites all live on 127.0.0.1)")
     parser.add_argument("--concurrency", type=int, default=8, help="verdicts in flight at once, across models (default 8)")
     parser.add_argument("--per-model-concurrency", type=int, metavar="N", help="verdicts in flight per model")
     parser.add_argument("--rpm", type=float, metavar="N", help="chat requests per minute per model")
@@ -73,7 +76,10 @@ def settings_from_args(args: argparse.Namespace) -> RunSettings:
     flags = {"max_concurrency": args.per_model_concurrency, "requests_per_minute": args.rpm}
     flags = {k: v for k, v in flags.items() if v is not None}
     models = tuple(model_spec(name, **{**table.get(name, {}), **flags}) for name in dict.fromkeys(args.models))
-    tools = ToolSettings(searxng_url=args.searxng_url, allow_private_urls=args.allow_private_urls)
+    if args.fetch_delay < 0:
+        raise ConfigError("--fetch-delay must not be negative.")
+    tools = ToolSettings(searxng_url=args.searxng_url, allow_private_urls=args.allow_private_urls,
+                         per_host_delay_s=args.fetch_delay)
     return RunSettings(
         models=models, base_url=args.base_url, tools=tools, concurrency=args.concurrency,
         max_turns=args.max_turns, verdict_timeout_s=args.timeout, max_lead=args.max_lead,
