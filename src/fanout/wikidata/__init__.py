@@ -1,0 +1,59 @@
+"""Wikidata: fetch edits that patrollers review, enrich them into a snapshot, and find their outcomes.
+
+    credentials     bot password or OAuth token, from the environment only
+    api             the polite client (User-Agent with contact, maxlag, Retry-After, retries)
+    recentchanges   which edits: unpatrolled, or a documented fallback without the right
+    autocomment     what a Wikibase edit summary says
+    entity_diff     what two revisions of an item differ by
+    labels          English labels via wbgetentities, 50 ids a batch
+    enrich          one recent change -> one snapshot edit
+    snapshot_writer partial output as it goes; resume; the final YAML
+    fetch           fetch-edits as a library call
+    outcomes        reverted / patrolled / stands, with evidence
+"""
+
+from fanout.wikidata.api import DEFAULT_API_URL, ApiSettings, WikidataClient, require_contact, user_agent
+from fanout.wikidata.autocomment import ParsedSummary, parse_summary, split_user_comment
+from fanout.wikidata.credentials import BotPassword, OAuthToken, credentials_from_env
+from fanout.wikidata.entity_diff import Change, EntityDiff, diff_entities
+from fanout.wikidata.enrich import Enricher, EnrichSettings
+from fanout.wikidata.errors import LoginFailed, PermissionDenied, RevisionUnavailable, WikidataError
+from fanout.wikidata.fetch import FetchOutcome, resolve_access, run_fetch
+from fanout.wikidata.labels import LabelCache
+from fanout.wikidata.outcomes import OutcomeSettings, collect_outcomes, find_outcome
+from fanout.wikidata.recentchanges import ListingPlan, RecentChange, list_changes
+from fanout.wikidata.snapshot_writer import SnapshotWriter
+
+__all__ = [
+    "DEFAULT_API_URL",
+    "ApiSettings",
+    "BotPassword",
+    "Change",
+    "Enricher",
+    "EnrichSettings",
+    "EntityDiff",
+    "FetchOutcome",
+    "LabelCache",
+    "ListingPlan",
+    "LoginFailed",
+    "OAuthToken",
+    "OutcomeSettings",
+    "ParsedSummary",
+    "PermissionDenied",
+    "RecentChange",
+    "RevisionUnavailable",
+    "SnapshotWriter",
+    "WikidataClient",
+    "WikidataError",
+    "collect_outcomes",
+    "credentials_from_env",
+    "diff_entities",
+    "find_outcome",
+    "list_changes",
+    "parse_summary",
+    "require_contact",
+    "resolve_access",
+    "run_fetch",
+    "split_user_comment",
+    "user_agent",
+]

@@ -1,0 +1,316 @@
+"""One recent change in, one snapshot edit out (the shape fanout.snapshot loads).
+
+For each edit: the item at the edit's revision and at its parent (from
+Special:EntityData), the diff between them, English labels for every id a
+reader will meet, and the text behind the reference URLs (P854) cited on the
+edited statement, fetched with the same guarded web_fetch the models use.
+
+`item` is the item after the edit, trimmed so one edit does not flood a
+model's context: at most `max_properties` properties (the edited one first,
+external identifiers last) and `max_values` values each.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from fanout.errors import ToolFailure
+from fanout.wikidata.api import WikidataClient
+from fanout.wikidata.autocomment import ParsedSummary, split_user_comment
+from fanout.wikidata.entity_diff import (
+    Change,
+    EntityDiff,
+    diff_entities,
+    find_statement,
+    reference_urls,
+)
+from fanout.wikidata.errors import RevisionUnavailable
+from fanout.wikidata.labels import LabelCache
+from fanout.wikidata.recentchanges import RecentChange
+from fanout.wikidata.values import snak_entity_ids, snak_label, snak_raw, summary_text
+
+Entity = Mapping[str, Any]
+
+
+class FetchResult(Protocol):
+    text: str
+    ok: bool
+
+
+WebFetch = Callable[[str], Awaitable[FetchResult]]
+
+
+class SkipEdit(Exception):
+    """This edit cannot become a snapshot entry; the reason is recorded, the fetch goes on."""
+
+
+@dataclass(frozen=True)
+class EnrichSettings:
+    max_properties: int = 80
+    max_values: int = 10
+    max_qualifier_values: int = 5
+    max_references: int = 3
+    max_listed_changes: int = 20
+    entity_cache_size: int = 32
+
+
+class Enricher:
+    """Builds snapshot edits; shares label and item caches across the whole fetch."""
+
+    def __init__(
+        self,
+        client: WikidataClient,
+        labels: LabelCache,
+        *,
+        web_fetch: WebFetch | None = None,
+        settings: EnrichSettings | None = None,
+    ) -> None:
+        self._client = client
+        self._labels = labels
+        self._web_fetch = web_fetch
+        self._settings = settings or EnrichSettings()
+        self._entities: OrderedDict[tuple[str, int], dict[str, Any]] = OrderedDict()
+
+    async def enrich(self, change: RecentChange) -> dict[str, Any]:
+        """The snapshot edit for `change`; raises RevisionUnavailable or SkipEdit to skip it."""
+        if change.hidden:
+            raise RevisionUnavailable(f"revision {change.revid} is hidden ({', '.join(change.hidden)})")
+        new = await self._entity(change.title, change.revid)
+        old = await self._entity(change.title, change.parent_revid) if change.parent_revid else None
+        diff = diff_entities(old, new)
+        primary = diff.primary(change.summary)
+        if primary is None:
+            raise SkipEdit(f"revisions {change.parent_revid} and {change.revid} hold the same item")
+        statement = _edited_statement(primary, old, new)
+        kept = self._kept_properties(new, primary)
+        labels = await self._labels.resolve(_ids_to_label(primary, statement, new, kept))
+        item = _item_view(new, kept, labels, self._settings)
+        parsed = _parsed_edit(change.summary, primary, statement, labels)
+        edit: dict[str, Any] = {
+            "rcid": change.rcid,
+            "revid": change.revid,
+            "parent_revid": change.parent_revid or None,
+            "title": change.title,
+            "user": change.user,
+            "timestamp": change.timestamp,
+            "tags": list(change.tags),
+            "comment": change.comment,
+            "user_comment": split_user_comment(change.summary, _printed_forms(primary, statement, labels)),
+            "description": item.get("description_en"),
+            "parsed_edit": parsed,
+            "edit_diff": _edit_diff(primary, diff, self._settings),
+            "item": item,
+        }
+        references = await self._prefetch(primary, statement)
+        if references:
+            edit["prefetched_references"] = references
+        return edit
+
+    async def _entity(self, qid: str, revid: int) -> dict[str, Any]:
+        """Item JSON at a revision; consecutive edits share revisions, so a small LRU saves fetches."""
+        key = (qid, revid)
+        if key in self._entities:
+            self._entities.move_to_end(key)
+            return self._entities[key]
+        entity = await self._client.entity(qid, revid)
+        self._entities[key] = entity
+        while len(self._entities) > self._settings.entity_cache_size:
+            self._entities.popitem(last=False)
+        return entity
+
+    def _kept_properties(self, entity: Entity, primary: Change) -> list[str]:
+        claims = entity.get("claims") or {}
+        edited = [primary.property] if primary.property in claims else []
+
+        def is_external_id(pid: str) -> bool:
+            first = (claims.get(pid) or [{}])[0]
+            return (first.get("mainsnak") or {}).get("datatype") == "external-id"
+
+        others = [p for p in claims if p not in edited]
+        ordered = edited + [p for p in others if not is_external_id(p)] + [p for p in others if is_external_id(p)]
+        return ordered[: self._settings.max_properties]
+
+    async def _prefetch(self, primary: Change, statement: Mapping[str, Any] | None) -> list[dict[str, str]]:
+        if self._web_fetch is None:
+            return []
+        urls = _reference_urls_for(primary, statement)[: self._settings.max_references]
+        fetched: list[dict[str, str]] = []
+        for url in urls:
+            try:
+                result = await self._web_fetch(url)
+            except ToolFailure:
+                continue
+            if result.ok and result.text.strip():
+                fetched.append({"url": url, "text": result.text})
+        return fetched
+
+
+# --- what the edit was -----------------------------------------------------------------
+
+
+def _edited_statement(primary: Change, old: Entity | None, new: Entity) -> Mapping[str, Any] | None:
+    """The statement the change touched, as it stands after the edit (before it, for a removal)."""
+    return find_statement(new, primary.statement_id) or find_statement(old, primary.statement_id)
+
+
+def _parsed_edit(
+    summary: ParsedSummary, primary: Change, statement: Mapping[str, Any] | None, labels: Mapping[str, str]
+) -> dict[str, Any]:
+    parsed: dict[str, Any] = {"operation": summary.operation or "unknown"}
+    if primary.kind in ("label", "description", "alias", "sitelink"):
+        parsed.update(
+            property=None,
+            property_label=None,
+            value_raw=primary.new if primary.new is not None else primary.old,
+            value_label=primary.new if primary.new is not None else primary.old,
+        )
+        if primary.action == "changed":
+            parsed.update(old_value_raw=primary.old, old_value_label=primary.old)
+        parsed["language"] = primary.language
+        return parsed
+    if primary.kind == "value":
+        shown = primary.new_snak if primary.new_snak is not None else primary.old_snak
+    else:
+        shown = (statement or {}).get("mainsnak")
+    parsed.update(
+        property=primary.property,
+        # A property without an English label still needs a name a reader can look up.
+        property_label=labels.get(primary.property or "") or primary.property,
+        value_raw=snak_raw(shown),
+        value_label=snak_label(shown, labels),
+    )
+    if primary.kind == "value" and primary.action == "changed":
+        parsed.update(old_value_raw=snak_raw(primary.old_snak), old_value_label=snak_label(primary.old_snak, labels))
+    if primary.kind == "qualifier":
+        snak = primary.new_snak if primary.new_snak is not None else primary.old_snak
+        parsed.update(
+            qualifier_property=primary.detail_property,
+            qualifier_property_label=labels.get(primary.detail_property or ""),
+            qualifier_value_raw=snak_raw(snak),
+            qualifier_value_label=snak_label(snak, labels),
+        )
+        if primary.action == "changed":
+            parsed.update(
+                old_qualifier_value_raw=snak_raw(primary.old_snak),
+                old_qualifier_value_label=snak_label(primary.old_snak, labels),
+            )
+    if primary.kind == "reference":
+        parsed.update(
+            reference_property=primary.detail_property,
+            reference_property_label=labels.get(primary.detail_property or ""),
+            reference_value=primary.new if primary.new is not None else primary.old,
+        )
+    if primary.kind == "rank":
+        parsed.update(old_rank=primary.old, new_rank=primary.new)
+    return parsed
+
+
+def _edit_diff(primary: Change, diff: EntityDiff, settings: EnrichSettings) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": primary.type, "old": primary.old, "new": primary.new}
+    if primary.property:
+        out["property"] = primary.property
+    if primary.statement_id:
+        out["statement_id"] = primary.statement_id
+    if primary.kind == "qualifier":
+        out["qualifier_property"] = primary.detail_property
+    if primary.kind == "reference":
+        out["reference_property"] = primary.detail_property
+        reference = primary.new_reference if primary.new_reference is not None else primary.old_reference
+        out["reference"] = _reference_view(reference)
+    if primary.language:
+        out["language"] = primary.language
+    if len(diff.changes) > 1:
+        out["changes"] = [c.to_dict() for c in diff.changes[: settings.max_listed_changes]]
+        if len(diff.changes) > settings.max_listed_changes:
+            out["more_changes"] = len(diff.changes) - settings.max_listed_changes
+    return out
+
+
+def _reference_view(reference: Mapping[str, Any] | None) -> dict[str, list[Any]]:
+    snaks = (reference or {}).get("snaks") or {}
+    return {pid: [snak_raw(s) for s in values] for pid, values in snaks.items()}
+
+
+def _printed_forms(
+    primary: Change, statement: Mapping[str, Any] | None, labels: Mapping[str, str]
+) -> list[str | None]:
+    """How the summary could have printed the value, to find where the user's comment begins."""
+    snaks = (primary.new_snak, primary.old_snak, (statement or {}).get("mainsnak"))
+    forms = [summary_text(s, labels) for s in snaks if s]
+    forms += [v for v in (primary.new, primary.old) if isinstance(v, str)]
+    return forms
+
+
+def _reference_urls_for(primary: Change, statement: Mapping[str, Any] | None) -> list[str]:
+    urls: list[str] = []
+    if primary.kind == "reference" and primary.new_reference is not None:
+        urls += reference_urls({"references": [primary.new_reference]})
+    urls += reference_urls(statement)
+    return [u for u in dict.fromkeys(urls) if u.startswith(("http://", "https://"))]
+
+
+# --- the item as a reader sees it ------------------------------------------------------
+
+
+def _ids_to_label(
+    primary: Change, statement: Mapping[str, Any] | None, entity: Entity, kept: Iterable[str]
+) -> list[str]:
+    ids: list[str] = [p for p in (primary.property, primary.detail_property) if p]
+    for snak in (primary.new_snak, primary.old_snak, (statement or {}).get("mainsnak")):
+        ids += snak_entity_ids(snak)
+    claims = entity.get("claims") or {}
+    for pid in kept:
+        ids.append(pid)
+        for claim in claims.get(pid) or []:
+            ids += snak_entity_ids(claim.get("mainsnak"))
+            for qpid, snaks in (claim.get("qualifiers") or {}).items():
+                ids.append(qpid)
+                for snak in snaks:
+                    ids += snak_entity_ids(snak)
+    return ids
+
+
+def _item_view(
+    entity: Entity, kept: list[str], labels: Mapping[str, str], settings: EnrichSettings
+) -> dict[str, Any]:
+    claims = entity.get("claims") or {}
+    view_claims = {
+        pid: [_claim_view(c, labels, settings) for c in (claims.get(pid) or [])[: settings.max_values]]
+        for pid in kept
+    }
+    return {
+        "label_en": _term(entity.get("labels"), ("en", "mul")),
+        "description_en": _term(entity.get("descriptions"), ("en",)),
+        "claims": view_claims,
+        "property_labels": {pid: labels[pid] for pid in kept if pid in labels},
+    }
+
+
+def _claim_view(claim: Mapping[str, Any], labels: Mapping[str, str], settings: EnrichSettings) -> dict[str, Any]:
+    snak = claim.get("mainsnak")
+    view: dict[str, Any] = {"value": snak_raw(snak), "label": snak_label(snak, labels)}
+    if claim.get("rank", "normal") != "normal":
+        view["rank"] = claim["rank"]
+    qualifiers = claim.get("qualifiers") or {}
+    if qualifiers:
+        view["qualifiers"] = {
+            qpid: [
+                {"value": snak_raw(q), "label": snak_label(q, labels)}
+                for q in snaks[: settings.max_qualifier_values]
+            ]
+            for qpid, snaks in qualifiers.items()
+        }
+    if claim.get("references"):
+        view["references"] = len(claim["references"])
+    return view
+
+
+def _term(terms: Mapping[str, Any] | None, languages: tuple[str, ...]) -> str | None:
+    for language in languages:
+        value = ((terms or {}).get(language) or {}).get("value")
+        if value:
+            return str(value)
+    return None

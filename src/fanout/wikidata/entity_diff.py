@@ -1,0 +1,354 @@
+"""What an edit changed, from the item's JSON before and after it.
+
+The summary says what the editor's tool claimed to do; the two revisions say
+what happened. The Wikidata UI, for instance, saves an added qualifier as a
+`wbsetclaim-update`, so the diff, not the summary, decides `edit_diff.type`.
+
+Statements are matched by their GUID: same GUID with another main value is a
+changed value, a GUID only after is an added value, only before a removed
+one. Qualifiers are matched by snak hash within each qualifier property, and
+references by reference hash; one removed plus one added in the same place
+is reported as a change, because that is what editing one looks like.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from fanout.wikidata.autocomment import ParsedSummary
+from fanout.wikidata.values import snak_raw
+
+REFERENCE_URL = "P854"
+
+Entity = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Change:
+    """One atomic difference between two revisions of an item."""
+
+    kind: str
+    """value, rank, qualifier, reference, label, description, alias or sitelink."""
+    action: str
+    """added, changed or removed."""
+    property: str | None = None
+    """The statement's property (for qualifier and reference changes too)."""
+    statement_id: str | None = None
+    old: Any = None
+    """Raw old value: a snak's raw value, a label text, a rank, a reference's main value."""
+    new: Any = None
+    detail_property: str | None = None
+    """The qualifier's property, or the reference's main property (P854 when present)."""
+    language: str | None = None
+    """Language code for term changes, site id for sitelink changes."""
+    old_snak: Mapping[str, Any] | None = None
+    new_snak: Mapping[str, Any] | None = None
+    old_reference: Mapping[str, Any] | None = None
+    new_reference: Mapping[str, Any] | None = None
+
+    @builtins.property  # the field `property` above hides the builtin inside this class
+    def type(self) -> str:
+        return f"{self.kind}_{self.action}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The YAML form kept under edit_diff.changes (no raw snaks: they are noise to a reader)."""
+        out: dict[str, Any] = {"type": self.type}
+        for name in ("property", "statement_id", "detail_property", "language"):
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
+        out["old"] = self.old
+        out["new"] = self.new
+        return out
+
+
+@dataclass(frozen=True)
+class EntityDiff:
+    changes: tuple[Change, ...]
+
+    def primary(self, summary: ParsedSummary) -> Change | None:
+        """The change the summary is about; the first change when the summary says nothing useful."""
+        if not self.changes:
+            return None
+        for wanted in _preferences(summary):
+            found = next((c for c in self.changes if wanted(c)), None)
+            if found is not None:
+                return found
+        return self.changes[0]
+
+
+def diff_entities(
+    old: Entity | None,
+    new: Entity | None,
+    *,
+    properties: Iterable[str] | None = None,
+) -> EntityDiff:
+    """Every difference between two item revisions (statements limited to `properties` if given)."""
+    old, new = old or {}, new or {}
+    wanted = set(properties) if properties is not None else None
+    changes: list[Change] = []
+    for pid in _ordered_keys(new.get("claims"), old.get("claims")):
+        if wanted is None or pid in wanted:
+            changes += _statement_changes(pid, _claims(old, pid), _claims(new, pid))
+    changes += _term_changes("label", old.get("labels"), new.get("labels"))
+    changes += _term_changes("description", old.get("descriptions"), new.get("descriptions"))
+    changes += _alias_changes(old.get("aliases"), new.get("aliases"))
+    changes += _sitelink_changes(old.get("sitelinks"), new.get("sitelinks"))
+    return EntityDiff(tuple(changes))
+
+
+def find_statement(entity: Entity | None, statement_id: str | None) -> Mapping[str, Any] | None:
+    """A statement by GUID, anywhere in the item."""
+    if not entity or not statement_id:
+        return None
+    for statements in (entity.get("claims") or {}).values():
+        for statement in statements:
+            if statement.get("id") == statement_id:
+                return statement
+    return None
+
+
+def reference_urls(statement: Mapping[str, Any] | None) -> list[str]:
+    """The reference URLs (P854) cited on one statement, in order, without repeats."""
+    urls: list[str] = []
+    for reference in (statement or {}).get("references") or []:
+        for snak in (reference.get("snaks") or {}).get(REFERENCE_URL) or []:
+            url = snak_raw(snak)
+            if url and url not in urls:
+                urls.append(url)
+    return urls
+
+
+def reference_main(reference: Mapping[str, Any] | None) -> tuple[str | None, Mapping[str, Any] | None]:
+    """The property and snak that best name a reference: its URL if it has one, else its first snak."""
+    snaks = (reference or {}).get("snaks") or {}
+    if snaks.get(REFERENCE_URL):
+        return REFERENCE_URL, snaks[REFERENCE_URL][0]
+    order = (reference or {}).get("snaks-order") or list(snaks)
+    for pid in order:
+        if snaks.get(pid):
+            return pid, snaks[pid][0]
+    return None, None
+
+
+# --- statements ----------------------------------------------------------------------
+
+
+def _claims(entity: Entity, pid: str) -> Sequence[Mapping[str, Any]]:
+    return (entity.get("claims") or {}).get(pid) or []
+
+
+def _statement_changes(
+    pid: str, old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]
+) -> list[Change]:
+    old_by_id = {_statement_key(s): s for s in old}
+    new_by_id = {_statement_key(s): s for s in new}
+    changes: list[Change] = []
+    for key, statement in new_by_id.items():
+        before = old_by_id.get(key)
+        if before is None:
+            changes.append(_value_change("added", pid, key, None, statement.get("mainsnak")))
+        else:
+            changes += _statement_update(pid, key, before, statement)
+    for key, statement in old_by_id.items():
+        if key not in new_by_id:
+            changes.append(_value_change("removed", pid, key, statement.get("mainsnak"), None))
+    return changes
+
+
+def _statement_update(
+    pid: str, key: str, before: Mapping[str, Any], after: Mapping[str, Any]
+) -> list[Change]:
+    changes: list[Change] = []
+    if _snak_key(before.get("mainsnak")) != _snak_key(after.get("mainsnak")):
+        changes.append(_value_change("changed", pid, key, before.get("mainsnak"), after.get("mainsnak")))
+    if before.get("rank", "normal") != after.get("rank", "normal"):
+        changes.append(Change("rank", "changed", pid, key, before.get("rank", "normal"), after.get("rank", "normal")))
+    changes += _qualifier_changes(pid, key, before, after)
+    changes += _reference_changes(pid, key, before.get("references") or [], after.get("references") or [])
+    return changes
+
+
+def _value_change(
+    action: str, pid: str, key: str, old: Mapping[str, Any] | None, new: Mapping[str, Any] | None
+) -> Change:
+    return Change("value", action, pid, key, snak_raw(old), snak_raw(new), old_snak=old, new_snak=new)
+
+
+def _qualifier_changes(pid: str, key: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Change]:
+    old_q, new_q = before.get("qualifiers") or {}, after.get("qualifiers") or {}
+    changes: list[Change] = []
+    for qpid in _ordered_keys(after.get("qualifiers-order") or new_q, before.get("qualifiers-order") or old_q):
+        removed, added = _snak_set_difference(old_q.get(qpid) or [], new_q.get(qpid) or [])
+        if len(removed) == 1 and len(added) == 1:
+            changes.append(_qualifier_change("changed", pid, key, qpid, removed[0], added[0]))
+            continue
+        changes += [_qualifier_change("added", pid, key, qpid, None, snak) for snak in added]
+        changes += [_qualifier_change("removed", pid, key, qpid, snak, None) for snak in removed]
+    return changes
+
+
+def _qualifier_change(
+    action: str, pid: str, key: str, qpid: str, old: Mapping[str, Any] | None, new: Mapping[str, Any] | None
+) -> Change:
+    return Change(
+        "qualifier", action, pid, key, snak_raw(old), snak_raw(new), detail_property=qpid, old_snak=old, new_snak=new
+    )
+
+
+def _reference_changes(
+    pid: str, key: str, old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]
+) -> list[Change]:
+    old_by_hash = {_reference_key(r): r for r in old}
+    new_by_hash = {_reference_key(r): r for r in new}
+    added = [r for h, r in new_by_hash.items() if h not in old_by_hash]
+    removed = [r for h, r in old_by_hash.items() if h not in new_by_hash]
+    if len(added) == 1 and len(removed) == 1:
+        return [_reference_change("changed", pid, key, removed[0], added[0])]
+    return [_reference_change("added", pid, key, None, r) for r in added] + [
+        _reference_change("removed", pid, key, r, None) for r in removed
+    ]
+
+
+def _reference_change(
+    action: str, pid: str, key: str, old: Mapping[str, Any] | None, new: Mapping[str, Any] | None
+) -> Change:
+    old_pid, old_snak = reference_main(old)
+    new_pid, new_snak = reference_main(new)
+    return Change(
+        "reference",
+        action,
+        pid,
+        key,
+        snak_raw(old_snak),
+        snak_raw(new_snak),
+        detail_property=new_pid or old_pid,
+        old_snak=old_snak,
+        new_snak=new_snak,
+        old_reference=old,
+        new_reference=new,
+    )
+
+
+def _snak_set_difference(
+    old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]
+) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
+    old_keys = {_snak_key(s) for s in old}
+    new_keys = {_snak_key(s) for s in new}
+    return [s for s in old if _snak_key(s) not in new_keys], [s for s in new if _snak_key(s) not in old_keys]
+
+
+def _statement_key(statement: Mapping[str, Any]) -> str:
+    return str(statement.get("id") or _snak_key(statement.get("mainsnak")))
+
+
+def _snak_key(snak: Mapping[str, Any] | None) -> str:
+    """Identity of a snak's content. The hash Wikibase sends is that, when present."""
+    if not snak:
+        return ""
+    if snak.get("hash"):
+        return str(snak["hash"])
+    content = {"snaktype": snak.get("snaktype"), "property": snak.get("property"), "datavalue": snak.get("datavalue")}
+    return json.dumps(content, sort_keys=True)
+
+
+def _reference_key(reference: Mapping[str, Any]) -> str:
+    return str(reference.get("hash") or json.dumps(reference.get("snaks"), sort_keys=True))
+
+
+# --- terms and sitelinks ------------------------------------------------------------
+
+
+def _term_changes(kind: str, old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> list[Change]:
+    old, new = old or {}, new or {}
+    changes: list[Change] = []
+    for lang in _ordered_keys(new, old):
+        before = (old.get(lang) or {}).get("value")
+        after = (new.get(lang) or {}).get("value")
+        if before != after:
+            changes.append(Change(kind, _action(before, after), old=before, new=after, language=lang))
+    return changes
+
+
+def _alias_changes(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> list[Change]:
+    old, new = old or {}, new or {}
+    changes: list[Change] = []
+    for lang in _ordered_keys(new, old):
+        before = [a.get("value") for a in old.get(lang) or []]
+        after = [a.get("value") for a in new.get(lang) or []]
+        if before == after:
+            continue
+        added = [a for a in after if a not in before]
+        removed = [a for a in before if a not in after]
+        action = "added" if added and not removed else "removed" if removed and not added else "changed"
+        changes.append(
+            Change("alias", action, old=", ".join(before) or None, new=", ".join(after) or None, language=lang)
+        )
+    return changes
+
+
+def _sitelink_changes(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> list[Change]:
+    old, new = old or {}, new or {}
+    changes: list[Change] = []
+    for site in _ordered_keys(new, old):
+        before, after = old.get(site), new.get(site)
+        if _sitelink_key(before) != _sitelink_key(after):
+            title_before = (before or {}).get("title")
+            title_after = (after or {}).get("title")
+            changes.append(Change("sitelink", _action(before, after), old=title_before, new=title_after, language=site))
+    return changes
+
+
+def _sitelink_key(link: Mapping[str, Any] | None) -> tuple[Any, ...] | None:
+    if not link:
+        return None
+    return (link.get("title"), tuple(sorted(link.get("badges") or [])))
+
+
+def _action(before: Any, after: Any) -> str:
+    if before is None:
+        return "added"
+    if after is None:
+        return "removed"
+    return "changed"
+
+
+def _ordered_keys(*mappings: Any) -> list[str]:
+    """Keys in first-seen order across mappings (or lists of keys)."""
+    seen: dict[str, None] = {}
+    for mapping in mappings:
+        for key in mapping or ():
+            seen.setdefault(key, None)
+    return list(seen)
+
+
+# --- which change the summary means -------------------------------------------------
+
+
+def _preferences(summary: ParsedSummary) -> list[Any]:
+    family, prop, lang = summary.family, summary.property, summary.language
+    if family == "statement":
+        return [
+            lambda c: c.kind == "value" and c.property == prop,
+            lambda c: c.property == prop and c.property is not None,
+            lambda c: c.kind == "value",
+        ]
+    if family == "qualifier":
+        return [
+            lambda c: c.kind == "qualifier" and c.detail_property == prop,
+            lambda c: c.kind == "qualifier",
+        ]
+    if family == "reference":
+        return [
+            lambda c: c.kind == "reference" and c.property == prop,
+            lambda c: c.kind == "reference",
+        ]
+    if family == "rank":
+        return [lambda c: c.kind == "rank" and c.property == prop, lambda c: c.kind == "rank"]
+    if family in ("label", "description", "alias", "sitelink"):
+        return [lambda c: c.kind == family and c.language == lang, lambda c: c.kind == family]
+    return []

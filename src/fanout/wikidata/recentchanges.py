@@ -1,0 +1,202 @@
+"""Which edits to look at: list=recentchanges, main namespace, edits only, newest first.
+
+Three ways to choose them:
+
+- `unpatrolled` (needs the `patrol` or `patrolmarks` right): rcshow=!patrolled,
+  exactly the queue Wikidata's patrollers work through;
+- `newcomers` (no rights needed): edits carrying the tags Wikidata's abuse
+  filters put on statement edits by new accounts ("new editor changing
+  statement", "new editor removing statement"), a large part of what patrollers
+  review;
+- `anon`: rcshow=anon, edits by logged-out editors.
+
+`rctag` takes one tag per query, so several tags become several listings,
+merged newest first by (timestamp, rcid) and de-duplicated by revision id: one
+entry per revision whatever the number of tags it carries.
+
+The listing is pinned to a start time (rcstart) chosen at the first run, so a
+resumed fetch walks the same list instead of a list that moved on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Iterable, Mapping
+from contextlib import aclosing
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from fanout.errors import ConfigError
+from fanout.wikidata.api import WikidataClient
+from fanout.wikidata.autocomment import STATEMENT_FAMILIES, TERM_FAMILIES, ParsedSummary, parse_summary
+
+NEWCOMER_TAGS = ("new editor changing statement", "new editor removing statement")
+RC_PROPS = ("title", "ids", "sizes", "flags", "user", "userid", "comment", "timestamp", "tags", "sha1")
+HIDDEN_FLAGS = ("userhidden", "commenthidden", "sha1hidden", "suppressed")
+OPERATION_GROUPS: dict[str, frozenset[str]] = {
+    "statements": STATEMENT_FAMILIES,
+    "terms": frozenset(TERM_FAMILIES - {"terms"}),
+    "sitelinks": frozenset({"sitelink"}),
+}
+"""What --operations accepts. Entity-wide edits, merges and redirects name no
+single claim to verify, so they are left out of snapshots on purpose."""
+MODES = ("unpatrolled", "newcomers", "anon")
+
+
+@dataclass(frozen=True)
+class RecentChange:
+    """One row of list=recentchanges (rctype=edit), with its summary parsed."""
+
+    rcid: int
+    revid: int
+    parent_revid: int
+    title: str
+    user: str | None
+    timestamp: str
+    comment: str | None
+    tags: tuple[str, ...]
+    bot: bool = False
+    sha1: str | None = None
+    hidden: tuple[str, ...] = ()
+    """Which parts are revision-deleted (userhidden, commenthidden, sha1hidden, suppressed)."""
+    summary: ParsedSummary = field(default_factory=lambda: parse_summary(None), compare=False)
+
+    @classmethod
+    def from_api(cls, row: Mapping[str, Any]) -> RecentChange:
+        comment = row.get("comment")
+        return cls(
+            rcid=int(row["rcid"]),
+            revid=int(row.get("revid") or 0),
+            parent_revid=int(row.get("old_revid") or 0),
+            title=str(row.get("title", "")),
+            user=row.get("user"),
+            timestamp=str(row.get("timestamp", "")),
+            comment=comment,
+            tags=tuple(row.get("tags") or ()),
+            bot=bool(row.get("bot")),
+            sha1=row.get("sha1"),
+            hidden=tuple(flag for flag in HIDDEN_FLAGS if row.get(flag)),
+            summary=parse_summary(comment),
+        )
+
+    @property
+    def sort_key(self) -> tuple[str, int]:
+        return (self.timestamp, self.rcid)
+
+
+@dataclass(frozen=True)
+class ListingPlan:
+    """Everything that decides which edits are listed; pinned in the partial output."""
+
+    mode: str
+    start: str
+    """rcstart: the newest timestamp listed (ISO 8601), fixed at the first run."""
+    since: str | None = None
+    """rcend: the oldest timestamp listed, or None for as far back as recentchanges goes (30 days)."""
+    tags: tuple[str, ...] = ()
+    exclude_bots: bool = False
+    operations: tuple[str, ...] = ("statements",)
+    page_size: int = 500
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ConfigError(f"unknown listing mode {self.mode!r}; use one of {', '.join(MODES)}")
+
+    @property
+    def families(self) -> frozenset[str]:
+        return frozenset().union(*(OPERATION_GROUPS[name] for name in self.operations))
+
+    def selects(self, change: RecentChange) -> bool:
+        return change.summary.family in self.families
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["tags"] = list(self.tags)
+        data["operations"] = list(self.operations)
+        data.pop("page_size")
+        return data
+
+    def sources(self) -> list[dict[str, str]]:
+        """One parameter set per listing (one per tag, as rctag takes one)."""
+        base = {
+            "action": "query",
+            "list": "recentchanges",
+            "rcnamespace": "0",
+            "rctype": "edit",
+            "rcdir": "older",
+            "rcstart": self.start,
+            "rcprop": "|".join(RC_PROPS),
+            "rclimit": str(self.page_size),
+        }
+        if self.since:
+            base["rcend"] = self.since
+        show = [*self._mode_show(), *(["!bot"] if self.exclude_bots else [])]
+        if show:
+            base["rcshow"] = "|".join(show)
+        tags = self.tags or (NEWCOMER_TAGS if self.mode == "newcomers" else ())
+        return [{**base, "rctag": tag} for tag in tags] or [base]
+
+    def _mode_show(self) -> list[str]:
+        return {"unpatrolled": ["!patrolled"], "anon": ["anon"], "newcomers": []}[self.mode]
+
+
+def parse_operations(text: str) -> tuple[str, ...]:
+    """`statements,terms` -> ("statements", "terms"); refuses names it does not know."""
+    names = tuple(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
+    unknown = [n for n in names if n not in OPERATION_GROUPS]
+    if unknown or not names:
+        raise ConfigError(
+            f"--operations {text!r}: unknown {', '.join(unknown) or 'empty list'}; "
+            f"choose from {', '.join(OPERATION_GROUPS)} (comma-separated)"
+        )
+    return names
+
+
+async def list_changes(client: WikidataClient, plan: ListingPlan) -> AsyncGenerator[RecentChange, None]:
+    """Every listed edit, newest first, one per revision (selection by operation is the caller's)."""
+    streams = [_one_listing(client, params) for params in plan.sources()]
+    seen: set[int] = set()
+    async with aclosing(_merge_newest_first(streams)) as merged:
+        async for change in merged:
+            if change.revid in seen:
+                continue
+            seen.add(change.revid)
+            yield change
+
+
+async def _one_listing(client: WikidataClient, params: Mapping[str, str]) -> AsyncGenerator[RecentChange, None]:
+    continuation: dict[str, str] = {}
+    while True:
+        data = await client.query({**params, **continuation})
+        for row in (data.get("query") or {}).get("recentchanges") or []:
+            if row.get("type", "edit") == "edit" and row.get("rcid") is not None:
+                yield RecentChange.from_api(row)
+        if "continue" not in data:
+            return
+        continuation = {str(k): str(v) for k, v in data["continue"].items()}
+
+
+async def _merge_newest_first(
+    streams: Iterable[AsyncGenerator[RecentChange, None]],
+) -> AsyncGenerator[RecentChange, None]:
+    """k-way merge of newest-first streams; each stream is read only as far as needed."""
+    streams = list(streams)
+    heads: list[tuple[RecentChange, AsyncGenerator[RecentChange, None]]] = []
+    try:
+        for stream in streams:
+            first = await anext(stream, None)
+            if first is not None:
+                heads.append((first, stream))
+        while heads:
+            index = max(range(len(heads)), key=lambda i: heads[i][0].sort_key)
+            change, stream = heads[index]
+            yield change
+            following = await anext(stream, None)
+            if following is None:
+                heads.pop(index)
+            else:
+                heads[index] = (following, stream)
+    finally:
+        # A consumer that stops early (the limit is reached) must not leave
+        # half-read listings for the garbage collector to close on another task.
+        for stream in streams:
+            await stream.aclose()
