@@ -28,7 +28,8 @@ def test_tool_web_search_prints_the_json_a_model_would_receive(capsys: pytest.Ca
 
     assert code == 0
     assert capsys.readouterr().out == (
-        '{"results": [{"title": "A", "url": "https://news.example/a", "snippet": "Snippet"}]}\n'
+        '{"results": [{"title": "A", "url": "https://news.example/a", "snippet": "Snippet", "provider": "searxng"}], '
+        '"provider": "searxng"}\n'
     )
 
 

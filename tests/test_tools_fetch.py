@@ -263,14 +263,14 @@ async def test_ac1_3_web_fetch_returns_blocked_domain_for_wikidata_and_its_mirro
 async def test_ac1_4_web_fetch_returns_an_error_string_for_http_error_statuses(site: Site, http, code: int, expected: str):
     result = await toolbox(http, site).web_fetch(site.url(f"/status/{code}"))
 
-    assert result == (expected, False)
+    assert result[:2] == (expected, False)
 
 
 async def test_ac1_4_web_fetch_returns_a_timeout_error_when_the_body_stalls(site: Site, http):
     url = site.url("/slow")
     result = await toolbox(http, site, fetch_timeout_s=0.5).web_fetch(url)
 
-    assert result == (f"error: timeout: {url} did not finish within 0.5 s", False)
+    assert result[:2] == (f"error: timeout: {url} did not finish within 0.5 s", False)
 
 
 async def test_ac1_4_a_body_that_trickles_in_forever_hits_the_overall_deadline(site: Site, http):
@@ -278,14 +278,14 @@ async def test_ac1_4_a_body_that_trickles_in_forever_hits_the_overall_deadline(s
     url = site.url("/drip")
     result = await toolbox(http, site, fetch_timeout_s=0.5).web_fetch(url)
 
-    assert result == (f"error: timeout: {url} did not finish within 0.5 s", False)
+    assert result[:2] == (f"error: timeout: {url} did not finish within 0.5 s", False)
 
 
 async def test_a_redirect_to_a_loopback_address_is_refused_without_connecting(site: Site, http):
     private = f"http://127.0.0.2:{site.private_port}/admin"
     result = await toolbox(http, site).web_fetch(site.url(f"/redirect?to={private}"))
 
-    assert result == (
+    assert result[:2] == (
         "error: refused_address: 127.0.0.2 is a loopback address; web_fetch reads only public web pages",
         False,
     )
@@ -297,14 +297,14 @@ async def test_the_private_server_is_really_there_when_the_guard_is_off(site: Si
     private = f"http://127.0.0.2:{site.private_port}/admin"
     result = await toolbox(http, site, allow_private_urls=True).web_fetch(private)
 
-    assert result == ("internal admin token", True)
+    assert result[:2] == ("internal admin token", True)
     assert site.state.private_hits == 1
 
 
 async def test_a_redirect_to_a_name_that_resolves_to_a_private_address_is_refused_after_dns(site: Site, http):
     result = await toolbox(http, site).web_fetch(site.url("/redirect?to=http://intranet.example/wiki"))
 
-    assert result == (
+    assert result[:2] == (
         "error: refused_address: intranet.example resolves to 10.0.0.1, which is a private address; "
         "web_fetch reads only public web pages",
         False,
@@ -326,7 +326,7 @@ async def test_a_redirect_to_a_cloud_metadata_endpoint_is_refused_even_with_priv
     start = site.url(f"/redirect?to={location}", host="127.0.0.1")
     result = await toolbox(http, site, allow_private_urls=True).web_fetch(start)
 
-    assert result == (expected, False)
+    assert result[:2] == (expected, False)
 
 
 async def test_a_redirect_into_wikidata_is_refused_as_a_blocked_domain(site: Site, http):
@@ -339,7 +339,7 @@ async def test_a_redirect_into_wikidata_is_refused_as_a_blocked_domain(site: Sit
 async def test_a_name_with_any_private_address_among_its_answers_is_refused(site: Site, http):
     result = await toolbox(http, site).web_fetch("http://dual.example/page")
 
-    assert result == (
+    assert result[:2] == (
         "error: refused_address: dual.example resolves to 10.0.0.1, which is a private address; "
         "web_fetch reads only public web pages",
         False,
@@ -359,7 +359,7 @@ async def test_a_redirect_loop_stops_after_the_redirect_limit(site: Site, http):
     url = site.url("/loop")
     result = await toolbox(http, site, max_redirects=3).web_fetch(url)
 
-    assert result == (f"error: too_many_redirects: {url} redirected more than 3 times", False)
+    assert result[:2] == (f"error: too_many_redirects: {url} redirected more than 3 times", False)
     assert site.lookups == ["news.example"] * 4
 
 
@@ -375,7 +375,7 @@ async def test_a_redirect_loop_stops_after_the_redirect_limit(site: Site, http):
 async def test_only_http_and_https_urls_are_fetched(site: Site, http, url: str, expected: str):
     result = await toolbox(http, site).web_fetch(url)
 
-    assert result == (expected, False)
+    assert result[:2] == (expected, False)
     assert site.lookups == []
 
 
@@ -414,7 +414,7 @@ async def test_a_pdf_is_refused_as_not_a_web_page(site: Site, http):
     url = site.url("/report.pdf")
     result = await toolbox(http, site).web_fetch(url)
 
-    assert result == (
+    assert result[:2] == (
         f"error: unsupported_content_type: {url} is application/pdf, not a web page; "
         "web_fetch reads HTML and plain text only (look for an HTML version of this document)",
         False,
@@ -425,7 +425,7 @@ async def test_a_page_with_no_article_text_gives_an_empty_extraction_error(site:
     url = site.url("/app")
     result = await toolbox(http, site).web_fetch(url)
 
-    assert result == (
+    assert result[:2] == (
         f"error: empty_extraction: no readable article text at {url} "
         "(the page may need JavaScript, sit behind a login, or hold no article)",
         False,
@@ -443,7 +443,7 @@ async def test_a_long_article_is_truncated_with_a_marker_saying_how_much_was_cut
 async def test_plain_text_pages_are_returned_as_they_are(site: Site, http):
     result = await toolbox(http, site).web_fetch(site.url("/minutes.txt"))
 
-    assert result == ("Minutes of the 1958 meeting.\nPresent: A. Whitlock.", True)
+    assert result[:2] == ("Minutes of the 1958 meeting.\nPresent: A. Whitlock.", True)
 
 
 async def test_allow_private_urls_connects_without_resolving_names_itself(site: Site, http):

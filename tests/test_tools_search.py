@@ -11,7 +11,7 @@ import respx
 
 from fanout.config import ToolSettings
 from fanout.http import make_http_client
-from fanout.tools import ToolBox
+from fanout.tools import ToolBox, ToolResult
 
 SEARX = "http://127.0.0.1:8888"
 
@@ -59,9 +59,12 @@ async def test_ac1_1_web_search_returns_titles_urls_and_snippets_from_searxng(bo
     assert result.ok is True
     assert json.loads(result.text) == {
         "results": [
-            {"title": "Story 1", "url": "https://news1.example/story", "snippet": "Snippet 1 about Ada Whitlock."},
-            {"title": "Story 2", "url": "https://news2.example/story", "snippet": "Snippet 2 about Ada Whitlock."},
-        ]
+            {"title": "Story 1", "url": "https://news1.example/story", "snippet": "Snippet 1 about Ada Whitlock.",
+             "provider": "searxng"},
+            {"title": "Story 2", "url": "https://news2.example/story", "snippet": "Snippet 2 about Ada Whitlock.",
+             "provider": "searxng"},
+        ],
+        "provider": "searxng",
     }
 
 
@@ -193,7 +196,7 @@ async def test_no_results_from_healthy_engines_is_an_empty_list_without_error(bo
 
     result = await box.web_search("qzxv nonsense")
 
-    assert result == ('{"results": []}', True)
+    assert result == ToolResult('{"results": [], "provider": "searxng"}', True)
 
 
 async def test_blocked_domains_are_filtered_out_of_search_results(box: ToolBox, respx_mock: respx.MockRouter):
@@ -236,6 +239,6 @@ async def test_missing_titles_and_snippets_become_empty_strings_and_non_ascii_st
     result = await box.web_search("ada whitlock")
 
     assert result.text == (
-        '{"results": [{"title": "", "url": "https://tromsø.example/a", "snippet": ""}, '
-        '{"title": "", "url": "https://b.example/", "snippet": "Tromsø"}]}'
+        '{"results": [{"title": "", "url": "https://tromsø.example/a", "snippet": "", "provider": "searxng"}, '
+        '{"title": "", "url": "https://b.example/", "snippet": "Tromsø", "provider": "searxng"}], "provider": "searxng"}'
     )

@@ -24,8 +24,10 @@ SMALL_PROMPT = Prompt("You check one Wikidata edit with web_search and web_fetch
 GOOD_VERDICT = {
     "verdict": "incorrect",
     "rationale": "The BBC obituary gives 11 March 1952, not 1852.",
-    "sources": [{"url": "https://www.bbc.co.uk/news/adams", "supports_claim": False, "provenance": "verified"}],
+    "sources": [{"url": "https://www.bbc.co.uk/news/adams", "supports_claim": False, "provenance": "reported"}],
 }
+"""Most scripts here never fetch the BBC page, so the source is `reported`: a `verified` claim would be corrected."""
+READ_VERDICT = {**GOOD_VERDICT, "sources": [{**GOOD_VERDICT["sources"][0], "provenance": "verified"}]}
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +102,7 @@ async def test_ac2_2_the_verdict_has_verdict_rationale_and_sources_matching_the_
     script = [
         completion(None, tool_calls=[tool_call("web_fetch", fetched)]),
         completion("Done."),
-        verdict_reply("Here it is:\n```json\n" + json.dumps(GOOD_VERDICT) + "\n```"),
+        verdict_reply("Here it is:\n```json\n" + json.dumps(READ_VERDICT) + "\n```"),
     ]
     record, _ = await verdict_with(script, edit, http, tools=tools)
     assert (record.status, record.verdict, record.rationale) == (

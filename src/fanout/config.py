@@ -105,6 +105,16 @@ class ToolSettings:
     on 127.0.0.1/32); narrower than allow_private_urls, which turns the guard off."""
     max_redirects: int = 5
     """Redirect hops web_fetch follows, each checked like the first URL."""
+    search_providers: tuple[str, ...] = ("searxng",)
+    """web_search backends in priority order; the next is asked when one fails or finds nothing."""
+    wikipedia_language: str = "en"
+    """Which Wikipedia the `wikipedia` provider searches (`de` = de.wikipedia.org)."""
+    search_cache_ttl_s: float | None = None
+    """How long a run's cached search answer stays valid; None = for the whole run, so every
+    model that asks the same query sees the same results however long the run takes."""
+    global_cache_dir: Path | None = None
+    """A search cache shared by all runs (optional); answers older than global_cache_ttl_s are asked again."""
+    global_cache_ttl_s: float = 7 * 86_400.0
 
 
 @dataclass(frozen=True)

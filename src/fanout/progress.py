@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TextIO
 
@@ -59,8 +60,10 @@ class Tally:
 class Progress(ProgressSink):
     """Live counters fed by the orchestrator; rendering is someone else's job."""
 
-    def __init__(self, tally: Tally) -> None:
+    def __init__(self, tally: Tally, *, health: Callable[[], str | None] | None = None) -> None:
         self.tally = tally
+        self._health = health
+        """The search alarm (ToolBox.health.warning): a line when every search backend is failing."""
         self.in_flight: Counter[str] = Counter()
         self.session_done = 0
         self.started_at = time.monotonic()
@@ -76,6 +79,9 @@ class Progress(ProgressSink):
         self.session_done += 1
         if record.status == "error" and record.error:
             self.last_error = f"{record.model} rcid {record.edit_rcid}: {record.error}"
+
+    def search_warning(self) -> str | None:
+        return self._health() if self._health is not None else None
 
     def per_minute(self) -> float:
         elapsed = time.monotonic() - self.started_at
@@ -140,9 +146,17 @@ async def _show_lines(progress: Progress, stream: TextIO, interval_s: float) -> 
     try:
         while True:
             await anyio.sleep(interval_s)
-            print(progress.line(), file=stream, flush=True)
+            _print_lines(progress, stream)
     finally:
-        print(progress.line(), file=stream, flush=True)
+        _print_lines(progress, stream)
+
+
+def _print_lines(progress: Progress, stream: TextIO) -> None:
+    """The progress line, then the search alarm on its own line so a `tail -f` reader cannot miss it."""
+    print(progress.line(), file=stream, flush=True)
+    warning = progress.search_warning()
+    if warning:
+        print(f"!!! {warning}", file=stream, flush=True)
 
 
 async def _show_live(progress: Progress, stream: TextIO, interval_s: float) -> None:
@@ -154,6 +168,9 @@ async def _show_live(progress: Progress, stream: TextIO, interval_s: float) -> N
         parts = [Text(progress.line(), style="bold"), Text("\n".join(status_table(progress.tally, progress.in_flight)))]
         if progress.last_error:
             parts.append(Text(f"last error: {progress.last_error}", style="red"))
+        warning = progress.search_warning()
+        if warning:
+            parts.append(Text(f"!!! {warning}", style="bold white on red"))
         return Group(*parts)
 
     with Live(render(), console=Console(file=stream), auto_refresh=False, transient=False) as live:

@@ -36,6 +36,9 @@ class Source:
     """`verified` = fetched and read; `reported` = seen only in a search snippet."""
     fetched: bool | None = None
     """Whether the transcript shows a successful web_fetch of this URL (None = not checked)."""
+    claimed_verified: bool = False
+    """The model called this source `verified`, but its own fetch log shows no successful
+    web_fetch of it, so provenance was changed to `reported` (see the record's warnings)."""
 
 
 @dataclass
@@ -60,6 +63,8 @@ class ToolCallLog:
     """What the model was handed back, truncated for the record."""
     ok: bool
     """False when the result is an error string."""
+    final_url: str | None = None
+    """For a successful web_fetch: where the page was read from after redirects."""
 
 
 @dataclass

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import signal
 import sys
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,13 +80,15 @@ async def run(request: RunRequest, *, verdict_fn: VerdictFn | None = None) -> Ru
         return None
 
     async with AsyncExitStack() as stack:
+        search_health = None
         if verdict_fn is None:
-            verdict_fn = await _real_verdict_fn(stack, settings, api_key, prompt)
-        return await _run_in(request, edits, manifest, verdict_fn)
+            verdict_fn, search_health = await _real_verdict_fn(stack, settings, api_key, prompt, request.run_dir)
+        return await _run_in(request, edits, manifest, verdict_fn, search_health)
 
 
 async def _run_in(
-    request: RunRequest, edits: list[dict[str, Any]], manifest: Manifest, verdict_fn: VerdictFn
+    request: RunRequest, edits: list[dict[str, Any]], manifest: Manifest, verdict_fn: VerdictFn,
+    search_health: Callable[[], str | None] | None = None,
 ) -> RunReport:
     run_dir, out, settings = request.run_dir, request.out, request.settings
     write_manifest(run_dir, manifest)
@@ -97,7 +100,7 @@ async def _run_in(
     if rebuilt:
         print(f"Re-created {rebuilt} missing verdict YAML file(s) from the log.", file=out)
     tally = Tally.from_index(index, total=len(edits) * len(settings.models), models=[m.name for m in settings.models])
-    progress = Progress(tally)
+    progress = Progress(tally, health=search_health)
     control = StopControl(on_message=lambda msg: print(msg, file=out, flush=True))
     writer = CheckpointWriter(run_dir, index)
     print(f"{tally.done}/{tally.total} pairs already done; running the rest at concurrency {settings.concurrency}.", file=out, flush=True)
@@ -121,19 +124,26 @@ async def _watch_signals(control: StopControl, grace_s: float) -> None:
             control.request(f"Interrupted ({name})", grace_s=grace_s)
 
 
-async def _real_verdict_fn(stack: AsyncExitStack, settings: RunSettings, api_key: str | None, prompt: Any) -> VerdictFn:
-    """Clients made once for the run, checked, and closed by the exit stack."""
+async def _real_verdict_fn(
+    stack: AsyncExitStack, settings: RunSettings, api_key: str | None, prompt: Any, run_dir: Path
+) -> tuple[VerdictFn, Callable[[], str | None]]:
+    """Clients made once for the run, checked, and closed by the exit stack.
+
+    Also returns the search alarm for the progress display. The tools' cache
+    lives in the run directory, so every model (and a resume) sees the same
+    search results and page texts.
+    """
     from aiolimiter import AsyncLimiter
 
     from fanout.http import make_http_client
     from fanout.llm import ChatClient
-    from fanout.tools import ToolBox
+    from fanout.tools import open_run_toolbox
     from fanout.verdict import run_verdict
 
     http = await stack.enter_async_context(make_http_client(settings.concurrency, user_agent=settings.tools.user_agent))
     checked = await preflight(http, settings, api_key)
     chat = ChatClient(base_url=settings.base_url, api_key=api_key, http=http)
-    tools = ToolBox(http, settings.tools)
+    tools = await stack.enter_async_context(open_run_toolbox(http, settings.tools, run_dir))
     limiters = {m.name: AsyncLimiter(m.requests_per_minute, 60) for m in settings.models if m.requests_per_minute}
 
     async def verdict(edit: dict[str, Any], model: ModelSpec) -> Any:
@@ -143,18 +153,19 @@ async def _real_verdict_fn(stack: AsyncExitStack, settings: RunSettings, api_key
             rate_limiter=limiters.get(model.name),
         )
 
-    return verdict
+    return verdict, tools.health.warning
 
 
 async def preflight(http: Any, settings: RunSettings, api_key: str | None) -> dict[str, ModelSpec]:
-    """Refuse to start when the key, a model or SearXNG is unusable; warnings are printed.
+    """Refuse to start when the key, a model or every search provider is unusable; warnings are printed.
 
     Returns each model's spec with gaps (context window, prices) filled from the
     endpoint's listing, so the verdicts warn and trim at the right sizes.
     """
-    from fanout.catalog import check_key, check_models, check_searxng, require_models
+    from fanout.catalog import check_key, check_models, require_models
     from fanout.config import is_openrouter
     from fanout.errors import ConfigError
+    from fanout.tools.providers.status import require_search
 
     if is_openrouter(settings.base_url):
         key = await check_key(http, settings.base_url, api_key)
@@ -165,9 +176,7 @@ async def preflight(http: Any, settings: RunSettings, api_key: str | None) -> di
         if check.level == "WARN":
             print(f"warning: {check.name}: {check.message}", file=sys.stderr)
     specs = {spec.name: spec for spec in require_models(checks)}
-    search = await check_searxng(http, settings.tools.searxng_url)
-    if search.level == "FAIL":
-        raise ConfigError(search.message)
+    await require_search(http, settings.tools)
     return specs
 
 

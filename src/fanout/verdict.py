@@ -24,7 +24,6 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
-from urllib.parse import urlsplit, urlunsplit
 
 import aiolimiter
 import anyio
@@ -34,6 +33,7 @@ from fanout.edit_context import build_edit_context
 from fanout.errors import ProviderError
 from fanout.llm import ChatClient, ChatResult, ToolCall
 from fanout.prompt import REPAIR_REQUEST, VERDICT_REQUEST, Prompt
+from fanout.provenance import check_provenance
 from fanout.records import (
     PROVENANCES,
     VERDICTS,
@@ -65,7 +65,6 @@ class Investigation:
     known_cost: float = 0.0
     calls_without_cost: int = 0
     tool_log: list[ToolCallLog] = field(default_factory=list)
-    fetched_urls: set[str] = field(default_factory=set)
     warnings: list[str] = field(default_factory=list)
     served_model: str | None = None
     counted_tokens: int = 0
@@ -114,12 +113,9 @@ class Investigation:
             return None
         return self.known_cost
 
-    def record_tool(self, turn: int, call: ToolCall, text: str, ok: bool) -> None:
-        self.tool_log.append(ToolCallLog(turn, call.name, call.arguments, shorten(text), ok))
-        if call.name == "web_fetch" and ok:
-            url = argument(call.arguments, "url")
-            if url:
-                self.fetched_urls.add(normalise_url(url))
+    def record_tool(self, turn: int, call: ToolCall, text: str, ok: bool, final_url: str | None = None) -> None:
+        """Log one tool call; a successful fetch's final URL is this verdict's evidence of what it read."""
+        self.tool_log.append(ToolCallLog(turn, call.name, call.arguments, shorten(text), ok, final_url))
 
 
 class Outcome(NamedTuple):
@@ -204,7 +200,7 @@ async def answer_tool_calls(state: Investigation, tools: ToolBox, calls: list[To
     """
     for call in calls:
         result = await tools.dispatch(call.name, call.arguments)
-        state.record_tool(turn, call, result.text, result.ok)
+        state.record_tool(turn, call, result.text, result.ok, result.final_url)
         state.messages.append({"role": "tool", "tool_call_id": call.id, "content": result.text})
 
 
@@ -390,6 +386,10 @@ def build_record(
             f"cost unknown for {state.calls_without_cost} of {state.usage.turns} chat calls; "
             "cost_usd counts only the others"
         )
+    sources, provenance_warnings = check_provenance(
+        (Source(s["url"], s["supports_claim"], s["provenance"]) for s in verdict.get("sources", [])), state.tool_log
+    )
+    warnings.extend(provenance_warnings)
     parsed_edit = edit.get("parsed_edit") or {}
     return VerdictRecord(
         model=model.name,
@@ -402,7 +402,7 @@ def build_record(
         status=outcome.status,
         verdict=verdict.get("verdict"),
         rationale=verdict.get("rationale"),
-        sources=[cited_source(s, state.fetched_urls) for s in verdict.get("sources", [])],
+        sources=sources,
         token_usage=state.usage,
         cost_usd=state.cost_usd(),
         timeout=outcome.status == "timeout",
@@ -414,16 +414,6 @@ def build_record(
         tool_calls=list(state.tool_log),
         transcript=transcript(state.messages, prompt),
         duration_s=round(duration_s, 3),
-    )
-
-
-def cited_source(source: dict[str, Any], fetched: set[str]) -> Source:
-    """A cited source, marked by whether the transcript shows a successful fetch of it."""
-    return Source(
-        url=source["url"],
-        supports_claim=source["supports_claim"],
-        provenance=source["provenance"],
-        fetched=normalise_url(source["url"]) in fetched,
     )
 
 
@@ -464,22 +454,6 @@ def last_reply(state: Investigation) -> str | None:
         if message["role"] == "assistant":
             return message.get("content")
     return None
-
-
-def argument(raw_arguments: str, name: str) -> str | None:
-    try:
-        parsed = json.loads(raw_arguments)
-    except ValueError:
-        return None
-    value = parsed.get(name) if isinstance(parsed, dict) else None
-    return value if isinstance(value, str) else None
-
-
-def normalise_url(url: str) -> str:
-    """A URL compared loosely: case of scheme and host, fragment and trailing slash do not matter."""
-    parts = urlsplit(url.strip())
-    path = parts.path.rstrip("/")
-    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, parts.query, ""))
 
 
 def shorten(text: str, limit: int = RECORD_TEXT_CHARS) -> str:

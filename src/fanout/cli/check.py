@@ -1,4 +1,4 @@
-"""`fanout check`: SearXNG, the key and each model, one line per check, before money is spent."""
+"""`fanout check`: each search provider, the key and each model, one line per check, before money is spent."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import os
 import anyio
 import httpx
 
-from fanout.catalog import Check, check_key, check_models, check_searxng
+from fanout.catalog import Check, check_key, check_models
 from fanout.config import API_KEY_ENV, DEFAULT_MODELS, DEFAULT_SEARXNG_URL, OPENROUTER_BASE_URL, ToolSettings
 from fanout.http import make_http_client
+from fanout.tools.search_config import add_search_arguments, apply_search_options
 
 CHECK_TIMEOUT_S = 15.0
 
@@ -24,24 +25,33 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help=f"OpenAI-compatible endpoint (default: {OPENROUTER_BASE_URL})")
     parser.add_argument("--searxng-url", default=DEFAULT_SEARXNG_URL,
                         help=f"SearXNG base URL (default: {DEFAULT_SEARXNG_URL})")
+    add_search_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     names = args.models or [m.name for m in DEFAULT_MODELS]
     api_key = os.environ.get(API_KEY_ENV) or None
-    checks = anyio.run(run_checks, args.base_url, args.searxng_url, api_key, names)
+    search = apply_search_options(ToolSettings(searxng_url=args.searxng_url),
+                                  providers=args.search_providers, config=args.search_config)
+    checks = anyio.run(run_checks, args.base_url, search, api_key, names)
     for check in checks:
         print(check.line())
     return 1 if any(c.level == "FAIL" for c in checks) else 0
 
 
-async def run_checks(base_url: str, searxng_url: str, api_key: str | None, names: list[str]) -> list[Check]:
-    """All checks with one short-lived client; the key is sent, never printed."""
+async def run_checks(base_url: str, search: ToolSettings, api_key: str | None, names: list[str]) -> list[Check]:
+    """All checks with one short-lived client; keys are sent, never printed.
+
+    One line per enabled search provider (SearXNG alone by default); a keyed
+    provider's probe spends one request of its quota.
+    """
+    from fanout.tools.providers.status import provider_checks
+
     async with make_client() as http:
-        searxng = await check_searxng(http, searxng_url)
+        providers = await provider_checks(http, search)
         key = await check_key(http, base_url, api_key)
         models = await check_models(http, base_url, api_key, names)
-    return [searxng, key, *models]
+    return [*providers, key, *models]
 
 
 def make_client() -> httpx.AsyncClient:

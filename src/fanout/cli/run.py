@@ -12,6 +12,7 @@ import yaml
 from fanout.config import DEFAULT_MODELS, OPENROUTER_BASE_URL, RunSettings, ToolSettings, model_spec
 from fanout.errors import ConfigError
 from fanout.records import STATUSES
+from fanout.tools.search_config import add_search_arguments, apply_search_options
 
 EXIT_INTERRUPTED = 130
 
@@ -29,6 +30,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fetch-delay", type=float, default=ToolSettings.per_host_delay_s, metavar="SECONDS",
                         help="politeness delay between web_fetch requests to the same host (default 0.5; "
                              "0 for the simulator, whose sites all live on 127.0.0.1)")
+    add_search_arguments(parser)
     parser.add_argument("--concurrency", type=int, default=8, help="verdicts in flight at once, across models (default 8)")
     parser.add_argument("--per-model-concurrency", type=int, metavar="N", help="verdicts in flight per model")
     parser.add_argument("--rpm", type=float, metavar="N", help="chat requests per minute per model")
@@ -80,6 +82,7 @@ def settings_from_args(args: argparse.Namespace) -> RunSettings:
         raise ConfigError("--fetch-delay must not be negative.")
     tools = ToolSettings(searxng_url=args.searxng_url, allow_private_urls=args.allow_private_urls,
                          per_host_delay_s=args.fetch_delay)
+    tools = apply_search_options(tools, providers=args.search_providers, config=args.search_config)
     return RunSettings(
         models=models, base_url=args.base_url, tools=tools, concurrency=args.concurrency,
         max_turns=args.max_turns, verdict_timeout_s=args.timeout, max_lead=args.max_lead,

@@ -15,6 +15,7 @@ import anyio
 
 from fanout.config import DEFAULT_SEARXNG_URL, ToolSettings
 from fanout.tools.schemas import REQUIRED_ARGUMENT, TOOL_NAMES
+from fanout.tools.search_config import add_search_arguments, apply_search_options
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -33,6 +34,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="cut fetched text after this many characters (default: %(default)s)",
     )
     parser.add_argument("--blocked-domains", type=Path, help="YAML file of blocked domains (default: the bundled list)")
+    add_search_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -42,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
         fetch_max_chars=args.max_chars,
         blocked_domains_file=args.blocked_domains,
     )
+    settings = apply_search_options(settings, providers=args.search_providers, config=args.search_config)
     raw_arguments = json.dumps({REQUIRED_ARGUMENT[args.tool]: " ".join(args.argument)})
     ok, text = anyio.run(_call_tool, settings, args.tool, raw_arguments)
     print(text)

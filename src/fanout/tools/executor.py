@@ -10,7 +10,7 @@ trio it is a BaseException, and the handlers below catch Exception only.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, NamedTuple
 
 import httpx
@@ -18,11 +18,15 @@ import httpx
 from fanout.config import ToolSettings
 from fanout.errors import ToolFailure
 from fanout.tools.blocklist import load_blocked_domains
+from fanout.tools.cache import ToolCache, page_key
 from fanout.tools.extract import decode_plain_text, extract_article, truncate
 from fanout.tools.fetch import HTML_TYPES, Page, PageFetcher
+from fanout.tools.health import SearchHealth
 from fanout.tools.pacing import HostPacer
+from fanout.tools.providers import SearchProvider, build_providers
 from fanout.tools.schemas import REQUIRED_ARGUMENT, TOOL_NAMES
-from fanout.tools.searxng import search_searxng
+from fanout.tools.search import SearchChain
+from fanout.tools.singleflight import SingleFlight
 from fanout.tools.urlguard import Resolver, UrlGuard
 
 
@@ -31,13 +35,19 @@ class ToolResult(NamedTuple):
     """Exactly what the model receives."""
     ok: bool
     """False when `text` is an error note."""
+    final_url: str | None = None
+    """For a web_fetch that succeeded: the URL the page was read from, after redirects.
+    The verdict's fetch log keeps it, so a source cited by its final URL counts as fetched."""
 
 
 class ToolBox:
-    """web_search and web_fetch for one run, sharing the run's HTTP pool.
+    """web_search and web_fetch for one run, sharing the run's HTTP pool and tool cache.
 
-    `resolver` and `pacer` exist for tests (a fake DNS, a fake clock); a run
-    leaves them alone.
+    `cache` (the run's ToolCache) makes every model see the same search
+    answers and page texts; without one, nothing is cached (one-off calls,
+    tests). `global_cache` is the optional cross-run search cache.
+    `providers` defaults to those named in the settings. `resolver` and
+    `pacer` exist for tests (a fake DNS, a fake clock); a run leaves them alone.
     """
 
     def __init__(
@@ -47,6 +57,10 @@ class ToolBox:
         *,
         resolver: Resolver | None = None,
         pacer: HostPacer | None = None,
+        cache: ToolCache | None = None,
+        global_cache: ToolCache | None = None,
+        providers: Sequence[SearchProvider] | None = None,
+        health: SearchHealth | None = None,
     ) -> None:
         self._http = http
         self._settings = settings
@@ -59,14 +73,32 @@ class ToolBox:
         )
         pacer = pacer or HostPacer(settings.per_host_delay_s)
         self._fetcher = PageFetcher(http, guard, pacer, settings)
+        self._cache = cache
+        self._page_flights: SingleFlight[ToolResult] = SingleFlight()
+        self.search_chain = SearchChain(
+            build_providers(settings) if providers is None else providers,
+            http,
+            blocked=self._blocked,
+            max_results=settings.max_results,
+            run_cache=cache,
+            global_cache=global_cache,
+            health=health,
+        )
+
+    @property
+    def health(self) -> SearchHealth:
+        """Whether search works; `health.warning` feeds the progress display."""
+        return self.search_chain.health
 
     async def web_search(self, query: str) -> ToolResult:
-        """JSON text: {"results": [{title, url, snippet}, ...]} plus "error" when search failed."""
+        """JSON text: {"results": [{title, url, snippet, provider}, ...], "provider": name},
+        plus "error" when no provider could answer."""
         return await _guarded(lambda: self._search(query))
 
     async def web_fetch(self, url: str) -> ToolResult:
-        """The page's article text, or `error: ...`."""
-        return await _guarded(lambda: self._fetch(url.strip()))
+        """The page's article text, or `error: ...`; one download per URL per run when cached."""
+        url = url.strip()
+        return await self._page_flights.run(page_key(url), lambda: self._fetch_once(url))
 
     async def dispatch(self, name: str, raw_arguments: str) -> ToolResult:
         """Run the tool a model asked for; bad names and arguments become error text."""
@@ -81,11 +113,24 @@ class ToolBox:
         return await self.web_fetch(value)
 
     async def _search(self, query: str) -> ToolResult:
-        outcome = await search_searxng(self._http, query, settings=self._settings, blocked=self._blocked)
-        payload: dict[str, Any] = {"results": outcome.results}
-        if outcome.error is not None:
-            payload["error"] = outcome.error
-        return ToolResult(json.dumps(payload, ensure_ascii=False), outcome.error is None)
+        answer = await self.search_chain.search(query)
+        payload: dict[str, Any] = {"results": answer.results}
+        if answer.provider is not None:
+            payload["provider"] = answer.provider
+        if answer.error is not None:
+            payload["error"] = answer.error
+        return ToolResult(json.dumps(payload, ensure_ascii=False), answer.error is None)
+
+    async def _fetch_once(self, url: str) -> ToolResult:
+        """The cached page text, or a fresh fetch that is cached when it succeeded (errors never are)."""
+        if self._cache is not None:
+            cached = await self._cache.get_page(url)
+            if cached is not None:
+                return ToolResult(cached.text, True, cached.final_url)
+        result = await _guarded(lambda: self._fetch(url))
+        if result.ok and self._cache is not None:
+            await self._cache.put_page(url, result.text, result.final_url)
+        return result
 
     async def _fetch(self, url: str) -> ToolResult:
         page = await self._fetcher.fetch(url)
@@ -98,7 +143,7 @@ class ToolBox:
         text = truncate(text, self._settings.fetch_max_chars)
         if page.truncated:
             text += f"\n\n[page cut at {self._settings.fetch_max_bytes:,} bytes: only its first part was read]"
-        return ToolResult(text, True)
+        return ToolResult(text, True, page.url)
 
 
 def parse_argument(name: str, raw_arguments: str) -> str:

@@ -1,0 +1,161 @@
+"""The run's tool cache: one SQLite file (RUN_DIR/search-cache.sqlite) shared by every model.
+
+Fairness is the point: within a run, every model that searches the same
+query (up to case, spacing and Unicode form) reads the same results, and
+every model that fetches the same URL reads the same text. It also spares
+the upstream engines. Only successes are stored; an error is asked again.
+
+    search(provider, query, answer JSON, stored_at)   key: provider + normalised query
+    page(url, text, final_url, stored_at)              key: the URL without its fragment
+
+Entries older than `ttl_s` are treated as absent (None = never expire).
+The same class, pointed at a directory shared by all runs, is the optional
+global search cache.
+
+Threading: SQLite calls block (a commit may fsync, a WAL checkpoint may
+write pages), and a blocked event loop stalls every verdict. So each call
+runs in a worker thread via anyio.to_thread, through a CapacityLimiter of
+one: the one connection is used by one thread at a time, and the ~50 us a
+thread hop costs is nothing next to a search that takes a second. WAL mode
+lets several runs read a shared global cache while one writes. The cache is
+an optimisation, so a failing disk never fails a tool call: the error is
+logged once and the call goes upstream.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import time
+import unicodedata
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NamedTuple, TypeVar
+
+import anyio
+
+from fanout.errors import ConfigError
+
+RUN_CACHE_NAME = "search-cache.sqlite"
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS search (
+    provider TEXT NOT NULL,
+    query TEXT NOT NULL,
+    answer TEXT NOT NULL,
+    stored_at REAL NOT NULL,
+    PRIMARY KEY (provider, query)
+);
+CREATE TABLE IF NOT EXISTS page (
+    url TEXT PRIMARY KEY,
+    text TEXT NOT NULL,
+    final_url TEXT,
+    stored_at REAL NOT NULL
+);
+"""
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class CachedPage(NamedTuple):
+    text: str
+    final_url: str | None
+
+
+def normalise_query(query: str) -> str:
+    """`  Douglas  ADAMS\u00a0born ` and `douglas adams born` are one query: NFKC, casefold, single spaces."""
+    return " ".join(unicodedata.normalize("NFKC", query).casefold().split())
+
+
+def page_key(url: str) -> str:
+    """The fragment never reaches the server, so `a#x` and `a#y` are one page."""
+    return url.strip().split("#", 1)[0]
+
+
+class ToolCache:
+    """Search answers and fetched pages in one SQLite file (or in memory when `path` is None)."""
+
+    def __init__(self, connection: sqlite3.Connection, *, ttl_s: float | None, clock: Callable[[], float]) -> None:
+        self._db = connection
+        self._ttl_s = ttl_s
+        self._clock = clock
+        self._limiter = anyio.CapacityLimiter(1)
+        self._warned = False
+        self.path: Path | None = None
+
+    @classmethod
+    async def open(
+        cls, path: Path | None, *, ttl_s: float | None = None, clock: Callable[[], float] = time.time
+    ) -> ToolCache:
+        """Create or reopen the cache; a file that is not a SQLite cache is a ConfigError naming it."""
+        connection = await anyio.to_thread.run_sync(_connect, path)
+        cache = cls(connection, ttl_s=ttl_s, clock=clock)
+        cache.path = path
+        return cache
+
+    async def get_search(self, provider: str, query: str) -> Any | None:
+        """The stored answer (any JSON value), or None when absent or expired."""
+        row = await self._run(self._select_search, provider, normalise_query(query))
+        return json.loads(row[0]) if row is not None else None
+
+    async def put_search(self, provider: str, query: str, answer: Any) -> None:
+        text = json.dumps(answer, ensure_ascii=False)
+        await self._run(self._upsert, "INSERT OR REPLACE INTO search VALUES (?, ?, ?, ?)",
+                        (provider, normalise_query(query), text, self._clock()))
+
+    async def get_page(self, url: str) -> CachedPage | None:
+        row = await self._run(self._select_page, page_key(url))
+        return CachedPage(row[0], row[1]) if row is not None else None
+
+    async def put_page(self, url: str, text: str, final_url: str | None) -> None:
+        await self._run(self._upsert, "INSERT OR REPLACE INTO page VALUES (?, ?, ?, ?)",
+                        (page_key(url), text, final_url, self._clock()))
+
+    async def aclose(self) -> None:
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(self._db.close, limiter=self._limiter)
+
+    def _fresh_after(self) -> float:
+        return float("-inf") if self._ttl_s is None else self._clock() - self._ttl_s
+
+    def _select_search(self, provider: str, query: str) -> tuple[Any, ...] | None:
+        return self._db.execute(
+            "SELECT answer FROM search WHERE provider = ? AND query = ? AND stored_at >= ?",
+            (provider, query, self._fresh_after()),
+        ).fetchone()
+
+    def _select_page(self, url: str) -> tuple[Any, ...] | None:
+        return self._db.execute(
+            "SELECT text, final_url FROM page WHERE url = ? AND stored_at >= ?", (url, self._fresh_after())
+        ).fetchone()
+
+    def _upsert(self, sql: str, values: tuple[Any, ...]) -> None:
+        self._db.execute(sql, values)  # autocommit: one statement is one transaction
+
+    async def _run(self, call: Callable[..., T], *args: Any) -> T | None:
+        try:
+            return await anyio.to_thread.run_sync(call, *args, limiter=self._limiter)
+        except sqlite3.Error as exc:
+            if not self._warned:
+                self._warned = True
+                log.warning("tool cache %s failed (%s); searching upstream without it", self.path or ":memory:", exc)
+            return None
+
+
+def _connect(path: Path | None) -> sqlite3.Connection:
+    target = ":memory:" if path is None else str(path)
+    connection = None
+    try:
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(target, check_same_thread=False, isolation_level=None)
+        connection.execute("PRAGMA busy_timeout = 5000")
+        if path is not None:
+            connection.execute("PRAGMA journal_mode = WAL")
+            connection.execute("PRAGMA synchronous = NORMAL")
+        connection.executescript(SCHEMA)
+    except (OSError, sqlite3.Error) as exc:
+        if connection is not None:
+            connection.close()
+        raise ConfigError(f"cannot open the search cache {target}: {exc} (delete it to start afresh)") from exc
+    return connection

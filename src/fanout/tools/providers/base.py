@@ -1,0 +1,150 @@
+"""What every search provider is: a name and `search(query, http) -> ProviderResult`.
+
+A provider never raises for trouble at its backend: a refused key, a rate
+limit, a 5xx, a timeout or a body it cannot parse all come back as a
+ProviderResult with `error` set, and `retryable` / `rate_limited` /
+`retry_after` saying whether asking again later could help. The search chain
+(tools/search.py) reads those to fall back to the next provider. Inside a
+provider, the helpers here raise SearchFailure and `failure_result` turns it
+into that result, so each provider's code reads as the happy path.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
+from typing import Any, NamedTuple, Protocol, runtime_checkable
+
+import anyio
+import httpx
+
+
+class SearchHit(NamedTuple):
+    """One search result as the model will see it (the provider is added by the chain)."""
+
+    title: str
+    url: str
+    snippet: str
+
+
+class ProviderResult(NamedTuple):
+    hits: list[SearchHit]
+    """What the backend found, best first; empty with no error means "nothing found"."""
+    error: str | None = None
+    """Why the backend could not answer, written for the model and the operator; never holds a key."""
+    retryable: bool = False
+    """Asking again later may work (timeouts, 5xx, rate limits); false for a refused key or bad config."""
+    rate_limited: bool = False
+    retry_after: float | None = None
+    """Seconds the backend asked us to wait (Retry-After and the like), when it said."""
+    unresponsive: tuple[str, ...] = ()
+    """Upstream engines that did not answer (SearXNG's unresponsive_engines), as `name (reason)`."""
+
+
+@runtime_checkable
+class SearchProvider(Protocol):
+    """The plug-in surface: third-party packages implement this and register a factory."""
+
+    name: str
+
+    async def search(self, query: str, http: httpx.AsyncClient) -> ProviderResult: ...
+
+
+class SearchFailure(Exception):
+    """Raised inside a provider's search; never leaves it (see failure_result)."""
+
+    def __init__(
+        self, message: str, *, retryable: bool = False, rate_limited: bool = False, retry_after: float | None = None
+    ) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+        self.rate_limited = rate_limited
+        self.retry_after = retry_after
+
+    def result(self, unresponsive: tuple[str, ...] = ()) -> ProviderResult:
+        return ProviderResult(
+            [], str(self), self.retryable, self.rate_limited, self.retry_after, unresponsive
+        )
+
+
+async def send(
+    http: httpx.AsyncClient, request: httpx.Request, *, label: str, timeout_s: float
+) -> httpx.Response:
+    """The response, or SearchFailure for a timeout or a connection that failed.
+
+    The deadline covers the whole exchange (httpx's own timeouts are per read).
+    """
+    response = None
+    try:
+        with anyio.move_on_after(timeout_s):
+            response = await http.send(request)
+    except httpx.TimeoutException:
+        pass
+    except httpx.ConnectError as exc:
+        raise SearchFailure(f"{label} is unreachable ({type(exc).__name__})", retryable=True) from exc
+    except httpx.HTTPError as exc:
+        raise SearchFailure(f"could not reach {label} ({type(exc).__name__}: {exc})", retryable=True) from exc
+    if response is None:
+        raise SearchFailure(f"{label} did not answer within {timeout_s:g} s", retryable=True)
+    return response
+
+
+def check_status(response: httpx.Response, *, label: str, key_variable: str | None = None) -> None:
+    """SearchFailure for any non-2xx status, classified for the fallback."""
+    status = response.status_code
+    if response.is_success:
+        return
+    phrase = httpx.codes.get_reason_phrase(status) or response.reason_phrase
+    if status in (401, 403) and key_variable:
+        raise SearchFailure(
+            f"{label} refused the API key (HTTP {status} {phrase}) (for the operator: check {key_variable})"
+        )
+    if status == 429:
+        wait = retry_after_seconds(response.headers)
+        hint = f"; it asked to wait {wait:g} s" if wait is not None else ""
+        raise SearchFailure(
+            f"{label} rate-limited the request (HTTP 429){hint}", retryable=True, rate_limited=True, retry_after=wait
+        )
+    raise SearchFailure(f"{label} answered HTTP {status} {phrase}".rstrip(), retryable=status >= 500)
+
+
+def json_body(response: httpx.Response, *, label: str) -> Any:
+    try:
+        return response.json()
+    except ValueError as exc:
+        content_type = response.headers.get("content-type", "no content type")
+        raise SearchFailure(f"{label} did not return JSON (got {content_type})", retryable=True) from exc
+
+
+def retry_after_seconds(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
+    """Retry-After as seconds: either a number or an HTTP date (RFC 9110 10.2.3)."""
+    value = (headers.get("retry-after") or "").strip()
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return max(0.0, (when - (now or datetime.now(timezone.utc))).total_seconds())
+
+
+_TAG = re.compile(r"<[^>]*>")
+_SPACE = re.compile(r"\s+")
+
+
+def strip_html(text: str) -> str:
+    """`Douglas <span class="searchmatch">Adams</span> &amp; co` -> `Douglas Adams & co`."""
+    return _SPACE.sub(" ", html.unescape(_TAG.sub("", text))).strip()
+
+
+def text_of(value: object) -> str:
+    return value.strip() if isinstance(value, str) else ""

@@ -1,0 +1,93 @@
+"""Which search providers exist, and building the ones a run asked for.
+
+Built-in providers and third-party ones load the same way: a name and a
+factory `(ToolSettings) -> SearchProvider`. A package adds its own through
+the entry point group `fanout.search_providers`, e.g. in its pyproject.toml:
+
+    [project.entry-points."fanout.search_providers"]
+    kagi = "fanout_kagi:KagiProvider.from_settings"
+
+A built-in name cannot be taken over by a plug-in (a typo'd package must not
+silently replace SearXNG); a plug-in that fails to load is a ConfigError
+only when a run asks for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from importlib.metadata import EntryPoint, entry_points
+
+from fanout.config import ToolSettings
+from fanout.errors import ConfigError
+from fanout.tools.providers.arxiv import ArxivProvider
+from fanout.tools.providers.base import SearchProvider
+from fanout.tools.providers.brave import BraveProvider
+from fanout.tools.providers.duckduckgo import DuckDuckGoProvider
+from fanout.tools.providers.searxng import SearxngProvider
+from fanout.tools.providers.tavily import TavilyProvider
+from fanout.tools.providers.wikipedia import WikipediaProvider
+
+ENTRY_POINT_GROUP = "fanout.search_providers"
+ProviderFactory = Callable[[ToolSettings], SearchProvider]
+
+BUILTIN_PROVIDERS: dict[str, ProviderFactory] = {
+    "searxng": SearxngProvider.from_settings,
+    "wikipedia": WikipediaProvider.from_settings,
+    "tavily": TavilyProvider.from_settings,
+    "brave": BraveProvider.from_settings,
+    "duckduckgo": DuckDuckGoProvider.from_settings,
+    "arxiv": ArxivProvider.from_settings,
+}
+
+
+def plugin_entry_points() -> dict[str, EntryPoint]:
+    """Installed plug-ins by name; built-in names are never shadowed."""
+    found = entry_points(group=ENTRY_POINT_GROUP)
+    return {ep.name: ep for ep in found if ep.name not in BUILTIN_PROVIDERS}
+
+
+def available_providers() -> list[str]:
+    return [*BUILTIN_PROVIDERS, *sorted(plugin_entry_points())]
+
+
+def provider_factory(name: str) -> ProviderFactory:
+    if name in BUILTIN_PROVIDERS:
+        return BUILTIN_PROVIDERS[name]
+    plugin = plugin_entry_points().get(name)
+    if plugin is None:
+        raise ConfigError(f"unknown search provider {name!r}; available: {', '.join(available_providers())}")
+    try:
+        factory = plugin.load()
+    except Exception as exc:  # noqa: BLE001 -- any import failure of a plug-in is a set-up problem
+        raise ConfigError(f"search provider {name!r} ({plugin.value}) failed to load: {exc}") from exc
+    if not callable(factory):
+        raise ConfigError(f"search provider {name!r} ({plugin.value}) is not a factory")
+    return factory
+
+
+def parse_provider_names(text: str | Iterable[str]) -> tuple[str, ...]:
+    """`"searxng, Wikipedia"` -> ("searxng", "wikipedia"); unknown names and repeats are refused."""
+    items = text.split(",") if isinstance(text, str) else list(text)
+    names = tuple(str(item).strip().lower() for item in items if str(item).strip())
+    if not names:
+        raise ConfigError("--search-providers needs at least one provider, e.g. searxng,wikipedia")
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ConfigError(f"search provider listed twice: {', '.join(repeated)}")
+    known = set(available_providers())
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ConfigError(f"unknown search provider {', '.join(map(repr, unknown))}; "
+                          f"available: {', '.join(available_providers())}")
+    return names
+
+
+def build_providers(settings: ToolSettings) -> list[SearchProvider]:
+    """The run's providers in priority order; ConfigError (missing key, bad option) before any work."""
+    providers = []
+    for name in parse_provider_names(settings.search_providers):
+        provider = provider_factory(name)(settings)
+        if not isinstance(provider, SearchProvider):
+            raise ConfigError(f"search provider {name!r} does not have `name` and an async `search(query, http)`")
+        providers.append(provider)
+    return providers

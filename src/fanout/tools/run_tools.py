@@ -1,0 +1,35 @@
+"""The ToolBox a run uses: its cache lives in the run directory, so a resume reuses it.
+
+    async with open_run_toolbox(http, settings, run_dir) as tools: ...
+
+opens RUN_DIR/search-cache.sqlite (and the global search cache when
+`global_cache_dir` is set) and closes both on exit, even on cancellation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+
+import httpx
+
+from fanout.config import ToolSettings
+from fanout.tools.cache import RUN_CACHE_NAME, ToolCache
+from fanout.tools.executor import ToolBox
+
+GLOBAL_CACHE_NAME = "search-cache.sqlite"
+
+
+@asynccontextmanager
+async def open_run_toolbox(http: httpx.AsyncClient, settings: ToolSettings, run_dir: Path) -> AsyncIterator[ToolBox]:
+    async with AsyncExitStack() as stack:
+        cache = await ToolCache.open(run_dir / RUN_CACHE_NAME, ttl_s=settings.search_cache_ttl_s)
+        stack.push_async_callback(cache.aclose)
+        global_cache = None
+        if settings.global_cache_dir is not None:
+            global_cache = await ToolCache.open(
+                Path(settings.global_cache_dir).expanduser() / GLOBAL_CACHE_NAME, ttl_s=settings.global_cache_ttl_s
+            )
+            stack.push_async_callback(global_cache.aclose)
+        yield ToolBox(http, settings, cache=cache, global_cache=global_cache)

@@ -1,0 +1,159 @@
+"""web_search behind the scenes: providers in priority order, the caches, one flight per query.
+
+For one query the chain
+1. returns the run's stored answer if this run already answered it (so every
+   model sees the same results, whatever the providers do later);
+2. otherwise asks each provider in turn (its cached answer first, run cache
+   then global cache), moving on when one errors, is rate limited (or still
+   cooling down from a rate limit while another can answer), or finds nothing
+   a model may use (blocked domains and non-web URLs are removed first);
+3. stores the answer for the run unless it came out of errors.
+Concurrent identical queries share one pass (SingleFlight). Every hit says
+which provider found it, and so does the answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import httpx
+
+from fanout.tools.blocklist import blocked_by
+from fanout.tools.cache import ToolCache, normalise_query
+from fanout.tools.health import SearchHealth
+from fanout.tools.providers.base import ProviderResult, SearchHit, SearchProvider
+from fanout.tools.providers.searxng import NO_RESULTS
+from fanout.tools.singleflight import SingleFlight
+
+UNAVAILABLE = "web search is unavailable"
+
+
+class SearchAnswer(NamedTuple):
+    results: list[dict[str, str]]
+    """Up to max_results {title, url, snippet, provider}, blocked domains removed."""
+    provider: str | None
+    """The provider whose answer this is; None when none could answer."""
+    error: str | None = None
+    """Set only when no provider answered at all."""
+
+
+class SearchChain:
+    def __init__(
+        self,
+        providers: Sequence[SearchProvider],
+        http: httpx.AsyncClient,
+        *,
+        blocked: frozenset[str],
+        max_results: int,
+        run_cache: ToolCache | None = None,
+        global_cache: ToolCache | None = None,
+        health: SearchHealth | None = None,
+    ) -> None:
+        if not providers:
+            raise ValueError("a search chain needs at least one provider")
+        self.providers = list(providers)
+        self._http = http
+        self._blocked = blocked
+        self._max_results = max_results
+        self._run_cache = run_cache
+        self._global_cache = global_cache
+        self.health = health or SearchHealth()
+        self._flights: SingleFlight[SearchAnswer] = SingleFlight()
+        self.chain_key = "chain:" + ",".join(p.name for p in self.providers)
+        """The run cache keeps the chain's final answer under this name, next to each provider's own."""
+
+    async def search(self, query: str) -> SearchAnswer:
+        return await self._flights.run(normalise_query(query), lambda: self._answer(query))
+
+    async def _answer(self, query: str) -> SearchAnswer:
+        if self._run_cache is not None:
+            stored = await self._run_cache.get_search(self.chain_key, query)
+            if stored is not None:
+                return SearchAnswer(stored["results"], stored["provider"])
+        answer, failures = await self._ask_in_order(query)
+        self.health.record_search(failures, answered=answer.error is None)
+        if self._run_cache is not None and answer.error is None and (answer.results or not failures):
+            await self._run_cache.put_search(self.chain_key, query, answer._asdict())
+        return answer
+
+    async def _ask_in_order(self, query: str) -> tuple[SearchAnswer, dict[str, str]]:
+        failures: dict[str, str] = {}
+        first_empty: str | None = None
+        everyone_cooling = all(self.health.cooling_down(p.name) for p in self.providers)
+        for provider in self.providers:
+            left = self.health.cooling_down(provider.name)
+            if left is not None and not everyone_cooling:
+                failures[provider.name] = f"skipped: rate-limited, cooling down for {left:.0f} more s"
+                continue
+            result = await self._ask(provider, query)
+            if result.error is not None:
+                failures[provider.name] = result.error
+                continue
+            results = self._visible(result.hits, provider.name)
+            if results:
+                return SearchAnswer(results, provider.name), failures
+            first_empty = first_empty or provider.name
+        if first_empty is not None:
+            return SearchAnswer([], first_empty), failures
+        return SearchAnswer([], None, self._error_text(failures)), failures
+
+    async def _ask(self, provider: SearchProvider, query: str) -> ProviderResult:
+        """The provider's answer: the run cache, the global cache, then upstream."""
+        for cache in (self._run_cache, self._global_cache):
+            stored = await cache.get_search(provider.name, query) if cache is not None else None
+            if stored is not None:
+                if cache is self._global_cache and self._run_cache is not None:
+                    await self._run_cache.put_search(provider.name, query, stored)
+                return ProviderResult([SearchHit(*hit) for hit in stored["hits"]])
+        result = await _upstream(provider, query, self._http)
+        self.health.record_provider(provider.name, result)
+        if result.error is None:
+            stored = {"hits": [list(hit) for hit in result.hits]}
+            for cache in (self._run_cache, self._global_cache):
+                if cache is not None:
+                    await cache.put_search(provider.name, query, stored)
+        return result
+
+    def _visible(self, hits: list[SearchHit], provider: str) -> list[dict[str, str]]:
+        """What a model may see: web URLs only, no blocked domain, at most max_results."""
+        results: list[dict[str, str]] = []
+        for hit in hits:
+            if len(results) >= self._max_results:
+                break
+            host = host_if_web(hit.url)
+            if host is None or blocked_by(host, self._blocked):
+                continue
+            results.append({"title": hit.title, "url": hit.url, "snippet": hit.snippet, "provider": provider})
+        return results
+
+    def _error_text(self, failures: dict[str, str]) -> str:
+        if len(failures) == 1:
+            (problem,) = failures.values()
+            return problem if problem.startswith(NO_RESULTS) else f"{UNAVAILABLE}: {problem}"
+        tried = "; ".join(f"{name}: {problem}" for name, problem in failures.items())
+        return f"{UNAVAILABLE}: no search provider could answer ({tried})"
+
+
+async def _upstream(provider: SearchProvider, query: str, http: httpx.AsyncClient) -> ProviderResult:
+    """A plug-in that raises instead of returning an error result must not end the search."""
+    try:
+        result = await provider.search(query, http)
+    except Exception as exc:  # noqa: BLE001 -- third-party code; invariant 4 holds for it too
+        return ProviderResult([], f"{provider.name} failed unexpectedly ({type(exc).__name__}: {exc})", True)
+    if not isinstance(result, ProviderResult):
+        return ProviderResult([], f"{provider.name} returned {type(result).__name__}, not a ProviderResult")
+    return result
+
+
+def host_if_web(url: Any) -> str | None:
+    """The host of an http(s) URL, or None for anything a model could not fetch."""
+    if not isinstance(url, str):
+        return None
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL:
+        return None
+    if parsed.scheme not in ("http", "https") or not parsed.raw_host:
+        return None
+    return parsed.raw_host.decode("ascii")

@@ -1,0 +1,91 @@
+"""Choosing search providers and cache settings: a YAML file and/or flags.
+
+    fanout run SNAPSHOT --search-providers searxng,wikipedia
+    fanout run SNAPSHOT --search-config search.yaml
+
+    # search.yaml (every key optional)
+    providers: [searxng, wikipedia, arxiv]   # priority order
+    wikipedia_language: de
+    cache_ttl_s: 86400                       # null = answers hold for the whole run
+    global_cache_dir: ~/.cache/fanout        # a search cache shared by all runs
+    global_cache_ttl_s: 604800
+
+Flags win over the file. API keys are never read from either: only from
+the environment (TAVILY_API_KEY, BRAVE_API_KEY).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from fanout.config import ToolSettings
+from fanout.errors import ConfigError
+from fanout.tools.providers.registry import available_providers, parse_provider_names
+
+FILE_KEYS = {
+    "providers": "search_providers",
+    "wikipedia_language": "wikipedia_language",
+    "cache_ttl_s": "search_cache_ttl_s",
+    "global_cache_dir": "global_cache_dir",
+    "global_cache_ttl_s": "global_cache_ttl_s",
+}
+SECRET_LOOKING = ("key", "token", "secret", "password")
+
+
+def add_search_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--search-providers", metavar="NAMES",
+        help=f"web_search backends in priority order, comma-separated (default: searxng; "
+             f"available: {', '.join(available_providers())})",
+    )
+    parser.add_argument("--search-config", type=Path, metavar="FILE",
+                        help="YAML file: providers, wikipedia_language, cache_ttl_s, global_cache_dir, global_cache_ttl_s")
+
+
+def apply_search_options(settings: ToolSettings, *, providers: str | None, config: Path | None) -> ToolSettings:
+    """`settings` with the config file's choices, then the --search-providers flag, applied."""
+    changes: dict[str, Any] = load_search_config(config) if config is not None else {}
+    if providers is not None:
+        changes["search_providers"] = parse_provider_names(providers)
+    return dataclasses.replace(settings, **changes) if changes else settings
+
+
+def load_search_config(path: Path) -> dict[str, Any]:
+    """ToolSettings field -> value from the file; unknown keys and keys that look like secrets are refused."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"--search-config {path}: cannot read it ({exc})") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"--search-config {path}: expected a mapping such as `providers: [searxng, wikipedia]`")
+    secrets = [k for k in data if any(word in str(k).lower() for word in SECRET_LOOKING)]
+    if secrets:
+        raise ConfigError(f"--search-config {path}: {', '.join(map(str, secrets))}: API keys come from the "
+                          "environment only (TAVILY_API_KEY, BRAVE_API_KEY), never from a file")
+    unknown = sorted(set(map(str, data)) - set(FILE_KEYS))
+    if unknown:
+        raise ConfigError(f"--search-config {path}: unknown key {', '.join(unknown)}; allowed: {', '.join(FILE_KEYS)}")
+    return {FILE_KEYS[key]: _value(key, value, path) for key, value in data.items()}
+
+
+def _value(key: str, value: Any, path: Path) -> Any:
+    try:
+        if key == "providers":
+            return parse_provider_names(value if isinstance(value, (list, str)) else str(value))
+        if key == "wikipedia_language":
+            return str(value)
+        if key == "global_cache_dir":
+            return None if value is None else Path(str(value)).expanduser()
+        if value is None and key == "cache_ttl_s":
+            return None
+        seconds = float(value)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"--search-config {path}: {key}: {exc}") from None
+    if seconds <= 0:
+        raise ConfigError(f"--search-config {path}: {key} must be positive (got {value})")
+    return seconds
