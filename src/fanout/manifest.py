@@ -48,6 +48,7 @@ def settings_summary(settings: RunSettings) -> dict[str, Any]:
     return {
         "base_url": settings.base_url,
         "searxng_url": settings.tools.searxng_url,
+        "search_providers": list(settings.tools.search_providers),
         "concurrency": settings.concurrency,
         "max_turns": settings.max_turns,
         "verdict_timeout_s": settings.verdict_timeout_s,

@@ -15,6 +15,7 @@ spelled differently do not make two URLs different pages.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import replace
 from urllib.parse import quote, unquote, urlsplit
@@ -23,6 +24,9 @@ from fanout.records import Source, ToolCallLog
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 PATH_SAFE = "/:@!$&'()*+,;=-._~"
+
+
+_URL_IN_TEXT = re.compile(r"https?://[^\s\"'<>]+")
 
 
 def normalise_url(url: str) -> str:
@@ -70,9 +74,13 @@ def check_provenance(sources: Iterable[Source], tool_calls: Iterable[ToolCallLog
 
 
 def _url_argument(arguments: str) -> str | None:
+    """The url a web_fetch call asked for; models sometimes send broken JSON, so fall back to a regex."""
     try:
         value = json.loads(arguments)
     except (TypeError, ValueError):
-        return None
+        value = None
     url = value.get("url") if isinstance(value, dict) else None
-    return url if isinstance(url, str) else None
+    if isinstance(url, str):
+        return url
+    match = _URL_IN_TEXT.search(arguments or "")
+    return match.group(0) if match else None

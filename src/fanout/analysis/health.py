@@ -7,52 +7,29 @@ tool calls, the claim is false, and this is where it is caught.
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterable
-from urllib.parse import urlsplit, urlunsplit
 
+from fanout.provenance import fetched_pages, normalise_url
 from fanout.records import STATUSES, VerdictRecord
 
-_URL_IN_TEXT = re.compile(r"https?://[^\s\"'<>]+")
-
-
-def normalise_url(url: str) -> str:
-    """The form two URLs are compared in: scheme and host lower-case, no fragment or trailing slash."""
-    parts = urlsplit(url.strip())
-    path = parts.path.rstrip("/")
-    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, parts.query, ""))
+__all__ = ["claimed_unfetched", "fetched_urls", "model_health", "normalise_url"]
 
 
 def fetched_urls(record: VerdictRecord) -> set[str]:
-    """URLs the record shows a successful web_fetch of (normalised)."""
-    urls: set[str] = set()
-    for call in record.tool_calls:
-        if call.tool == "web_fetch" and call.ok:
-            url = _fetch_argument(call.arguments)
-            if url:
-                urls.add(normalise_url(url))
-    return urls
-
-
-def _fetch_argument(arguments: str) -> str | None:
-    """The url argument of a web_fetch call; models sometimes send broken JSON, so fall back to a regex."""
-    try:
-        value = json.loads(arguments)
-    except ValueError:
-        value = None
-    if isinstance(value, dict) and isinstance(value.get("url"), str):
-        return value["url"]
-    match = _URL_IN_TEXT.search(arguments or "")
-    return match.group(0) if match else None
+    """Pages the record shows a successful web_fetch of (normalised, redirects included)."""
+    return fetched_pages(record.tool_calls)
 
 
 def claimed_unfetched(record: VerdictRecord) -> list[str]:
-    """Sources the model says it read (provenance verified) that it never fetched."""
+    """Sources the model said it read but never fetched.
+
+    Records written since provenance checking carry the correction
+    (`claimed_verified`); older ones still say `verified`, so check those too.
+    """
     fetched = fetched_urls(record)
     return [
         s.url for s in record.sources
-        if s.provenance == "verified" and normalise_url(s.url) not in fetched
+        if s.claimed_verified or (s.provenance == "verified" and normalise_url(s.url) not in fetched)
     ]
 
 
