@@ -1,0 +1,133 @@
+"""`fanout sim`: serve the offline simulator until Ctrl-C or SIGTERM.
+
+A stand-in for OpenRouter, SearXNG and the web, for testing and demos. Its
+models are seeded rules over a small bundled corpus, not language models.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import errno
+import ipaddress
+import json
+import signal
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import yaml
+
+from fanout.errors import ConfigError
+
+if TYPE_CHECKING:
+    from fanout.sim import SimConfig
+
+DESCRIPTION = (
+    "Start the offline simulator: a stand-in for OpenRouter, SearXNG and the web, for testing and demos. "
+    "Its models are simulated (seeded rules over a small bundled corpus), not language models; "
+    "their verdicts say nothing about real models."
+)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.description = DESCRIPTION
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1, loopback only)")
+    parser.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks a free one)")
+    parser.add_argument("--seed", type=int, default=0, help="seed for every simulated choice and fault (default 0)")
+    parser.add_argument(
+        "--profile",
+        default="default",
+        metavar="NAME|FILE",
+        help="fault profile: bundled `default` (no faults, small latency), `clean` (no faults, no latency), "
+        "`demo` (a little of every survivable fault), or a YAML file",
+    )
+    parser.add_argument(
+        "--fault",
+        action="append",
+        default=[],
+        metavar="[MODEL:]KEY=VALUE",
+        help="override the profile, e.g. http_502=0.1, deepseek/deepseek-v3.2:rpm=20, search:unresponsive=0.2 (repeatable)",
+    )
+    parser.add_argument("--latency-scale", type=float, default=None, metavar="X", help="multiply every latency (0 = none)")
+    parser.add_argument("--labels-out", type=Path, default=None, metavar="FILE", help="write the corpus truth {labels: [{rcid, truth}]} (JSON if FILE ends in .json, else YAML)")
+    parser.add_argument("--labels-only", action="store_true", help="write --labels-out and exit without serving")
+    parser.add_argument("--require-auth", action="store_true", help="refuse chat requests without a Bearer token")
+
+
+def run(args: argparse.Namespace) -> int:
+    from fanout.sim import SimConfig, load_corpus, load_profile, with_overrides
+
+    profile = with_overrides(load_profile(args.profile), args.fault)
+    if args.latency_scale is not None and args.latency_scale < 0:
+        raise ConfigError("--latency-scale must be 0 or more")
+    corpus = load_corpus()
+    if args.labels_out is not None:
+        write_labels(args.labels_out, corpus.labels())
+    elif args.labels_only:
+        raise ConfigError("--labels-only needs --labels-out FILE")
+    if args.labels_only:
+        print(f"wrote {len(corpus.labels())} labels to {args.labels_out}")
+        return 0
+    config = SimConfig(
+        seed=args.seed, profile=profile, latency_scale=args.latency_scale, corpus=corpus, require_auth=args.require_auth
+    )
+    return asyncio.run(serve(config, args))
+
+
+def write_labels(path: Path, labels: list[dict[str, object]]) -> None:
+    data = {"labels": labels}
+    text = json.dumps(data, indent=2) + "\n" if path.suffix == ".json" else yaml.safe_dump(data, sort_keys=False)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot write labels to {path}: {exc}") from exc
+
+
+async def serve(config: SimConfig, args: argparse.Namespace) -> int:
+    from fanout.sim import NOTICE, running_simulator
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        async with running_simulator(config, host=args.host, port=args.port) as sim:
+            scale = sim.state.latency_scale
+            say(NOTICE)
+            if not _is_loopback(args.host):
+                say(f"warning: listening on {args.host}, not loopback: anyone who can reach it can use it")
+            say(f"profile: {sim.state.profile.name} (seed {config.seed}, latency x{scale:g})")
+            say(f"OpenAI-compatible API: {sim.api_base}")
+            say(f"SearXNG:               {sim.searxng_url}")
+            say(f"Tally:                 {sim.base_url}/stats")
+            say(f"Labels:                {sim.base_url}/labels")
+            say(f"Use: fanout run SNAPSHOT --base-url {sim.api_base} --searxng-url {sim.searxng_url} --allow-private-urls")
+            say("Ctrl-C stops the simulator.")
+            await stop.wait()
+            tally = sim.stats()
+            say(
+                f"fanout sim: stopped after {sum(tally['completions'].values())} completions, "
+                f"${tally['cost_usd']['total']:.6f} simulated spend"
+            )
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise ConfigError(f"port {args.port} on {args.host} is in use; pick another with --port") from exc
+        raise ConfigError(f"cannot listen on {args.host}:{args.port}: {exc}") from exc
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+    return 0
+
+
+def say(line: str) -> None:
+    print(line, flush=True)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

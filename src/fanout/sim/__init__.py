@@ -1,0 +1,113 @@
+"""fanout sim: an offline stand-in for OpenRouter, SearXNG and the web.
+
+For tests and demos only. Its "models" are seeded rules that search a small
+bundled corpus and lean their verdicts in set directions; they are not
+language models, and their verdicts say nothing about the real ones.
+
+    async with running_simulator(SimConfig(seed=7)) as sim:
+        client = AsyncOpenAI(base_url=sim.api_base, api_key="any", max_retries=0)
+        ...                                   # searxng_url=sim.searxng_url, --allow-private-urls
+        sim.stats()                           # the simulator's own tally
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from fanout.sim.app import NOTICE, SimState, build_app
+from fanout.sim.corpus import Corpus, load_corpus
+from fanout.sim.faults import FaultProfile, load_profile, profile_from_dict, with_overrides
+from fanout.sim.models import SIM_MODELS, SimModel
+
+__all__ = [
+    "NOTICE",
+    "SIM_MODELS",
+    "FaultProfile",
+    "SimConfig",
+    "SimHandle",
+    "SimModel",
+    "load_corpus",
+    "load_profile",
+    "profile_from_dict",
+    "running_simulator",
+    "with_overrides",
+]
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    seed: int = 0
+    profile: FaultProfile = field(default_factory=FaultProfile)
+    """Faults and latency; the default is none of either (fast tests)."""
+    latency_scale: float | None = None
+    """Overrides the profile's latency_scale when set."""
+    models: tuple[SimModel, ...] = SIM_MODELS
+    corpus: Corpus | None = None
+    """None = the bundled corpus, built from the sample snapshot and its truth."""
+    require_auth: bool = False
+    """Refuse chat and generation requests without a Bearer token (/key always requires one)."""
+    clock: Callable[[], float] = time.monotonic
+    """Drives the rpm window and the /generation delay; tests pass a fake one."""
+
+
+@dataclass(frozen=True)
+class SimHandle:
+    """A running simulator: where to point the client, and its tally."""
+
+    base_url: str
+    state: SimState
+
+    @property
+    def api_base(self) -> str:
+        return self.base_url + "/api/v1"
+
+    @property
+    def searxng_url(self) -> str:
+        return self.base_url
+
+    def stats(self) -> dict[str, Any]:
+        return self.state.stats.snapshot()
+
+    def labels(self) -> list[dict[str, Any]]:
+        return self.state.corpus.labels()
+
+
+def make_state(config: SimConfig) -> SimState:
+    return SimState(
+        seed=config.seed,
+        profile=config.profile,
+        latency_scale=config.profile.latency_scale if config.latency_scale is None else config.latency_scale,
+        models=config.models,
+        corpus=config.corpus or load_corpus(),
+        require_auth=config.require_auth,
+        clock=config.clock,
+    )
+
+
+@asynccontextmanager
+async def running_simulator(
+    config: SimConfig | None = None, *, host: str = "127.0.0.1", port: int = 0
+) -> AsyncIterator[SimHandle]:
+    """Serve the simulator in this event loop on host:port (0 = any free port) until the block ends."""
+    state = make_state(config or SimConfig())
+    # handler_cancellation: a client that gives up (timeout, Ctrl-C) cancels its request here too,
+    # so a stalled answer it never received is never counted in the tally.
+    runner = web.AppRunner(build_app(state), handler_cancellation=True, access_log=None, shutdown_timeout=1.0)
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, host, port)
+        await site.start()
+        bound_host, bound_port = runner.addresses[0][:2]
+        yield SimHandle(base_url=f"http://{_url_host(bound_host)}:{bound_port}", state=state)
+    finally:
+        await runner.cleanup()
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host

@@ -1,0 +1,403 @@
+"""The simulator's HTTP surface: OpenRouter's API, SearXNG's search, and the pages.
+
+One aiohttp application serves all three, so a demo needs one process and one
+port. Handlers are thin: they read the request, ask the fault dice what goes
+wrong this time, and hand the rest to the modules that know the behaviour
+(investigation, verdicts, corpus) and the wire shapes (openrouter).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from aiohttp import web
+
+from fanout.sim.conversation import Conversation, read_conversation, request_chars
+from fanout.sim.corpus import Corpus, Hit
+from fanout.sim.dice import dice, lognormal_seconds
+from fanout.sim.faults import RATE_KINDS, FaultProfile, Latency, ModelFaults, RpmLimiter, retry_after_header
+from fanout.sim.investigation import Reply, investigate
+from fanout.sim.misbehaviour import cut_off, invalid_verdict_json, malformed_arguments, unknown_tool
+from fanout.sim.models import SimModel, estimate_tokens, find_model
+from fanout.sim.openrouter import (
+    completion_body,
+    error_body,
+    error_in_200_body,
+    generation_id,
+    generation_record,
+)
+from fanout.sim.pages import render_error_page, render_page
+from fanout.sim.stats import SimStats
+from fanout.sim.verdicts import verdict_answer
+
+ENGINES = ("google", "duckduckgo", "brave")
+ENGINE_TROUBLE = ("too many requests", "timeout", "CAPTCHA required", "access denied")
+NOTICE = (
+    "fanout sim: a stand-in for OpenRouter, SearXNG and the web, for testing and demos. "
+    "Its models are simulated (seeded rules over a small bundled corpus), not language models."
+)
+
+
+@dataclass
+class SimState:
+    """Everything the handlers share; one per running simulator."""
+
+    seed: int
+    profile: FaultProfile
+    latency_scale: float
+    models: tuple[SimModel, ...]
+    corpus: Corpus
+    require_auth: bool
+    clock: Callable[[], float]
+    stats: SimStats = field(default_factory=SimStats)
+    limiter: RpmLimiter = field(init=False)
+    attempts: Counter[tuple[Any, ...]] = field(default_factory=Counter)
+    generations: dict[str, tuple[float, dict[str, Any]]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.limiter = RpmLimiter(self.clock)
+
+    def next_attempt(self, *key: Any) -> int:
+        """How many times this exact request came before: retries get fresh fault draws."""
+        attempt = self.attempts[key]
+        self.attempts[key] += 1
+        return attempt
+
+    def latency(self, latency: Latency, *key: Any) -> float:
+        return lognormal_seconds(dice(self.seed, "latency", *key), latency.median_s, latency.p95_s) * self.latency_scale
+
+
+STATE = web.AppKey("sim_state", SimState)
+
+
+def build_app(state: SimState) -> web.Application:
+    app = web.Application(client_max_size=32 * 1024 * 1024)
+    app[STATE] = state
+    app.router.add_post("/api/v1/chat/completions", chat_completions)
+    app.router.add_get("/api/v1/generation", generation)
+    app.router.add_get("/api/v1/key", key_info)
+    app.router.add_get("/api/v1/models", models_listing)
+    app.router.add_get("/search", search)
+    app.router.add_post("/search", search)
+    app.router.add_get("/web/{address:.+}", web_page)
+    app.router.add_get("/stats", stats)
+    app.router.add_get("/labels", labels)
+    app.router.add_get("/", index)
+    return app
+
+
+def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+    return web.json_response(data, status=status, headers=headers, dumps=lambda d: json.dumps(d, ensure_ascii=False))
+
+
+def _bearer(request: web.Request) -> str | None:
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    return token.strip() or None if scheme.lower() == "bearer" else None
+
+
+def _unauthorised() -> web.Response:
+    return _json(error_body(401, "No auth credentials found"), status=401)
+
+
+# --- OpenRouter ------------------------------------------------------------------------------
+
+
+async def chat_completions(request: web.Request) -> web.Response:
+    state = request.app[STATE]
+    state.stats.request("chat_completions")
+    if state.require_auth and _bearer(request) is None:
+        return _unauthorised()
+    try:
+        body = await request.json()
+    except ValueError:
+        return _json(error_body(400, "Invalid JSON in request body"), status=400)
+    if not isinstance(body, dict) or not isinstance(body.get("messages"), list) or not body["messages"]:
+        return _json(error_body(400, "Input required: specify \"messages\""), status=400)
+    model = find_model(state.models, str(body.get("model", "")))
+    if model is None:
+        return _json(error_body(400, f"{body.get('model')} is not a valid model ID"), status=400)
+    conv = read_conversation(body)
+    faults = state.profile.for_model(model.id, model.canonical_slug)
+    key = (model.id, conv.key, conv.turn, conv.phase)
+    attempt = state.next_attempt(*key)
+    refusal = _refusal(state, model, faults, body)
+    if refusal is not None:
+        return refusal
+    draws = dict(zip(RATE_KINDS, _draws(dice(state.seed, "fault", *key, attempt))))
+    latency_s = state.latency(faults.latency, *key, attempt)
+    await asyncio.sleep(latency_s)
+    if draws["stall"] < faults.stall:
+        state.stats.fault("stall")
+        await asyncio.sleep(faults.stall_s)
+    gen_id = generation_id()
+    failure = _provider_failure(state, model, faults, draws, gen_id)
+    if failure is not None:
+        return failure
+    rng = dice(state.seed, "misbehave", *key, attempt)
+    reply = _reply(state, conv, model, faults, draws, rng)
+    return _bill(state, gen_id, model, conv, reply, estimate_tokens(request_chars(body)), latency_s)
+
+
+def _refusal(state: SimState, model: SimModel, faults: ModelFaults, body: dict[str, Any]) -> web.Response | None:
+    """Refusals that come back at once, before any model work: rate limit, unsupported options, size."""
+    wait_s = state.limiter.admit(model.canonical_slug, faults.rpm, faults.rate_window_s)
+    if wait_s is not None:
+        state.stats.fault("rate_limited")
+        retry_after = retry_after_header(wait_s)
+        message = f"Rate limit exceeded: limit_rpm/{model.id}: {faults.rpm} requests per {faults.rate_window_s:g} s."
+        return _json(
+            error_body(429, message, headers={"X-RateLimit-Limit": str(faults.rpm), "X-RateLimit-Remaining": "0"}),
+            status=429,
+            headers={"Retry-After": retry_after},
+        )
+    if faults.response_format_unsupported and body.get("response_format"):
+        state.stats.fault("response_format_unsupported")
+        message = f"Provider {model.provider} does not support the response_format parameter for {model.id}"
+        return _json(error_body(400, message, provider_name=model.provider), status=400)
+    prompt_tokens = estimate_tokens(request_chars(body))
+    if prompt_tokens > model.context_length:
+        state.stats.fault("context_length_exceeded")
+        message = (
+            f"This endpoint's maximum context length is {model.context_length} tokens. "
+            f"However, you requested about {prompt_tokens} tokens. Please reduce the length of the messages."
+        )
+        return _json(error_body(400, message), status=400)
+    return None
+
+
+def _provider_failure(
+    state: SimState, model: SimModel, faults: ModelFaults, draws: dict[str, float], gen_id: str
+) -> web.Response | None:
+    """Failures after the wait: a gateway error status, or an error delivered inside a 200 body."""
+    for kind, code, message in (
+        ("http_502", 502, f"Provider returned error: {model.provider} is temporarily unreachable"),
+        ("http_503", 503, "No instances available for this model right now; try again shortly"),
+    ):
+        if draws[kind] < getattr(faults, kind):
+            state.stats.fault(kind)
+            return _json(error_body(code, message, provider_name=model.provider), status=code)
+    if draws["error_in_200"] < faults.error_in_200:
+        state.stats.fault("error_in_200")
+        return _json(error_in_200_body(gen_id, model, code=502))
+    return None
+
+
+def _draws(rng: random.Random) -> list[float]:
+    return [rng.random() for _ in RATE_KINDS]
+
+
+def _reply(
+    state: SimState, conv: Conversation, model: SimModel, faults: ModelFaults, draws: dict[str, float], rng: random.Random
+) -> Reply:
+    """The model's answer, with at most one content fault the dice ask for, then the client's max_tokens."""
+    faulty = False
+    if conv.phase == "investigate":
+        reply = investigate(conv, model, state.corpus, state.seed)
+        if reply.tool_calls and draws["malformed_args"] < faults.malformed_args:
+            state.stats.fault("malformed_args")
+            reply, faulty = malformed_arguments(reply, rng), True
+        elif reply.tool_calls and draws["unknown_tool"] < faults.unknown_tool:
+            state.stats.fault("unknown_tool")
+            reply, faulty = unknown_tool(reply, rng), True
+    else:
+        verdict = verdict_answer(conv, model, state.corpus, state.seed)
+        if draws["invalid_json"] < faults.invalid_json:
+            state.stats.fault("invalid_json")
+            reply, faulty = Reply(content=invalid_verdict_json(verdict, rng)), True
+        else:
+            reply = Reply(content=format_verdict(verdict, conv, model))
+    if not faulty and draws["length"] < faults.length:
+        state.stats.fault("length")
+        reply = cut_off(reply)
+    if conv.max_tokens and estimate_tokens(_output_chars(reply)) > conv.max_tokens and reply.finish_reason != "length":
+        reply = cut_off(reply, keep_chars=int(conv.max_tokens) * 4)
+    return reply
+
+
+def format_verdict(verdict: dict[str, Any], conv: Conversation, model: SimModel) -> str:
+    """Plain JSON in JSON mode; some models fence it in markdown when not held to JSON."""
+    if conv.json_mode or not model.fences_without_json_mode:
+        return json.dumps(verdict, ensure_ascii=False)
+    return "Here is my verdict:\n\n```json\n" + json.dumps(verdict, ensure_ascii=False, indent=2) + "\n```"
+
+
+def _output_chars(reply: Reply) -> int:
+    return len(reply.content or "") + sum(len(c.name) + len(c.arguments) + 8 for c in reply.tool_calls)
+
+
+def _bill(
+    state: SimState, gen_id: str, model: SimModel, conv: Conversation, reply: Reply, prompt_tokens: int, latency_s: float
+) -> web.Response:
+    """Count the completion, keep its /generation record, and answer: the point where cost is incurred."""
+    completion_tokens = estimate_tokens(_output_chars(reply))
+    if reply.finish_reason == "length" and conv.max_tokens:
+        completion_tokens = int(conv.max_tokens)
+    cost = model.cost(prompt_tokens, completion_tokens)
+    record = generation_record(gen_id, model, prompt_tokens, completion_tokens, cost, reply.finish_reason, latency_s)
+    state.generations[gen_id] = (state.clock(), record)
+    state.stats.completion(model.canonical_slug, conv.key, prompt_tokens, completion_tokens, cost)
+    return _json(completion_body(gen_id, model, reply, prompt_tokens, completion_tokens, cost))
+
+
+async def generation(request: web.Request) -> web.Response:
+    state = request.app[STATE]
+    state.stats.request("generation")
+    if state.require_auth and _bearer(request) is None:
+        return _unauthorised()
+    gen_id = request.query.get("id")
+    if not gen_id:
+        return _json(error_body(400, "Missing required query parameter: id"), status=400)
+    stored = state.generations.get(gen_id)
+    if stored is None or state.clock() - stored[0] < state.profile.generation_delay_s:
+        return _json(error_body(404, f"Generation {gen_id} not found"), status=404)
+    return _json({"data": stored[1]})
+
+
+async def key_info(request: web.Request) -> web.Response:
+    state = request.app[STATE]
+    state.stats.request("key")
+    if _bearer(request) is None:
+        return _unauthorised()
+    usage = state.stats.total_cost()
+    return _json(
+        {
+            "data": {
+                "label": "fanout sim (any key is accepted)",
+                "usage": usage,
+                "usage_daily": usage,
+                "usage_weekly": usage,
+                "usage_monthly": usage,
+                "limit": None,
+                "limit_remaining": None,
+                "limit_reset": None,
+                "include_byok_in_limit": False,
+                "is_free_tier": False,
+                "is_provisioning_key": False,
+                "rate_limit": {"requests": -1, "interval": "10s"},
+            }
+        }
+    )
+
+
+async def models_listing(request: web.Request) -> web.Response:
+    state = request.app[STATE]
+    state.stats.request("models")
+    return _json({"data": [m.listing() for m in state.models]})
+
+
+# --- SearXNG and the web ---------------------------------------------------------------------
+
+
+async def search(request: web.Request) -> web.Response:
+    state = request.app[STATE]
+    state.stats.request("search")
+    params = dict(request.query)
+    if request.method == "POST":
+        params.update({k: str(v) for k, v in (await request.post()).items()})
+    if params.get("format") != "json":
+        return web.Response(status=403, text="403 Forbidden", content_type="text/html")
+    query = params.get("q", "").strip()
+    # Keyed by the query alone: searches carry no conversation, and a shared attempt counter
+    # would let scheduling order decide which conversation meets a fault.
+    rng = dice(state.seed, "search", query)
+    faults = state.profile.search
+    await asyncio.sleep(state.latency(faults.latency, "search", query))
+    if rng.random() < faults.http_429:
+        state.stats.fault("search_429")
+        return web.Response(status=429, text="Too Many Requests")
+    base = f"{request.scheme}://{request.host}"
+    results = [_search_result(hit, rank, base) for rank, hit in enumerate(state.corpus.search(query), start=1)] if query else []
+    unresponsive: list[list[str]] = []
+    if rng.random() < faults.unresponsive:
+        state.stats.fault("search_unresponsive")
+        engine = rng.choice(ENGINES)
+        unresponsive.append([engine, rng.choice(ENGINE_TROUBLE)])
+        results = _without_engine(results, engine)
+    return _json(
+        {
+            "query": query,
+            "number_of_results": len(results),
+            "results": results,
+            "answers": [],
+            "corrections": [],
+            "infoboxes": [],
+            "suggestions": [],
+            "unresponsive_engines": unresponsive,
+        }
+    )
+
+
+def _search_result(hit: Hit, rank: int, base: str) -> dict[str, Any]:
+    page = hit.page
+    url = page.url(base)
+    engines = [e for i, e in enumerate(ENGINES) if dice("engines", page.address, i).random() < 0.6] or [ENGINES[rank % 3]]
+    parts = urlsplit(url)
+    return {
+        "url": url,
+        "title": page.title,
+        "content": page.snippet(),
+        "engine": engines[0],
+        "engines": engines,
+        "positions": [rank] * len(engines),
+        "score": round(hit.score / 10, 4),
+        "category": "general",
+        "template": "default.html",
+        "parsed_url": [parts.scheme, parts.netloc, parts.path, "", parts.query, ""],
+        "publishedDate": f"{page.date}T00:00:00" if page.date and page.template in ("article", "obituary") else None,
+        "thumbnail": "",
+        "priority": "",
+    }
+
+
+def _without_engine(results: list[dict[str, Any]], engine: str) -> list[dict[str, Any]]:
+    kept = []
+    for result in results:
+        engines = [e for e in result["engines"] if e != engine]
+        if engines:
+            kept.append({**result, "engines": engines, "engine": engines[0], "positions": result["positions"][: len(engines)]})
+    return kept
+
+
+async def web_page(request: web.Request) -> web.Response:
+    state = request.app[STATE]
+    state.stats.request("web")
+    address = request.match_info["address"]
+    page = state.corpus.page_at(address)
+    host = address.split("/", 1)[0]
+    if page is None:
+        return web.Response(status=404, text=render_error_page(404, host), content_type="text/html")
+    await asyncio.sleep(state.latency(state.profile.search.latency, "web", address))
+    if page.status != 200:
+        return web.Response(status=page.status, text=render_error_page(page.status, host), content_type="text/html")
+    return web.Response(text=render_page(page, state.seed), content_type="text/html", charset="utf-8")
+
+
+# --- the simulator's own pages ---------------------------------------------------------------
+
+
+async def stats(request: web.Request) -> web.Response:
+    state = request.app[STATE]
+    state.stats.request("stats")
+    return _json(state.stats.snapshot())
+
+
+async def labels(request: web.Request) -> web.Response:
+    state = request.app[STATE]
+    state.stats.request("labels")
+    return _json({"labels": state.corpus.labels()})
+
+
+async def index(request: web.Request) -> web.Response:
+    request.app[STATE].stats.request("index")
+    base = f"{request.scheme}://{request.host}"
+    return web.Response(
+        text=f"{NOTICE}\n\nOpenAI-compatible API: {base}/api/v1\nSearXNG: {base}/search?q=...&format=json\n"
+        f"Tally: {base}/stats\nLabels: {base}/labels\n"
+    )

@@ -1,0 +1,172 @@
+"""Reading a chat request the way a model would: which edit, which phase, what was seen.
+
+The simulator keeps no per-conversation state: everything it needs is in the
+messages the client sends back each turn (the edit context, its own earlier
+tool calls and the tool results). Parsing them, rather than remembering what
+the simulator meant to do, is what makes a simulated model fetch only URLs it
+really got back from a search, and notice when a fetch really failed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from fanout.sim.dice import short_hash
+
+Phase = Literal["investigate", "verdict"]
+KNOWN_TOOLS = ("web_search", "web_fetch")
+RCID_LINE = re.compile(r"^\W*rcid\W*[:=]\s*(\d+)", re.IGNORECASE | re.MULTILINE)
+QID_LINE = re.compile(r"^\W*qid\W*[:=]\s*(Q\d+)", re.IGNORECASE | re.MULTILINE)
+URL = re.compile(r"https?://[^\s\"'<>)\]]+")
+
+
+@dataclass(frozen=True)
+class SeenResult:
+    url: str
+    title: str
+    snippet: str
+
+
+@dataclass
+class Conversation:
+    """What the request's messages say about the investigation so far."""
+
+    rcid: int | None
+    qid: str | None
+    first_user_text: str
+    phase: Phase
+    turn: int
+    """Assistant messages so far: the index of the reply being asked for."""
+    completed_steps: int = 0
+    """Assistant turns whose tool calls were all well formed and known."""
+    searches: list[str] = field(default_factory=list)
+    seen: list[SeenResult] = field(default_factory=list)
+    fetch_attempts: list[str] = field(default_factory=list)
+    fetched: list[str] = field(default_factory=list)
+    """URLs whose fetch returned text rather than an error."""
+    json_mode: bool = False
+    has_tools: bool = False
+    max_tokens: int | None = None
+
+    @property
+    def key(self) -> str:
+        """Identifies the conversation for seeded draws: the rcid, or a hash of its start."""
+        return str(self.rcid) if self.rcid is not None else "h" + short_hash(self.first_user_text)
+
+
+def read_conversation(body: dict[str, Any]) -> Conversation:
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    user_texts = [message_text(m) for m in messages if m.get("role") == "user"]
+    first_user = user_texts[0] if user_texts else ""
+    context = "\n".join([first_user, *(message_text(m) for m in messages if m.get("role") == "system")])
+    rcid_match = RCID_LINE.search(first_user) or RCID_LINE.search(context)
+    qid_match = QID_LINE.search(first_user) or QID_LINE.search(context)
+    assistants = [m for m in messages if m.get("role") == "assistant"]
+    conv = Conversation(
+        rcid=int(rcid_match.group(1)) if rcid_match else None,
+        qid=qid_match.group(1) if qid_match else None,
+        first_user_text=first_user,
+        phase=_phase(body, messages),
+        turn=len(assistants),
+        json_mode=(body.get("response_format") or {}).get("type") in ("json_object", "json_schema"),
+        has_tools=bool(body.get("tools")),
+        max_tokens=body.get("max_completion_tokens") or body.get("max_tokens"),
+    )
+    _read_tool_traffic(conv, messages)
+    return conv
+
+
+def _phase(body: dict[str, Any], messages: list[dict[str, Any]]) -> Phase:
+    """Verdict when no tools are offered, JSON is asked for, or a user speaks after the model."""
+    if not body.get("tools") or body.get("response_format"):
+        return "verdict"
+    roles = [m.get("role") for m in messages]
+    last_user = max((i for i, r in enumerate(roles) if r == "user"), default=-1)
+    if last_user > 0 and "assistant" in roles[:last_user]:
+        return "verdict"
+    return "investigate"
+
+
+def _read_tool_traffic(conv: Conversation, messages: list[dict[str, Any]]) -> None:
+    calls: dict[str, tuple[str, dict[str, Any] | None]] = {}
+    for message in messages:
+        if message.get("role") == "assistant" and message.get("tool_calls"):
+            parsed = [_parse_call(c) for c in message["tool_calls"] if isinstance(c, dict)]
+            if parsed and all(name in KNOWN_TOOLS and args is not None for _, name, args in parsed):
+                conv.completed_steps += 1
+            for call_id, name, args in parsed:
+                calls[call_id] = (name, args)
+                if name == "web_search" and args is not None:
+                    conv.searches.append(str(args.get("query", "")))
+                if name == "web_fetch" and args is not None:
+                    conv.fetch_attempts.append(str(args.get("url", "")))
+        elif message.get("role") == "tool":
+            name, args = calls.get(str(message.get("tool_call_id")), ("", None))
+            text = message_text(message)
+            if name == "web_search":
+                _add_seen(conv, search_results(text))
+            elif name == "web_fetch" and args is not None and not is_error_text(text):
+                conv.fetched.append(str(args.get("url", "")))
+
+
+def _parse_call(call: dict[str, Any]) -> tuple[str, str, dict[str, Any] | None]:
+    function = call.get("function") or {}
+    try:
+        args = json.loads(function.get("arguments") or "{}")
+    except (TypeError, ValueError):
+        args = None
+    return str(call.get("id", "")), str(function.get("name", "")), args if isinstance(args, dict) else None
+
+
+def search_results(text: str) -> list[SeenResult]:
+    """The results a web_search tool message handed back (JSON, or URLs in plain text)."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict) and isinstance(data.get("results"), list):
+        return [
+            SeenResult(str(r.get("url")), str(r.get("title", "")), str(r.get("snippet") or r.get("content") or ""))
+            for r in data["results"]
+            if isinstance(r, dict) and r.get("url")
+        ]
+    return [SeenResult(url.rstrip(".,;"), "", "") for url in URL.findall(text)]
+
+
+def _add_seen(conv: Conversation, results: list[SeenResult]) -> None:
+    known = {r.url for r in conv.seen}
+    for result in results:
+        if result.url not in known:
+            known.add(result.url)
+            conv.seen.append(result)
+
+
+def is_error_text(text: str) -> bool:
+    head = text.lstrip()[:40].lower()
+    return not head or head.startswith(("error", "blocked_domain", "blocked domain"))
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """A message's text, whether content is a string or a list of parts."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return ""
+
+
+def request_chars(body: dict[str, Any]) -> int:
+    """Characters the model reads: messages, tool-call arguments and tool schemas."""
+    total = 0
+    for message in body.get("messages") or []:
+        if isinstance(message, dict):
+            total += len(message_text(message)) + 16
+            for call in message.get("tool_calls") or []:
+                total += len(json.dumps(call.get("function", {}), ensure_ascii=False))
+    if body.get("tools"):
+        total += len(json.dumps(body["tools"], ensure_ascii=False))
+    return total

@@ -1,0 +1,262 @@
+"""The fault profile: which failures the simulator injects, how often, how slowly.
+
+A profile is data (a YAML file or flags), so a demo, a benchmark and a test can
+each ask for their own mix without code. Rates are probabilities per request,
+drawn from seeded dice keyed by (model, rcid, turn, attempt): a retry of the
+same request is a new attempt and gets a fresh draw, so a 502 does not repeat
+forever, yet the same seed replays the same faults.
+
+    defaults:                 # every model, unless its own section says otherwise
+      latency: {median_s: 0.8, p95_s: 2.5}
+      http_502: 0.02
+    models:
+      allenai/olmo-3.1-32b-instruct: {rpm: 60, response_format_unsupported: true}
+      nvidia/nemotron-3-nano-30b-a3b: {rpm: 15, rate_window_s: 10}   # 15 per 10 s
+    search: {unresponsive: 0.1, latency: {median_s: 0.05, p95_s: 0.2}}
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from fanout.config import package_data
+from fanout.errors import ConfigError
+
+PROFILE_DIR = "sim/profiles"
+
+# Per-request probabilities a model section may set, in the order they are drawn.
+RATE_KINDS: tuple[str, ...] = (
+    "http_502",
+    "http_503",
+    "stall",
+    "error_in_200",
+    "malformed_args",
+    "unknown_tool",
+    "invalid_json",
+    "length",
+)
+
+
+@dataclass(frozen=True)
+class Latency:
+    """A lognormal latency, given as its median and 95th percentile in seconds."""
+
+    median_s: float = 0.0
+    p95_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class ModelFaults:
+    """What one model does wrong, and how slowly it answers."""
+
+    latency: Latency = Latency()
+    rpm: int | None = None
+    """Requests allowed per sliding window (60 s: per minute) before 429; None = unlimited."""
+    rate_window_s: float = 60.0
+    """The window rpm counts over; OpenRouter's own limits also use short (10 s) windows."""
+    stall_s: float = 30.0
+    """How long a stall hangs before answering (not scaled by latency_scale)."""
+    response_format_unsupported: bool = False
+    """Answer 400 to any request that sends response_format, as some providers do."""
+    http_502: float = 0.0
+    http_503: float = 0.0
+    stall: float = 0.0
+    error_in_200: float = 0.0
+    malformed_args: float = 0.0
+    unknown_tool: float = 0.0
+    invalid_json: float = 0.0
+    length: float = 0.0
+
+
+@dataclass(frozen=True)
+class SearchFaults:
+    """How the SearXNG stand-in misbehaves."""
+
+    latency: Latency = Latency()
+    unresponsive: float = 0.0
+    """Chance that a search lists an engine in unresponsive_engines (and loses its results)."""
+    http_429: float = 0.0
+    """Chance of SearXNG's limiter answering 429 Too Many Requests."""
+
+
+@dataclass(frozen=True)
+class FaultProfile:
+    name: str = "clean"
+    latency_scale: float = 1.0
+    """Multiplies every latency (not stalls): benchmarks shrink it, demos keep 1."""
+    generation_delay_s: float = 0.0
+    """How long /api/v1/generation answers 404 after a completion."""
+    defaults: ModelFaults = ModelFaults()
+    models: Mapping[str, ModelFaults] = field(default_factory=dict)
+    """Sections keyed by model id or canonical slug, merged over `defaults`."""
+    search: SearchFaults = SearchFaults()
+
+    def for_model(self, *names: str) -> ModelFaults:
+        for name in names:
+            if name in self.models:
+                return self.models[name]
+        return self.defaults
+
+
+def load_profile(spec: str | Path) -> FaultProfile:
+    """A profile by bundled name (`demo`, `clean`, `default`) or by file path."""
+    path = Path(spec)
+    if not path.suffix and not path.exists():
+        path = package_data(f"{PROFILE_DIR}/{spec}.yaml")
+        if not path.exists():
+            names = sorted(p.stem for p in package_data(PROFILE_DIR).glob("*.yaml"))
+            raise ConfigError(f"no fault profile named {spec!r}; bundled profiles: {', '.join(names)}")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"cannot read fault profile {path}: {exc}") from exc
+    return profile_from_dict(data, default_name=path.stem)
+
+
+def profile_from_dict(data: Mapping[str, Any], *, default_name: str = "custom") -> FaultProfile:
+    data = _mapping(data, "profile")
+    _reject_unknown(data, {"name", "latency_scale", "generation_delay_s", "defaults", "models", "search"}, "profile")
+    defaults = _model_faults(_mapping(data.get("defaults") or {}, "defaults"), ModelFaults(), "defaults")
+    models = {
+        str(name): _model_faults(_mapping(section or {}, f"models.{name}"), defaults, f"models.{name}")
+        for name, section in _mapping(data.get("models") or {}, "models").items()
+    }
+    search = _search_faults(_mapping(data.get("search") or {}, "search"))
+    return FaultProfile(
+        name=str(data.get("name", default_name)),
+        latency_scale=_number(data.get("latency_scale", 1.0), "latency_scale"),
+        generation_delay_s=_number(data.get("generation_delay_s", 0.0), "generation_delay_s"),
+        defaults=defaults,
+        models=models,
+        search=search,
+    )
+
+
+def with_overrides(profile: FaultProfile, assignments: list[str]) -> FaultProfile:
+    """Apply `--fault [MODEL:]KEY=VALUE` flags; `search:` addresses the search stand-in."""
+    for assignment in assignments:
+        lhs, sep, value = assignment.partition("=")
+        target, _, key = lhs.rpartition(":")
+        if not sep or not key:
+            raise ConfigError(f"--fault {assignment!r}: expected [MODEL:]KEY=VALUE, e.g. http_502=0.1")
+        parsed = yaml.safe_load(value)
+        if target == "search":
+            section = _search_faults({**_search_dict(profile.search), key: parsed})
+            profile = dataclasses.replace(profile, search=section)
+        elif target:
+            base = profile.models.get(target, profile.defaults)
+            section = _model_faults({key: parsed}, base, f"--fault {target}")
+            profile = dataclasses.replace(profile, models={**profile.models, target: section})
+        else:
+            defaults = _model_faults({key: parsed}, profile.defaults, "--fault")
+            models = {n: _model_faults({key: parsed}, m, "--fault") for n, m in profile.models.items()}
+            profile = dataclasses.replace(profile, defaults=defaults, models=models)
+    return profile
+
+
+def _model_faults(section: Mapping[str, Any], base: ModelFaults, where: str) -> ModelFaults:
+    allowed = {f.name for f in dataclasses.fields(ModelFaults)}
+    _reject_unknown(section, allowed, where)
+    changes: dict[str, Any] = {}
+    for key, value in section.items():
+        if key == "latency":
+            changes[key] = _latency(value, base.latency, f"{where}.latency")
+        elif key == "rpm":
+            changes[key] = None if value is None else int(_number(value, f"{where}.rpm"))
+        elif key == "response_format_unsupported":
+            changes[key] = bool(value)
+        elif key in ("stall_s", "rate_window_s"):
+            changes[key] = _number(value, f"{where}.{key}")
+        else:
+            changes[key] = _rate(value, f"{where}.{key}")
+    return dataclasses.replace(base, **changes)
+
+
+def _search_faults(section: Mapping[str, Any]) -> SearchFaults:
+    _reject_unknown(section, {"latency", "unresponsive", "http_429"}, "search")
+    return SearchFaults(
+        latency=_latency(section.get("latency") or {}, Latency(), "search.latency"),
+        unresponsive=_rate(section.get("unresponsive", 0.0), "search.unresponsive"),
+        http_429=_rate(section.get("http_429", 0.0), "search.http_429"),
+    )
+
+
+def _search_dict(search: SearchFaults) -> dict[str, Any]:
+    return {
+        "latency": dataclasses.asdict(search.latency),
+        "unresponsive": search.unresponsive,
+        "http_429": search.http_429,
+    }
+
+
+def _latency(value: Any, base: Latency, where: str) -> Latency:
+    section = _mapping(value, where)
+    _reject_unknown(section, {"median_s", "p95_s"}, where)
+    median = _number(section.get("median_s", base.median_s), f"{where}.median_s")
+    p95 = _number(section.get("p95_s", max(base.p95_s, median)), f"{where}.p95_s")
+    if p95 < median:
+        raise ConfigError(f"{where}: p95_s ({p95}) is below median_s ({median})")
+    return Latency(median, p95)
+
+
+def _rate(value: Any, where: str) -> float:
+    rate = _number(value, where)
+    if not 0.0 <= rate <= 1.0:
+        raise ConfigError(f"{where}: a rate is a probability between 0 and 1, got {value!r}")
+    return rate
+
+
+def _number(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise ConfigError(f"{where}: expected a non-negative number, got {value!r}")
+    return float(value)
+
+
+def _mapping(value: Any, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where}: expected a mapping, got {type(value).__name__}")
+    return value
+
+
+def _reject_unknown(section: Mapping[str, Any], allowed: set[str], where: str) -> None:
+    unknown = sorted(set(section) - allowed)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(allowed))}")
+
+
+class RpmLimiter:
+    """A sliding window per model: the (limit+1)-th request inside it is refused.
+
+    Only accepted requests enter the window, so a client that honours
+    Retry-After gets through exactly when the oldest request ages out.
+    """
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self._clock = clock
+        self._accepted: dict[str, collections.deque[float]] = collections.defaultdict(collections.deque)
+
+    def admit(self, model: str, limit: int | None, window_s: float = 60.0) -> float | None:
+        """None if the request may go ahead (and is counted), else seconds to wait."""
+        if limit is None:
+            return None
+        now = self._clock()
+        window = self._accepted[model]
+        while window and window[0] <= now - window_s:
+            window.popleft()
+        if len(window) < limit:
+            window.append(now)
+            return None
+        return window[0] + window_s - now
+
+
+def retry_after_header(wait_s: float) -> str:
+    """Whole seconds, rounded up, at least 1: what HTTP's Retry-After allows."""
+    return str(max(1, math.ceil(wait_s)))

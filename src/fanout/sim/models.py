@@ -1,0 +1,196 @@
+"""The simulated models: what OpenRouter would list for them, and their habits.
+
+Prices and context windows are the real ones of seed 000's four models, so a
+demo's cost column looks like a real run's. The habits (how many searches,
+what they fetch, which way their verdicts lean) are what give a comparison
+report real disagreements to show; they are parameters, not intelligence.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+Bias = Literal["careful", "credulous", "sceptical", "snippets"]
+
+
+@dataclass(frozen=True)
+class SimModel:
+    """One simulated model, as listed by /api/v1/models and as it behaves."""
+
+    id: str
+    """The name OpenRouter lists as `id`."""
+    canonical_slug: str
+    """The dated name responses report in `model`."""
+    name: str
+    context_length: int
+    input_price: float
+    """USD per million prompt tokens."""
+    output_price: float
+    """USD per million completion tokens."""
+    provider: str
+    """Upstream provider named in responses, as OpenRouter does."""
+    bias: Bias
+    """careful: reads and judges fairly; credulous: says verified too readily;
+    sceptical: downgrades good evidence; snippets: judges from search snippets
+    and sometimes claims it read pages it never fetched."""
+    error_rate: float
+    """Chance that a verdict slips one step along the verdict scale."""
+    searches: tuple[int, ...]
+    """Number of searches to draw from (uniformly)."""
+    fetches: tuple[int, ...]
+    """Number of pages to fetch to draw from (uniformly)."""
+    early_stop: float
+    """Chance of stopping after the first search (and at most one fetch)."""
+    parallel_calls: float
+    """Chance of asking for two fetches in one turn."""
+    query_styles: tuple[str, ...]
+    """Query templates: {label} {prop} {value} {qid} {desc}."""
+    tool_call_prefix: str
+    """How this provider spells tool-call ids (`call_`, `toolu_`...)."""
+    fences_without_json_mode: bool
+    """Wraps its JSON verdict in a markdown fence when response_format is not sent."""
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        usd = (prompt_tokens * self.input_price + completion_tokens * self.output_price) / 1e6
+        return round(usd, 12)
+
+    def listing(self) -> dict[str, object]:
+        """This model as an entry of OpenRouter's /api/v1/models `data`."""
+        return {
+            "id": self.id,
+            "canonical_slug": self.canonical_slug,
+            "hugging_face_id": "",
+            "name": self.name,
+            "created": 1760000000,
+            "description": f"{self.name}, simulated by fanout sim (a stand-in for tests and demos, not a model).",
+            "context_length": self.context_length,
+            "architecture": {
+                "modality": "text->text",
+                "input_modalities": ["text"],
+                "output_modalities": ["text"],
+                "tokenizer": "Other",
+                "instruct_type": None,
+            },
+            "pricing": {
+                "prompt": per_token(self.input_price),
+                "completion": per_token(self.output_price),
+                "request": "0",
+                "image": "0",
+                "web_search": "0",
+                "internal_reasoning": "0",
+            },
+            "top_provider": {
+                "context_length": self.context_length,
+                "max_completion_tokens": 16384,
+                "is_moderated": self.id.startswith("anthropic/"),
+            },
+            "per_request_limits": None,
+            "supported_parameters": [
+                "max_tokens",
+                "temperature",
+                "top_p",
+                "stop",
+                "seed",
+                "tools",
+                "tool_choice",
+                "response_format",
+                "structured_outputs",
+            ],
+        }
+
+
+def per_token(per_million: float) -> str:
+    """USD per token as OpenRouter writes it: a plain decimal string, never 5e-08."""
+    text = f"{per_million / 1e6:.12f}".rstrip("0")
+    return text + "0" if text.endswith(".") else text
+
+
+def estimate_tokens(chars: int) -> int:
+    """About four characters per token, as tokenizers average on English."""
+    return max(1, math.ceil(chars / 4))
+
+
+SIM_MODELS: tuple[SimModel, ...] = (
+    SimModel(
+        id="nvidia/nemotron-3-nano-30b-a3b",
+        canonical_slug="nvidia/nemotron-3-nano-30b-a3b",
+        name="NVIDIA: Nemotron 3 Nano 30B A3B",
+        context_length=262_144,
+        input_price=0.05,
+        output_price=0.20,
+        provider="DeepInfra",
+        bias="credulous",
+        error_rate=0.2,
+        searches=(1, 1, 2),
+        fetches=(1, 1, 2),
+        early_stop=0.3,
+        parallel_calls=0.0,
+        query_styles=("{label} {prop}", "{label} {value}", "{label}"),
+        tool_call_prefix="call_",
+        fences_without_json_mode=True,
+    ),
+    SimModel(
+        id="allenai/olmo-3.1-32b-instruct",
+        canonical_slug="allenai/olmo-3.1-32b-instruct",
+        name="AllenAI: Olmo 3.1 32B Instruct",
+        context_length=65_536,
+        input_price=0.20,
+        output_price=0.60,
+        provider="Parasail",
+        bias="snippets",
+        error_rate=0.15,
+        searches=(1, 2, 2, 3),
+        fetches=(0, 0, 1),
+        early_stop=0.2,
+        parallel_calls=0.0,
+        query_styles=("{label} {value}", "{label} {prop} {value}", "who is {label}"),
+        tool_call_prefix="call_",
+        fences_without_json_mode=True,
+    ),
+    SimModel(
+        id="deepseek/deepseek-v3.2",
+        canonical_slug="deepseek/deepseek-v3.2",
+        name="DeepSeek: DeepSeek V3.2",
+        context_length=163_840,
+        input_price=0.26,
+        output_price=0.38,
+        provider="DeepSeek",
+        bias="careful",
+        error_rate=0.15,
+        searches=(1, 2, 2, 3),
+        fetches=(1, 2, 2),
+        early_stop=0.1,
+        parallel_calls=0.3,
+        query_styles=('"{label}" {prop}', "{label} {prop} {value} source", "{label} {desc}"),
+        tool_call_prefix="call_0_",
+        fences_without_json_mode=False,
+    ),
+    SimModel(
+        id="anthropic/claude-haiku-4.5",
+        canonical_slug="anthropic/claude-4.5-haiku-20251001",
+        name="Anthropic: Claude Haiku 4.5",
+        context_length=200_000,
+        input_price=1.00,
+        output_price=5.00,
+        provider="Anthropic",
+        bias="sceptical",
+        error_rate=0.1,
+        searches=(2, 2, 3),
+        fetches=(1, 2),
+        early_stop=0.05,
+        parallel_calls=0.5,
+        query_styles=("{label} {prop}", '"{label}" {value}', "{label} {desc} {prop} official record"),
+        tool_call_prefix="toolu_vrtx_01",
+        fences_without_json_mode=False,
+    ),
+)
+
+
+def find_model(models: tuple[SimModel, ...], name: str) -> SimModel | None:
+    """The model a request names, by `id` or `canonical_slug` as OpenRouter accepts."""
+    for model in models:
+        if name in (model.id, model.canonical_slug):
+            return model
+    return None

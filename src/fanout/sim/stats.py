@@ -1,0 +1,54 @@
+"""The simulator's own tally, so an end-to-end check can compare the client's books with it.
+
+Costs are summed with math.fsum: the total is the exactly rounded sum of the
+costs returned, whatever order they arrived in, so a client that adds up the
+same numbers gets the same total.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from typing import Any
+
+
+class SimStats:
+    def __init__(self) -> None:
+        self.requests: Counter[str] = Counter()
+        self.completions: Counter[str] = Counter()
+        self.faults: Counter[str] = Counter()
+        self._costs: dict[str, list[float]] = defaultdict(list)
+        self._pair_costs: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+        self._tokens: dict[str, Counter[str]] = defaultdict(Counter)
+
+    def request(self, endpoint: str) -> None:
+        self.requests[endpoint] += 1
+
+    def fault(self, kind: str) -> None:
+        self.faults[kind] += 1
+
+    def completion(self, model: str, conversation: str, prompt_tokens: int, completion_tokens: int, cost: float) -> None:
+        """A chat completion answered with usage (and so billed), faulty content or not."""
+        self.completions[model] += 1
+        self._costs[model].append(cost)
+        self._pair_costs[conversation][model].append(cost)
+        self._tokens[model].update(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+
+    def total_cost(self) -> float:
+        return math.fsum(c for costs in self._costs.values() for c in costs)
+
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "requests": dict(sorted(self.requests.items())),
+            "completions": dict(sorted(self.completions.items())),
+            "cost_usd": {
+                "total": self.total_cost(),
+                "by_model": {m: math.fsum(c) for m, c in sorted(self._costs.items())},
+                "by_edit": {
+                    edit: {m: math.fsum(c) for m, c in sorted(models.items())}
+                    for edit, models in sorted(self._pair_costs.items())
+                },
+            },
+            "tokens": {m: dict(t) for m, t in sorted(self._tokens.items())},
+            "faults": dict(sorted(self.faults.items())),
+        }

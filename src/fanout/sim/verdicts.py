@@ -1,0 +1,186 @@
+"""Phase B: the verdict a simulated model gives, from what it saw and how it leans.
+
+The honest reading follows the SIFT prompt's definitions: a page read that
+contradicts the edit makes it incorrect, pages read that support it make it
+verified, snippets alone make it plausible or suspect, nothing makes it
+unverifiable. Each model's bias then bends that reading, and a seeded slip
+(its error rate) moves it one step along the scale, so the committee the report
+builds has the kinds of disagreement real models show.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from fanout.sim.conversation import Conversation
+from fanout.sim.corpus import Corpus, Page
+from fanout.sim.dice import dice
+from fanout.sim.investigation import AUTHORITATIVE, Subject, subject_for
+from fanout.sim.models import SimModel
+from fanout.sim.pages import site_name
+
+SCALE: tuple[str, ...] = ("verified-high", "verified-low", "plausible", "unverifiable", "suspect", "incorrect")
+DIRECTION = {
+    "verified-high": "supports",
+    "verified-low": "supports",
+    "plausible": "supports",
+    "suspect": "contradicts",
+    "incorrect": "contradicts",
+}
+
+# stance -> (how the model misreads it, probability): a namesake taken for the subject,
+# a page that merely mentions the subject taken as confirmation, good evidence discounted
+MISREADINGS: dict[str, dict[str, tuple[str, float]]] = {
+    "credulous": {"namesake": ("supports", 0.6), "vague": ("supports", 0.3)},
+    "snippets": {"namesake": ("supports", 0.4), "vague": ("supports", 0.25)},
+    "careful": {"vague": ("supports", 0.05), "namesake": ("supports", 0.05)},
+    "sceptical": {"supports": ("vague", 0.15)},
+}
+
+# base verdict -> [(replacement, probability)]: how a bias bends an honest reading
+LEANINGS: dict[str, dict[str, list[tuple[str, float]]]] = {
+    "credulous": {
+        "incorrect": [("plausible", 0.25), ("verified-low", 0.15)],
+        "suspect": [("plausible", 0.4), ("verified-low", 0.2)],
+        "unverifiable": [("plausible", 0.4), ("verified-low", 0.25)],
+        "plausible": [("verified-high", 0.35), ("verified-low", 0.35)],
+        "verified-low": [("verified-high", 0.6)],
+    },
+    "sceptical": {
+        "verified-high": [("verified-low", 0.4), ("plausible", 0.15), ("unverifiable", 0.1)],
+        "verified-low": [("plausible", 0.4), ("unverifiable", 0.2)],
+        "plausible": [("unverifiable", 0.4), ("suspect", 0.25)],
+        "unverifiable": [("suspect", 0.3)],
+    },
+}
+
+
+@dataclass(frozen=True)
+class Seen:
+    """A page as the model met it: its URL, the corpus page (if any) and its stance as the model reads it."""
+
+    url: str
+    page: Page | None
+    stance: str
+    read: bool
+
+
+def verdict_answer(conv: Conversation, model: SimModel, corpus: Corpus, seed: int) -> dict[str, object]:
+    """The verdict JSON object: {verdict, rationale, sources}."""
+    rng = dice(seed, "verdict", model.id, conv.key)
+    evidence = gather(conv, corpus, model, rng)
+    honest = judge([e for e in evidence if e.read or model.bias == "snippets"], [e for e in evidence if not e.read])
+    verdict = slip(lean(honest, model, rng), model, rng)
+    subject = subject_for(conv, corpus)
+    return {
+        "verdict": verdict,
+        "rationale": rationale(verdict, evidence, subject, model, conv),
+        "sources": cite(evidence, model, rng),
+    }
+
+
+def gather(conv: Conversation, corpus: Corpus, model: SimModel, rng: random.Random) -> list[Seen]:
+    """Everything the model met, in order: pages it read, then results it only glimpsed."""
+    fetched = list(dict.fromkeys(conv.fetched))
+    urls = [(url, True) for url in fetched] + [(r.url, False) for r in conv.seen if r.url not in fetched]
+    evidence = []
+    for url, read in urls:
+        page = corpus.page_for_url(url)
+        stance = page.stance(conv.rcid) if page else "offtopic"
+        misread, chance = MISREADINGS.get(model.bias, {}).get(stance, (stance, 0.0))
+        evidence.append(Seen(url, page, misread if rng.random() < chance else stance, read))
+    return evidence
+
+
+def judge(read: list[Seen], glimpsed: list[Seen]) -> str:
+    read_stances = [e.stance for e in read]
+    if "contradicts" in read_stances:
+        return "incorrect"
+    supporting = [e for e in read if e.stance == "supports"]
+    if supporting:
+        strong = len(supporting) >= 2 or any(_authoritative(e.url) for e in supporting)
+        return "verified-high" if strong else "verified-low"
+    glimpsed_stances = [e.stance for e in glimpsed]
+    if "contradicts" in glimpsed_stances:
+        return "suspect"
+    if "supports" in glimpsed_stances:
+        return "plausible"
+    return "unverifiable"
+
+
+def lean(verdict: str, model: SimModel, rng: random.Random) -> str:
+    draw = rng.random()
+    for replacement, probability in LEANINGS.get(model.bias, {}).get(verdict, []):
+        if draw < probability:
+            return replacement
+        draw -= probability
+    return verdict
+
+
+def slip(verdict: str, model: SimModel, rng: random.Random) -> str:
+    if rng.random() >= model.error_rate:
+        return verdict
+    index = SCALE.index(verdict) + rng.choice((-2, -1, 1, 2))
+    return SCALE[min(max(index, 0), len(SCALE) - 1)]
+
+
+def cite(evidence: list[Seen], model: SimModel, rng: random.Random) -> list[dict[str, object]]:
+    """Sources as the model reports them; the snippet reader claims to have read what it only glimpsed."""
+    relevant = [e for e in evidence if e.stance != "offtopic"]
+    read = [e for e in relevant if e.read] or ([e for e in evidence if e.read] if model.bias == "credulous" else [])
+    glimpsed = [e for e in relevant if not e.read]
+    sources = [_source(e, "verified") for e in read]
+    if model.bias == "snippets":
+        sources += [_source(e, "verified" if rng.random() < 0.6 else "reported") for e in glimpsed[:3]]
+    elif model.bias == "sceptical":
+        sources += [_source(e, "reported") for e in glimpsed if e.stance == "contradicts"][:1]
+    elif not read:
+        sources += [_source(e, "reported") for e in glimpsed[:2]]
+    return sources
+
+
+def _source(seen: Seen, provenance: str) -> dict[str, object]:
+    return {"url": seen.url, "supports_claim": seen.stance == "supports", "provenance": provenance}
+
+
+def rationale(verdict: str, evidence: list[Seen], subject: Subject, model: SimModel, conv: Conversation) -> str:
+    direction = DIRECTION.get(verdict)
+    key = next((e for e in evidence if direction and e.stance == direction and e.page), None)
+    claim = f"{subject.prop}: {subject.value}".strip(": ") or "the edited statement"
+    if key is not None and key.page is not None:
+        site = site_name(key.page)
+        seen_how = "" if key.read else " (in the search results)"
+        opening = {
+            "supports": f"{site}{seen_how} {key.page.summary}, which agrees with the edit ({claim}).",
+            "contradicts": f"{site}{seen_how} {key.page.summary}, which contradicts the edit ({claim}).",
+        }[key.stance]
+    elif direction == "supports":
+        opening = f"The sources I saw about {subject.label} raise no obvious problem with the edit ({claim})."
+    elif direction == "contradicts":
+        opening = f"The edit ({claim}) does not fit what the sources about {subject.label} suggest."
+    else:
+        mention = next((e.page for e in evidence if e.page and e.stance in ("vague", "namesake")), None)
+        opening = (
+            f"Pages about {subject.label} were found ({site_name(mention)} {mention.summary}), "
+            f"but none states the edited value ({claim})."
+            if mention
+            else f"No source I found says anything about {claim} for {subject.label}."
+        )
+    return f"{opening} {_voice(verdict, model, subject, conv)}".strip()
+
+
+def _voice(verdict: str, model: SimModel, subject: Subject, conv: Conversation) -> str:
+    if model.bias == "sceptical" and verdict in ("verified-low", "plausible", "unverifiable", "suspect"):
+        return "Without a second, independent source I would not rate this any higher."
+    if model.bias == "credulous":
+        return f"The value looks consistent with what is generally known about {subject.label}."
+    if model.bias == "snippets":
+        return f"Based on {len(conv.seen)} search results."
+    return f"Checked against {len(conv.fetched)} page(s) read in full."
+
+
+def _authoritative(url: str) -> bool:
+    path = urlsplit(url).path
+    return any(host in path or host in url for host in AUTHORITATIVE)
