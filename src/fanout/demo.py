@@ -54,11 +54,12 @@ def fanout_cmd(*args: str) -> list[str]:
 
 
 @contextmanager
-def simulator(profile: str, labels_out: Path, seed: int = 7) -> Iterator[str]:
+def simulator(profile: str, labels_out: Path, seed: int = 7, latency_scale: float = 1.0) -> Iterator[str]:
     """Start `fanout sim` on a free loopback port; yield its base URL; always stop it."""
     port = free_port()
     proc = subprocess.Popen(
-        fanout_cmd("sim", "--port", str(port), "--profile", profile, "--seed", str(seed), "--labels-out", str(labels_out)),
+        fanout_cmd("sim", "--port", str(port), "--profile", profile, "--seed", str(seed),
+                   "--latency-scale", str(latency_scale), "--labels-out", str(labels_out)),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -108,11 +109,16 @@ def new_run_dir(kind: str) -> Path:
     return Path("runs") / f"{kind}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
 
 
+def sim_labels_path(run_dir: Path) -> Path:
+    """The simulator's truth labels, kept with the run they score."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    return run_dir / "sim-labels.yaml"
+
+
 def demo() -> int:
     print(BANNER, flush=True)
     run_dir = new_run_dir("demo")
-    labels = run_dir.parent / f"{run_dir.name}-labels.yaml"
-    run_dir.parent.mkdir(parents=True, exist_ok=True)
+    labels = sim_labels_path(run_dir)
     with simulator("demo", labels) as base:
         code = subprocess.call(run_args(base, run_dir))
         if code != 0:
@@ -126,14 +132,17 @@ def demo() -> int:
 def e2e() -> int:
     """Interrupt a run midway with SIGINT, resume it, and check the run directory end to end."""
     run_dir = new_run_dir("e2e")
-    labels = run_dir.parent / f"{run_dir.name}-labels.yaml"
-    run_dir.parent.mkdir(parents=True, exist_ok=True)
-    with simulator("e2e", labels) as base:
-        first = interrupt_midway(run_args(base, run_dir), run_dir)
+    labels = sim_labels_path(run_dir)
+    # A long grace period: verdicts in flight at Ctrl-C must finish, or the simulator
+    # would have charged for calls that no record holds and the costs could not add up.
+    with simulator("demo", labels, latency_scale=0.5) as base:
+        cmd = run_args(base, run_dir, "--grace", "120")
+        first = interrupt_midway(cmd, run_dir)
         check(first.returncode == 130, f"the interrupted run exited {first.returncode}, not 130")
         check("Resume with:" in first.stdout.strip().splitlines()[-1], "the last line does not say how to resume")
+        check("Grace period over" not in first.stdout, "verdicts were cancelled at the first Ctrl-C")
         logged_before = count_lines(run_dir / "checkpoint.jsonl")
-        second = subprocess.run(run_args(base, run_dir), capture_output=True, text=True)
+        second = subprocess.run(cmd, capture_output=True, text=True)
         check(second.returncode == 0, f"the resumed run exited {second.returncode}:\n{second.stdout}\n{second.stderr}")
         stats = httpx.get(f"{base}/stats", timeout=5).json()
     check_run_dir(run_dir, stats)
