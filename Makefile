@@ -46,7 +46,7 @@ lock:
 
 searxng-up:
 	@test -n "$(COMPOSE)" || { echo "Neither 'podman compose' nor 'docker compose' works here; install one of them."; exit 1; }
-	$(COMPOSE) up -d
+	SEARXNG_SECRET="$${SEARXNG_SECRET:-$$($(PYTHON) -c 'import secrets; print(secrets.token_hex(32))')}" $(COMPOSE) up -d
 	@echo "SearXNG: http://127.0.0.1:8080/search?q=test&format=json"
 
 searxng-down:
