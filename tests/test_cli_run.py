@@ -1,0 +1,149 @@
+"""`fanout run` and `fanout status` as a user meets them: bad input, dry runs, resume guards.
+
+Invariant 7: bad input ends with one clear message and a non-zero exit before
+any work starts, and nothing already written is harmed.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import anyio
+import pytest
+import yaml
+
+from fanout.cli import main
+from fanout.config import ModelSpec, RunSettings, package_data
+from fanout.records import VerdictRecord
+from fanout.runner import RunRequest, run
+
+SAMPLE = package_data("sample_snapshot.yaml")
+LOCAL = ["--base-url", "http://127.0.0.1:9/v1", "--searxng-url", "http://127.0.0.1:9"]
+
+
+def one_line_error(capsys) -> str:
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    return err
+
+
+def scripted_run(snapshot: Path, run_dir: Path, limit: int = 2) -> None:
+    """A finished run of two edits x two models, made without any endpoint."""
+
+    async def verdict(edit, model):
+        return VerdictRecord(
+            model=model.name, edit_rcid=edit["rcid"], edit_revid=edit["revid"], qid=edit["title"],
+            property=edit["parsed_edit"]["property"], diff_type=edit["edit_diff"]["type"],
+            timestamp="2026-11-22T10:00:00Z", status="error" if model.name == "m/b" else "ok",
+            verdict="plausible", cost_usd=0.25, error="HTTP 502" if model.name == "m/b" else None,
+        )
+
+    settings = RunSettings(models=(ModelSpec("m/a"), ModelSpec("m/b")))
+    request = RunRequest(snapshot, run_dir, settings, limit=limit, handle_signals=False, progress_interval_s=3600)
+    anyio.run(lambda: run(request, verdict_fn=verdict))
+
+
+def test_a_missing_snapshot_stops_with_one_line_and_creates_nothing(tmp_path, capsys):
+    code = main(["run", str(tmp_path / "nope.yaml"), "--run-dir", str(tmp_path / "run"), *LOCAL])
+    assert code == 2
+    assert "nope.yaml" in one_line_error(capsys)
+    assert not (tmp_path / "run").exists()
+
+
+def test_an_invalid_edit_is_named_by_its_number_rcid_and_field(tmp_path, capsys):
+    data = yaml.safe_load(SAMPLE.read_text())
+    del data["edits"][1]["parsed_edit"]["property"]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(data))
+    code = main(["run", str(bad), "--run-dir", str(tmp_path / "run"), *LOCAL])
+    assert code == 2
+    message = one_line_error(capsys)
+    assert f"edit #2 (rcid {data['edits'][1]['rcid']}): field parsed_edit.property is missing" in message
+    assert not (tmp_path / "run").exists()
+
+
+def test_openrouter_without_a_key_stops_before_any_work(tmp_path, capsys):
+    code = main(["run", str(SAMPLE), "--run-dir", str(tmp_path / "run")])
+    assert code == 2
+    assert "OPENROUTER_API_KEY is not set" in one_line_error(capsys)
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        (["--retry", "timeout,oops"], "--retry: unknown status oops"),
+        (["--concurrency", "0"], "--concurrency must be at least 1 (got 0)."),
+        (["--fetch-delay", "-1"], "--fetch-delay must not be negative."),
+    ],
+)
+def test_bad_flags_are_refused_with_the_fix(tmp_path, capsys, flags, expected):
+    code = main(["run", str(SAMPLE), "--run-dir", str(tmp_path / "run"), *LOCAL, *flags])
+    assert code == 2
+    assert expected in one_line_error(capsys)
+
+
+def test_a_limits_table_with_an_unknown_key_is_refused(tmp_path, capsys):
+    limits = tmp_path / "limits.yaml"
+    limits.write_text("deepseek/deepseek-v3.2: {rpm: 10}\n")
+    code = main(["run", str(SAMPLE), "--run-dir", str(tmp_path / "run"), *LOCAL, "--limits", str(limits)])
+    assert code == 2
+    assert "allowed keys are max_concurrency, requests_per_minute" in one_line_error(capsys)
+
+
+def test_a_dry_run_shows_the_plan_and_what_a_resume_would_skip_and_writes_nothing(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    scripted_run(SAMPLE, run_dir)
+    before = {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()}
+    capsys.readouterr()
+    code = main(["run", str(SAMPLE), "--run-dir", str(run_dir), *LOCAL, "--models", "m/a", "m/b", "--limit", "2", "--dry-run"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "Pairs: 4; already done in" in out and out.rstrip().endswith("Dry run: nothing was contacted or written.")
+    assert "already done in " + str(run_dir) + ": 2" in out  # the two `error` pairs would run again
+    assert {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()} == before
+
+
+def test_resuming_with_a_different_snapshot_is_refused_and_the_run_is_untouched(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    scripted_run(SAMPLE, run_dir)
+    before = {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()}
+    other = tmp_path / "other.yaml"
+    data = yaml.safe_load(SAMPLE.read_text())
+    data["edits"] = data["edits"][:3]
+    other.write_text(yaml.safe_dump(data))
+    code = main(["run", str(other), "--run-dir", str(run_dir), *LOCAL])
+    assert code == 2
+    message = one_line_error(capsys)
+    assert "cannot resume this run directory: the snapshot differs" in message and "--force" in message
+    assert {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()} == before
+
+
+def test_a_renamed_but_identical_snapshot_resumes(tmp_path):
+    run_dir = tmp_path / "run"
+    scripted_run(SAMPLE, run_dir)
+    copy = tmp_path / "copy.yaml"
+    shutil.copy(SAMPLE, copy)
+    scripted_run(copy, run_dir)  # same sha256: no refusal
+    manifest = yaml.safe_load((run_dir / "manifest.yaml").read_text())
+    assert len(manifest["starts"]) == 2
+
+
+def test_status_prints_counts_spend_and_the_last_errors_from_the_log(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    scripted_run(SAMPLE, run_dir)
+    capsys.readouterr()
+    assert main(["status", str(run_dir)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"{run_dir}: 4/4 pairs done (100%), spend $1.0000"
+    table = [line.split() for line in lines[2:5]]
+    assert table[0] == ["model", "done", "ok", "timeout", "incomplete", "invalid_json", "error", "in", "flight"]
+    assert table[1] == ["m/a", "2", "2", "0", "0", "0", "0", "0"]
+    assert table[2] == ["m/b", "2", "0", "0", "0", "0", "2", "0"]
+    assert lines[5:] == ["last errors:", "  m/b rcid 2540801101: HTTP 502", "  m/b rcid 2540801102: HTTP 502"]
+
+
+def test_status_of_a_folder_that_is_not_a_run_says_so(tmp_path, capsys):
+    assert main(["status", str(tmp_path)]) == 2
+    assert "is not a run directory" in one_line_error(capsys)
