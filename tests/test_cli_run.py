@@ -147,3 +147,15 @@ def test_status_prints_counts_spend_and_the_last_errors_from_the_log(tmp_path, c
 def test_status_of_a_folder_that_is_not_a_run_says_so(tmp_path, capsys):
     assert main(["status", str(tmp_path)]) == 2
     assert "is not a run directory" in one_line_error(capsys)
+
+
+def test_status_gives_the_recent_rate_from_the_finish_times_in_the_log(tmp_path):
+    from fanout.cli.status import scan_log
+
+    log = tmp_path / "checkpoint.jsonl"
+    times = ["10:00:00", "10:00:30", "10:01:00", "10:02:00"]
+    log.write_text("".join(
+        f'{{"model": "m/a", "edit_rcid": {i}, "status": "ok", "timestamp": "2026-11-22T{t}Z"}}\n' for i, t in enumerate(times)
+    ))
+    errors, per_minute = scan_log(log, 5)
+    assert errors == [] and per_minute == 1.5  # 3 intervals over 2 minutes

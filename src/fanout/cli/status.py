@@ -5,10 +5,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from collections import deque
+from datetime import datetime
+
 from fanout.checkpoint import iter_log, log_path, read_index
 from fanout.errors import ConfigError
 from fanout.manifest import load_manifest
-from fanout.progress import Tally, status_table
+from fanout.progress import Tally, format_duration, status_table
+
+RATE_WINDOW = 200
+"""Records whose finish times give the recent rate: recent enough to reflect the current session."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -30,15 +36,28 @@ def run(args: argparse.Namespace) -> int:
           + (f" ({tally.unknown_cost} verdict(s) with unknown cost)" if tally.unknown_cost else ""))
     if manifest and manifest.starts:
         print(f"started {manifest.starts[0]}, {len(manifest.starts)} session(s); snapshot {manifest.snapshot_path}")
+    errors, per_minute = scan_log(path, args.errors)
+    if per_minute:
+        eta = (total - tally.done) / per_minute * 60
+        print(f"recent rate {per_minute:.1f} verdicts/min; at that rate the rest takes {format_duration(eta)}")
     print("\n".join(status_table(tally)))
-    for line in last_errors(path, args.errors):
-        print(line)
+    if errors:
+        print("last errors:")
+        print("\n".join(errors))
     return 0
 
 
-def last_errors(path: Path, n: int) -> list[str]:
-    """The newest error messages, so a user sees why pairs failed without opening the log."""
-    if n <= 0:
-        return []
-    errors = [f"  {d['model']} rcid {d['edit_rcid']}: {d.get('error')}" for d in iter_log(path) if d.get("status") == "error"]
-    return (["last errors:"] + errors[-n:]) if errors else []
+def scan_log(path: Path, n_errors: int) -> tuple[list[str], float | None]:
+    """The newest error messages and the recent verdicts per minute, in one pass over the log."""
+    errors: deque[str] = deque(maxlen=max(n_errors, 0))
+    finished: deque[datetime] = deque(maxlen=RATE_WINDOW)
+    for data in iter_log(path):
+        if data.get("status") == "error" and n_errors > 0:
+            errors.append(f"  {data['model']} rcid {data['edit_rcid']}: {data.get('error')}")
+        finished.append(datetime.fromisoformat(str(data["timestamp"]).replace("Z", "+00:00")))
+    return list(errors), _per_minute(finished)
+
+
+def _per_minute(finished: deque[datetime]) -> float | None:
+    span = (finished[-1] - finished[0]).total_seconds() if len(finished) > 1 else 0.0
+    return (len(finished) - 1) / span * 60 if span > 0 else None
