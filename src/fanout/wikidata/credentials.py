@@ -19,33 +19,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from fanout.errors import ConfigError
+from fanout.secret import Secret
 
 BOT_USER_ENV = "WIKIDATA_BOT_USER"
 BOT_PASSWORD_ENV = "WIKIDATA_BOT_PASSWORD"
 OAUTH_TOKEN_ENV = "WIKIDATA_OAUTH_TOKEN"
-
-
-class Secret:
-    """A string that refuses to be shown; `reveal()` is the only way out."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str) -> None:
-        self._value = value
-
-    def reveal(self) -> str:
-        return self._value
-
-    def __repr__(self) -> str:
-        return "Secret('***')"
-
-    __str__ = __repr__
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Secret) and other._value == self._value
-
-    def __hash__(self) -> int:
-        return hash(self._value)
 
 
 @dataclass(frozen=True)

@@ -9,21 +9,7 @@ from __future__ import annotations
 import os
 
 from fanout.errors import ConfigError
-
-
-class Secret:
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str) -> None:
-        self._value = value
-
-    def reveal(self) -> str:
-        return self._value
-
-    def __repr__(self) -> str:
-        return "Secret('***')"
-
-    __str__ = __repr__
+from fanout.secret import Secret
 
 
 def key_from_env(variable: str, provider: str) -> Secret:
