@@ -1,17 +1,16 @@
-"""Loopback stand-ins for tests: a scripted OpenAI-compatible chat server and a tiny web.
+"""Loopback stand-ins still used by test_provenance.py (ChatServer) and test_search_cache.py (LoopbackWeb).
+
+New tests should not use these: a whole verdict or run belongs on the
+simulator (fanout.sim, see test_verdict.py), and an exact exchange on respx
+(scripted_chat.py). Delete this file once those two tests have moved.
 
 ChatServer answers /v1/chat/completions from a script, one entry per request:
-a Reply, or a function of the request body returning one (so a reply can
-depend on what the client sent, e.g. the URL a search returned). It also serves
-/v1/generation, /v1/models and /v1/key, and records every request it got.
-
-LoopbackWeb is a SearXNG stand-in (/search?format=json) plus article pages,
-so the real ToolBox can be exercised end to end without the internet.
+a Reply, or a function of the request body returning one. LoopbackWeb is a
+SearXNG stand-in (/search?format=json) plus article pages.
 """
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import json
 from collections.abc import Callable
@@ -23,12 +22,11 @@ from aiohttp import web
 
 @dataclass
 class Reply:
-    """One scripted HTTP answer. `stall=True` never answers until the server stops."""
+    """One scripted HTTP answer."""
 
     body: Any = None
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
-    stall: bool = False
 
 
 Step = Reply | Callable[[dict[str, Any]], Reply]
@@ -74,14 +72,6 @@ def tool_call(name: str, arguments: str | dict[str, Any], call_id: str | None = 
             "function": {"name": name, "arguments": raw}}
 
 
-def error_reply(status: int, message: str, *, headers: dict[str, str] | None = None,
-                metadata: dict[str, Any] | None = None) -> Reply:
-    error: dict[str, Any] = {"code": status, "message": message}
-    if metadata is not None:
-        error["metadata"] = metadata
-    return Reply({"error": error}, status=status, headers=headers or {})
-
-
 class _Server:
     """An aiohttp app on 127.0.0.1, an ephemeral port, stopped cleanly."""
 
@@ -89,7 +79,6 @@ class _Server:
         self.app = web.Application()
         self._runner: web.AppRunner | None = None
         self.port = 0
-        self.stopping = asyncio.Event()
 
     async def __aenter__(self) -> _Server:
         self._runner = web.AppRunner(self.app, shutdown_timeout=1.0)
@@ -100,7 +89,6 @@ class _Server:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        self.stopping.set()
         assert self._runner is not None
         await self._runner.cleanup()
 
@@ -109,9 +97,6 @@ class _Server:
         return f"http://127.0.0.1:{self.port}"
 
     async def answer(self, reply: Reply) -> web.StreamResponse:
-        if reply.stall:
-            await self.stopping.wait()
-            return web.Response(status=503)
         if isinstance(reply.body, (dict, list)):
             return web.json_response(reply.body, status=reply.status, headers=reply.headers)
         return web.Response(text=reply.body or "", status=reply.status, headers=reply.headers)
@@ -120,21 +105,11 @@ class _Server:
 class ChatServer(_Server):
     """A scripted OpenAI-compatible endpoint; `base_url` ends in /v1."""
 
-    def __init__(self, script: list[Step] | None = None, *, models: list[dict[str, Any]] | None = None,
-                 generation: list[Reply] | None = None, key: Reply | None = None) -> None:
+    def __init__(self, script: list[Step] | None = None) -> None:
         super().__init__()
         self.script: list[Step] = list(script or [])
         self.requests: list[dict[str, Any]] = []
-        self.headers: list[dict[str, str]] = []
-        self.generation = list(generation or [])
-        self.generation_requests: list[str] = []
-        self.models = models
-        self.key = key
-        self.stalled = asyncio.Event()
         self.app.router.add_post("/v1/chat/completions", self._chat)
-        self.app.router.add_get("/v1/generation", self._generation)
-        self.app.router.add_get("/v1/models", self._models)
-        self.app.router.add_get("/v1/key", self._key)
 
     @property
     def base_url(self) -> str:
@@ -143,28 +118,10 @@ class ChatServer(_Server):
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
         self.requests.append(body)
-        self.headers.append(dict(request.headers))
         if not self.script:
             return web.json_response({"error": {"code": 500, "message": "script exhausted"}}, status=500)
         step = self.script.pop(0)
-        reply = step(body) if callable(step) else step
-        if reply.stall:
-            self.stalled.set()
-        return await self.answer(reply)
-
-    async def _generation(self, request: web.Request) -> web.StreamResponse:
-        self.generation_requests.append(request.query.get("id", ""))
-        if not self.generation:
-            return web.json_response({"error": {"code": 404, "message": "not found"}}, status=404)
-        return await self.answer(self.generation.pop(0))
-
-    async def _models(self, request: web.Request) -> web.StreamResponse:
-        if self.models is None:
-            return web.json_response({"error": {"code": 404, "message": "no listing"}}, status=404)
-        return web.json_response({"data": self.models})
-
-    async def _key(self, request: web.Request) -> web.StreamResponse:
-        return await self.answer(self.key or Reply({"data": {"usage": 0.0, "limit": None}}))
+        return await self.answer(step(body) if callable(step) else step)
 
 
 class LoopbackWeb(_Server):

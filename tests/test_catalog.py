@@ -1,4 +1,7 @@
-"""Model, key and SearXNG checks: OpenRouter is held to its listing, local servers only warned about."""
+"""Model, key and SearXNG checks: OpenRouter is held to its listing, local servers only warned about.
+
+Listings and error answers are scripted with respx; a SearXNG that works is the simulator's.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +9,12 @@ import httpx
 import pytest
 import respx
 
-from chat_server import ChatServer, LoopbackWeb
 from fanout.catalog import check_key, check_models, check_searxng, require_models
 from fanout.config import OPENROUTER_BASE_URL, ModelSpec
 from fanout.errors import ConfigError
+from fanout.sim import running_simulator
+
+LOCAL = "http://127.0.0.1:9/v1"
 
 HAIKU = {
     "id": "anthropic/claude-haiku-4.5",
@@ -84,10 +89,11 @@ async def test_an_unreachable_openrouter_listing_fails_every_model(http):
         "FAIL", f"not checked: cannot reach {OPENROUTER_BASE_URL}/models: ConnectError")
 
 
+@respx.mock
 async def test_a_local_server_that_lists_little_only_gets_warnings(http):
     models = [{"id": "llama3", "object": "model"}, {"id": "qwen-tools", "supported_parameters": ["tools"]}]
-    async with ChatServer(models=models) as server:
-        checks = by_name(await check_models(http, server.base_url, None, ["llama3", "qwen-tools", "mistral"]))
+    respx.get(f"{LOCAL}/models").mock(return_value=httpx.Response(200, json={"data": models}))
+    checks = by_name(await check_models(http, LOCAL, None, ["llama3", "qwen-tools", "mistral"]))
     assert [(c.level, c.message) for c in checks.values()] == [
         ("WARN", "listed, but the listing does not say whether it supports tools"),
         ("OK", "listed as qwen-tools, supports tools"),
@@ -96,11 +102,12 @@ async def test_a_local_server_that_lists_little_only_gets_warnings(http):
     assert checks["model mistral"].spec == ModelSpec("mistral")
 
 
+@respx.mock
 async def test_a_local_server_without_a_listing_is_a_warning_not_a_refusal(http):
-    async with ChatServer() as server:
-        [check] = await check_models(http, server.base_url, None, ["llama3"])
+    respx.get(f"{LOCAL}/models").mock(return_value=httpx.Response(404, json={"error": {"code": 404}}))
+    [check] = await check_models(http, LOCAL, None, ["llama3"])
     assert check.level == "WARN"
-    assert check.message == f"not checked: {server.base_url}/models answered HTTP 404"
+    assert check.message == f"not checked: {LOCAL}/models answered HTTP 404"
     assert require_models([check]) == (ModelSpec("llama3"),)
 
 
@@ -138,9 +145,11 @@ async def test_a_missing_key_fails_on_openrouter_and_is_not_needed_elsewhere(htt
 
 
 async def test_searxng_that_answers_json_passes(http):
-    async with LoopbackWeb({"a.html": "<p>a</p>"}) as web:
-        check = await check_searxng(http, web.origin)
-    assert check.line() == f"OK   searxng: answers JSON at {web.origin} (1 results for 'test')"
+    async with running_simulator() as sim:
+        check = await check_searxng(http, sim.searxng_url)
+        requests = sim.stats()["requests"]
+    assert check.line() == f"OK   searxng: answers JSON at {sim.searxng_url} (1 results for 'test')"
+    assert requests == {"search": 1}
 
 
 @pytest.mark.parametrize(("status", "fix"), [

@@ -1,4 +1,7 @@
-"""`fanout check`: one line per check, a non-zero exit on any FAIL, and never the key."""
+"""`fanout check`: one line per check, a non-zero exit on any FAIL, and never the key.
+
+Local endpoints are the simulator (fanout.sim); OpenRouter itself is respx.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +11,9 @@ import anyio
 import httpx
 import respx
 
-from chat_server import ChatServer, LoopbackWeb
 from fanout.cli import main
-from fanout.config import OPENROUTER_BASE_URL
+from fanout.config import DEFAULT_MODELS, OPENROUTER_BASE_URL
+from fanout.sim import running_simulator
 
 SECRET = "sk-or-v1-TESTSECRET0123456789abcdef"
 
@@ -27,26 +30,40 @@ async def run_cli(argv: list[str]) -> int:
 
 
 async def test_check_prints_one_line_per_check_and_exits_zero_when_all_pass(capsys):
-    models = [{"id": "local/model", "context_length": 32_768, "supported_parameters": ["tools"]}]
-    async with ChatServer(models=models) as chat, LoopbackWeb({"a.html": "<p>a</p>"}) as web:
-        code = await run_cli(["check", "--base-url", chat.base_url, "--searxng-url", web.origin,
-                              "--models", "local/model"])
+    async with running_simulator() as sim:
+        code = await run_cli(["check", "--base-url", sim.api_base, "--searxng-url", sim.searxng_url,
+                              "--models", *(m.name for m in DEFAULT_MODELS), "local/unlisted"])
+        requests = sim.stats()["requests"]
     assert code == 0
     assert capsys.readouterr().out.splitlines() == [
-        f"OK   searxng: answers JSON at {web.origin} (1 results for 'test')",
-        f"OK   key: not needed for {chat.base_url}",
-        "OK   model local/model: listed as local/model, supports tools, context 32,768",
+        f"OK   searxng: answers JSON at {sim.searxng_url} (1 results for 'test')",
+        f"OK   key: not needed for {sim.api_base}",
+        "OK   model nvidia/nemotron-3-nano-30b-a3b: listed as nvidia/nemotron-3-nano-30b-a3b, supports tools, "
+        "context 262,144, $0.05/$0.2 per M tokens",
+        "OK   model allenai/olmo-3.1-32b-instruct: listed as allenai/olmo-3.1-32b-instruct, supports tools, "
+        "context 65,536, $0.2/$0.6 per M tokens",
+        "OK   model deepseek/deepseek-v3.2: listed as deepseek/deepseek-v3.2, supports tools, "
+        "context 163,840, $0.26/$0.38 per M tokens",
+        "OK   model anthropic/claude-4.5-haiku-20251001: listed as anthropic/claude-haiku-4.5 "
+        "(anthropic/claude-4.5-haiku-20251001), supports tools, context 200,000, $1/$5 per M tokens",
+        "WARN model local/unlisted: not listed by the endpoint (using it anyway)",
     ]
+    assert requests == {"models": 1, "search": 1}
 
 
 async def test_check_exits_non_zero_when_searxng_is_down(capsys):
     down = f"http://127.0.0.1:{closed_port()}"
-    async with ChatServer(models=[{"id": "m", "supported_parameters": ["tools"]}]) as chat:
-        code = await run_cli(["check", "--base-url", chat.base_url, "--searxng-url", down, "--models", "m"])
+    async with running_simulator() as sim:
+        code = await run_cli(["check", "--base-url", sim.api_base, "--searxng-url", down,
+                              "--models", "deepseek/deepseek-v3.2"])
     lines = capsys.readouterr().out.splitlines()
     assert code == 1
     assert lines[0] == f"FAIL searxng: unreachable at {down} (ConnectError); start it with `make searxng-up`"
-    assert len(lines) == 3
+    assert lines[1:] == [
+        f"OK   key: not needed for {sim.api_base}",
+        "OK   model deepseek/deepseek-v3.2: listed as deepseek/deepseek-v3.2, supports tools, "
+        "context 163,840, $0.26/$0.38 per M tokens",
+    ]
 
 
 def test_check_against_openrouter_validates_the_key_and_models_without_printing_the_key(capsys, monkeypatch):

@@ -1,4 +1,9 @@
-"""The chat client: one retry layer, error translation at the boundary, and cost capture."""
+"""The chat client: one retry layer, error translation at the boundary, and cost capture.
+
+Single exchanges and exact retry sequences are scripted with respx; what a
+real OpenRouter-like endpoint sends back (usage.cost, tool calls, the served
+model) comes from the simulator.
+"""
 
 from __future__ import annotations
 
@@ -10,14 +15,18 @@ import httpx
 import pytest
 import respx
 
-from chat_server import ChatServer, completion, error_reply
-from fanout.config import OPENROUTER_BASE_URL, ModelSpec
+from fanout.config import OPENROUTER_BASE_URL, ModelSpec, package_data
+from fanout.edit_context import build_edit_context
 from fanout.errors import ProviderError
 from fanout.llm import ChatClient, parse_completion
 from fanout.retry import RetryPolicy, parse_retry_after, retry_after_from_metadata
+from fanout.sim import running_simulator
+from fanout.snapshot import load_snapshot
+from fanout.tools import TOOL_SCHEMAS
+from scripted_chat import LOCAL, completion, error_body
 
-LOCAL = "http://127.0.0.1:9/v1"
 MODEL = ModelSpec("test/model")
+HAIKU = ModelSpec("anthropic/claude-haiku-4.5")
 MESSAGES = [{"role": "user", "content": "hello"}]
 
 
@@ -31,12 +40,8 @@ class Sleeps:
         self.waits.append(seconds)
 
 
-def ok_body(content: str = "fine", **kwargs: object) -> dict:
-    return completion(content, **kwargs).body  # type: ignore[arg-type]
-
-
-def error_body(status: int, message: str, **kwargs: object) -> dict:
-    return error_reply(status, message, **kwargs).body  # type: ignore[arg-type]
+def ok_body(content: str | None = "fine", **kwargs: object) -> dict:
+    return completion(content, **kwargs)  # type: ignore[arg-type]
 
 
 @pytest.fixture
@@ -204,10 +209,16 @@ async def test_a_model_that_rejects_response_format_is_asked_again_without_it_an
 
 
 async def test_ac2_3_cost_is_read_from_usage_cost_in_the_response(http, sleeps):
-    async with ChatServer([completion("hi", prompt_tokens=1234, completion_tokens=456, cost=0.00023)]) as server:
-        result = await client(http, sleeps, base_url=server.base_url).complete(MODEL, MESSAGES)
-    assert (result.prompt_tokens, result.completion_tokens, result.cost_usd) == (1234, 456, 0.00023)
-    assert server.generation_requests == []
+    async with running_simulator() as sim:
+        result = await client(http, sleeps, base_url=sim.api_base).complete(HAIKU, MESSAGES)
+        tally = sim.stats()
+    served = result.served_model
+    assert served == "anthropic/claude-4.5-haiku-20251001"
+    assert (result.prompt_tokens, result.completion_tokens) == (
+        tally["tokens"][served]["prompt_tokens"], tally["tokens"][served]["completion_tokens"])
+    assert result.cost_usd is not None and result.cost_usd > 0
+    assert result.cost_usd == tally["cost_usd"]["total"]
+    assert "generation" not in tally["requests"]
 
 
 @respx.mock
@@ -239,11 +250,14 @@ async def test_openrouter_requests_ask_for_the_cost_inline(http, sleeps):
 
 
 async def test_ac2_3_cost_is_none_for_a_local_server_and_no_lookup_is_made(http, sleeps):
-    async with ChatServer([completion("hi", prompt_tokens=10, completion_tokens=2)]) as server:
-        result = await client(http, sleeps, base_url=server.base_url).complete(MODEL, MESSAGES)
+    with respx.mock(assert_all_called=False) as mock:
+        mock.post(f"{LOCAL}/chat/completions").mock(return_value=httpx.Response(
+            200, json=ok_body("hi", prompt_tokens=10, completion_tokens=2, response_id="gen-1")))
+        generation = mock.get(f"{LOCAL}/generation").mock(return_value=httpx.Response(404))
+        result = await client(http, sleeps).complete(MODEL, MESSAGES)
     assert result.cost_usd is None
     assert (result.prompt_tokens, result.completion_tokens) == (10, 2)
-    assert server.generation_requests == []
+    assert generation.call_count == 0
 
 
 @respx.mock
@@ -255,15 +269,24 @@ async def test_a_generation_lookup_that_keeps_404ing_leaves_the_cost_unknown(htt
     assert generation.call_count == 5
 
 
-async def test_tool_calls_from_a_real_server_arrive_as_tool_call_tuples(http, sleeps):
-    from chat_server import tool_call
+async def test_tool_calls_from_a_real_server_arrive_as_tool_call_tuples(sleeps):
+    edit = load_snapshot(package_data("sample_snapshot.yaml")).edits[0]
+    messages = [{"role": "user", "content": build_edit_context(edit)}]
+    sent: list[dict] = []
 
-    reply = completion(None, tool_calls=[tool_call("web_search", {"query": "Douglas Adams"}, "call_1")])
-    async with ChatServer([reply]) as server:
-        result = await client(http, sleeps, base_url=server.base_url).complete(MODEL, MESSAGES, tools=[])
+    async def keep(response: httpx.Response) -> None:
+        await response.aread()
+        sent.append(response.json())
+
+    async with running_simulator() as sim, httpx.AsyncClient(event_hooks={"response": [keep]}) as http:
+        result = await client(http, sleeps, base_url=sim.api_base).complete(HAIKU, messages, tools=TOOL_SCHEMAS)
+    [wire_call] = sent[0]["choices"][0]["message"]["tool_calls"]
     assert result.finish_reason == "tool_calls"
-    assert [tuple(c) for c in result.tool_calls] == [("call_1", "web_search", '{"query": "Douglas Adams"}')]
-    assert result.served_model == "scripted/model-20250101"
+    assert [tuple(c) for c in result.tool_calls] == [
+        (wire_call["id"], "web_search", wire_call["function"]["arguments"])]
+    assert wire_call["id"].startswith("toolu_vrtx_01")
+    assert "Douglas Adams" in result.tool_calls[0].arguments
+    assert result.served_model == "anthropic/claude-4.5-haiku-20251001"
 
 
 def test_a_body_without_choices_is_a_retryable_provider_error():

@@ -1,25 +1,45 @@
-"""The two-phase verdict against a scripted chat server on 127.0.0.1 (AC2.1-AC2.6 and the edge cases)."""
+"""The two-phase verdict (AC2.1-AC2.6 and the edge cases).
+
+Whole verdicts run against the simulator: a seeded simulated model, the real
+ToolBox over the simulator's SearXNG and pages, and the fault profile to make
+a model misbehave on purpose (each fault at rate 1.0, so it fires for sure).
+What crossed the wire is read back from httpx's event hooks. Exact sequences
+the simulator cannot produce (a given token count, a stall right after one
+tool call, a reply that needs repair once) are scripted with respx.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
 
 import anyio
 import httpx
 import pytest
+import respx
 import yaml
 
-from chat_server import ChatServer, LoopbackWeb, Reply, completion, error_reply, tool_call
 from fanout.config import ModelSpec, ToolSettings, package_data
 from fanout.edit_context import build_edit_context
 from fanout.llm import ChatClient
 from fanout.prompt import REPAIR_REQUEST, VERDICT_REQUEST, Prompt, load_prompt
+from fanout.records import VERDICTS, Usage
+from fanout.sim import SimConfig, SimHandle, profile_from_dict, running_simulator
+from fanout.sim.pages import ADS
 from fanout.snapshot import load_snapshot
 from fanout.tools import TOOL_SCHEMAS, ToolBox, ToolResult
 from fanout.verdict import TRIM_MARKER, parse_verdict, run_verdict
+from scripted_chat import LOCAL, STALL, ScriptedChat, completion, error_response, tool_call
 
 MODEL = ModelSpec("test/model")
+HAIKU = ModelSpec("anthropic/claude-haiku-4.5")
+HAIKU_SERVED = "anthropic/claude-4.5-haiku-20251001"
+NEMOTRON = ModelSpec("nvidia/nemotron-3-nano-30b-a3b")
+SEED = 1
 SMALL_PROMPT = Prompt("You check one Wikidata edit with web_search and web_fetch.", "0" * 64)
 GOOD_VERDICT = {
     "verdict": "incorrect",
@@ -27,7 +47,6 @@ GOOD_VERDICT = {
     "sources": [{"url": "https://www.bbc.co.uk/news/adams", "supports_claim": False, "provenance": "reported"}],
 }
 """Most scripts here never fetch the BBC page, so the source is `reported`: a `verified` claim would be corrected."""
-READ_VERDICT = {**GOOD_VERDICT, "sources": [{**GOOD_VERDICT["sources"][0], "provenance": "verified"}]}
 
 
 @pytest.fixture(scope="module")
@@ -42,87 +61,129 @@ async def http():
         yield client
 
 
-class StubTools:
-    """A stand-in with ToolBox's `dispatch`, for unit tests of the loop (not of the tools)."""
-
-    def __init__(self, answers: dict[str, ToolResult] | None = None, default: str = "page text") -> None:
-        self.answers = answers or {}
-        self.default = default
-        self.calls: list[tuple[str, str]] = []
-
-    async def dispatch(self, name: str, raw_arguments: str) -> ToolResult:
-        self.calls.append((name, raw_arguments))
-        return self.answers.get(raw_arguments, ToolResult(self.default, True))
-
-
 async def noop_sleep(seconds: float) -> None:
     return None
 
 
-def chat_for(server: ChatServer, http: httpx.AsyncClient, **kwargs) -> ChatClient:
-    return ChatClient(base_url=server.base_url, api_key=kwargs.pop("api_key", None), http=http,
-                      sleep=noop_sleep, **kwargs)
+# --- against the simulator -------------------------------------------------------------------
 
 
-def verdict_reply(payload: dict | str = GOOD_VERDICT, **kwargs) -> Reply:
-    return completion(payload if isinstance(payload, str) else json.dumps(payload), **kwargs)
+@dataclass
+class Wire:
+    """Every chat request body and response body, in order, as httpx sent and received them."""
+
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    responses: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    sent: anyio.Event = field(default_factory=anyio.Event)
+    """Set once the first chat request has gone out."""
+
+    async def on_request(self, request: httpx.Request) -> None:
+        if request.url.path.endswith("/chat/completions"):
+            self.requests.append(json.loads(request.content))
+            self.sent.set()
+
+    async def on_response(self, response: httpx.Response) -> None:
+        if response.request.url.path.endswith("/chat/completions"):
+            await response.aread()
+            self.responses.append((response.status_code, response.json()))
+
+    def completions(self) -> list[dict[str, Any]]:
+        """The bodies that were completions: not an error status, not an error inside a 200."""
+        return [body for status, body in self.responses
+                if status == 200 and body.get("choices") and body["choices"][0].get("finish_reason") != "error"]
+
+    def replies(self) -> list[dict[str, Any]]:
+        return [body["choices"][0]["message"] for body in self.completions()]
+
+    def usages(self) -> list[dict[str, Any]]:
+        return [body["usage"] for body in self.completions()]
+
+    def tool_calls(self) -> list[dict[str, Any]]:
+        return [call for reply in self.replies() for call in reply.get("tool_calls") or []]
+
+    def tool_messages(self) -> list[dict[str, Any]]:
+        """The tool results as the model got them back (the last request holds them all)."""
+        return [m for m in self.requests[-1]["messages"] if m["role"] == "tool"]
 
 
-async def verdict_with(script, edit, http, *, tools=None, prompt=SMALL_PROMPT, model=MODEL, **kwargs):
-    async with ChatServer(script) as server:
-        record = await run_verdict(edit, model, chat=chat_for(server, http), tools=tools or StubTools(),
-                                   prompt=prompt, **kwargs)
-    return record, server
+@dataclass
+class Simulated:
+    sim: SimHandle
+    wire: Wire
+    chat: ChatClient
+    tools: ToolBox
+
+    async def verdict(self, edit: dict, model: ModelSpec = HAIKU, *, prompt: Prompt = SMALL_PROMPT, **kwargs: Any):
+        return await run_verdict(edit, model, chat=self.chat, tools=self.tools, prompt=prompt, **kwargs)
 
 
-async def test_ac2_1_a_verdict_investigates_with_tools_then_answers_in_json_without_tools(edit, http):
+@asynccontextmanager
+async def simulated(faults: dict[str, Any] | None = None, *, seed: int = SEED) -> AsyncIterator[Simulated]:
+    """The simulator with `faults` for every model, a real ToolBox on its search and pages, no retry waits."""
+    config = SimConfig(seed=seed, profile=profile_from_dict({"defaults": faults or {}}))
+    wire = Wire()
+    hooks = {"request": [wire.on_request], "response": [wire.on_response]}
+    async with running_simulator(config) as sim, httpx.AsyncClient(event_hooks=hooks) as http:
+        tools = ToolBox(http, ToolSettings(searxng_url=sim.searxng_url, allow_private_urls=True, per_host_delay_s=0.0))
+        chat = ChatClient(base_url=sim.api_base, api_key=None, http=http, sleep=noop_sleep)
+        yield Simulated(sim, wire, chat, tools)
+
+
+def fetched_urls(record) -> set[str]:
+    return {json.loads(t.arguments)["url"] for t in record.tool_calls if t.tool == "web_fetch" and t.ok}
+
+
+async def test_ac2_1_a_verdict_investigates_with_tools_then_answers_in_json_without_tools(edit):
     prompt = load_prompt()
-    script = [
-        completion(None, tool_calls=[tool_call("web_search", {"query": "Douglas Adams born"})]),
-        completion("The sources say 1952."),
-        verdict_reply(),
-    ]
-    record, server = await verdict_with(script, edit, http, prompt=prompt)
-    phase_a, _, phase_b = server.requests
+    async with simulated() as run:
+        record = await run.verdict(edit, prompt=prompt)
+    *phase_a, phase_b = run.wire.requests
     assert record.status == "ok"
-    assert phase_a["messages"][:2] == [
-        {"role": "system", "content": prompt.text},
-        {"role": "user", "content": build_edit_context(edit)},
-    ]
-    assert phase_a["tools"] == TOOL_SCHEMAS
+    assert all(r["messages"][:2] == [{"role": "system", "content": prompt.text},
+                                     {"role": "user", "content": build_edit_context(edit)}] for r in run.wire.requests)
+    assert all(r["tools"] == TOOL_SCHEMAS for r in phase_a)
     assert "tools" not in phase_b
     assert phase_b["response_format"] == {"type": "json_object"}
     assert phase_b["messages"][-1] == {"role": "user", "content": VERDICT_REQUEST}
-    assert record.token_usage.turns == 3
+    assert [(t.tool, t.arguments) for t in record.tool_calls] == [
+        (c["function"]["name"], c["function"]["arguments"]) for c in run.wire.tool_calls()]
+    assert {t.tool for t in record.tool_calls} == {"web_search", "web_fetch"}
+    assert all(t.ok for t in record.tool_calls)
+    assert record.token_usage.turns == len(run.wire.requests) == 6
+    assert record.served_model == HAIKU_SERVED
 
 
-async def test_ac2_2_the_verdict_has_verdict_rationale_and_sources_matching_the_schema(edit, http):
-    tools = StubTools()
-    fetched = json.dumps({"url": "https://www.bbc.co.uk/news/adams/"})
-    script = [
-        completion(None, tool_calls=[tool_call("web_fetch", fetched)]),
-        completion("Done."),
-        verdict_reply("Here it is:\n```json\n" + json.dumps(READ_VERDICT) + "\n```"),
-    ]
-    record, _ = await verdict_with(script, edit, http, tools=tools)
-    assert (record.status, record.verdict, record.rationale) == (
-        "ok", "incorrect", "The BBC obituary gives 11 March 1952, not 1852.")
+async def test_ac2_2_the_verdict_has_verdict_rationale_and_sources_matching_the_schema(edit):
+    """Nemotron's provider rejects response_format, so the verdict comes back in a markdown fence."""
+    async with simulated({"response_format_unsupported": True}) as run:
+        record = await run.verdict(edit, NEMOTRON)
+    statuses = [status for status, _ in run.wire.responses]
+    reply = run.wire.replies()[-1]["content"]
+    answered = json.loads(reply.split("```json", 1)[1].split("```", 1)[0])
+    assert statuses[-2:] == [400, 200]
+    assert "response_format" in run.wire.requests[-2] and "response_format" not in run.wire.requests[-1]
+    assert reply.startswith("Here is my verdict:")
+    assert record.status == "ok"
+    assert record.verdict in VERDICTS
+    assert (record.verdict, record.rationale) == (answered["verdict"], answered["rationale"])
     assert [(s.url, s.supports_claim, s.provenance, s.fetched) for s in record.sources] == [
-        ("https://www.bbc.co.uk/news/adams", False, "verified", True)]
+        (s["url"], s["supports_claim"], s["provenance"], s["url"] in fetched_urls(record)) for s in answered["sources"]]
+    assert record.sources and all(s.fetched for s in record.sources)
     assert record.raw_verdict is None
+    assert record.warnings == ["this model rejects response_format; its verdict was parsed from plain text"]
 
 
-async def test_ac2_3_tokens_and_cost_are_summed_over_every_chat_call(edit, http):
-    script = [
-        completion(None, tool_calls=[tool_call("web_search", {"query": "q"})], prompt_tokens=1000,
-                   completion_tokens=50, cost=0.25),
-        completion("Done.", prompt_tokens=1200, completion_tokens=30, cost=0.5),
-        verdict_reply(prompt_tokens=1300, completion_tokens=80, cost=0.125),
-    ]
-    record, _ = await verdict_with(script, edit, http)
-    usage = record.token_usage
-    assert (usage.prompt_tokens, usage.completion_tokens, usage.turns) == (3500, 160, 3)
-    assert record.cost_usd == 0.875
+async def test_ac2_3_tokens_and_cost_are_summed_over_every_chat_call(edit):
+    async with simulated() as run:
+        record = await run.verdict(edit)
+        tally = run.sim.stats()
+    usages = run.wire.usages()
+    assert record.token_usage == Usage(prompt_tokens=sum(u["prompt_tokens"] for u in usages),
+                                       completion_tokens=sum(u["completion_tokens"] for u in usages),
+                                       turns=len(usages))
+    assert record.cost_usd == sum(u["cost"] for u in usages)
+    assert record.cost_usd == pytest.approx(tally["cost_usd"]["by_edit"][str(edit["rcid"])][HAIKU_SERVED], rel=1e-12)
+    assert record.token_usage.prompt_tokens == tally["tokens"][HAIKU_SERVED]["prompt_tokens"]
     assert record.warnings == []
 
 
@@ -138,34 +199,28 @@ async def test_ac2_3_a_partly_known_cost_is_the_known_sum_with_a_warning(edit, h
     assert record.warnings == ["cost unknown for 1 of 2 chat calls; cost_usd counts only the others"]
 
 
-async def test_ac2_4_malformed_tool_arguments_go_back_to_the_model_as_an_error_string(edit, http):
-    tools = ToolBox(http, ToolSettings(searxng_url="http://127.0.0.1:9"))
-    script = [
-        completion(None, tool_calls=[tool_call("web_search", '{"query": "Douglas Adams', "call_bad")]),
-        completion("I could not search."),
-        verdict_reply(),
-    ]
-    record, server = await verdict_with(script, edit, http, tools=tools)
-    answer = server.requests[1]["messages"][-1]
-    assert answer["role"] == "tool" and answer["tool_call_id"] == "call_bad"
-    assert answer["content"].startswith("error: the arguments for web_search are not valid JSON")
+async def test_ac2_4_malformed_tool_arguments_go_back_to_the_model_as_an_error_string(edit):
+    async with simulated({"malformed_args": 1.0}) as run:
+        record = await run.verdict(edit)
+    calls, answers = run.wire.tool_calls(), run.wire.tool_messages()
+    assert [a["tool_call_id"] for a in answers] == [c["id"] for c in calls]
+    assert all(a["content"].startswith("error: the arguments for web_search are not valid JSON") for a in answers)
     assert record.status == "ok"
     assert [(t.tool, t.arguments, t.ok) for t in record.tool_calls] == [
-        ("web_search", '{"query": "Douglas Adams', False)]
+        ("web_search", c["function"]["arguments"], False) for c in calls]
+    assert run.sim.stats()["faults"] == {"malformed_args": len(calls)}
+    assert run.sim.stats()["requests"].get("search") is None
 
 
-async def test_ac2_5_an_unknown_tool_gets_an_error_listing_the_valid_tools(edit, http):
-    tools = ToolBox(http, ToolSettings(searxng_url="http://127.0.0.1:9"))
-    script = [
-        completion(None, tool_calls=[tool_call("browse_web", {"url": "https://example.org"})]),
-        completion("No such tool, then."),
-        verdict_reply(),
-    ]
-    record, server = await verdict_with(script, edit, http, tools=tools)
-    answer = server.requests[1]["messages"][-1]["content"]
-    assert answer == "error: unknown tool 'browse_web'. Valid tools: web_search, web_fetch"
+async def test_ac2_5_an_unknown_tool_gets_an_error_listing_the_valid_tools(edit):
+    async with simulated({"unknown_tool": 1.0}) as run:
+        record = await run.verdict(edit)
+    calls, answers = run.wire.tool_calls(), run.wire.tool_messages()
+    expected = [f"error: unknown tool {c['function']['name']!r}. Valid tools: web_search, web_fetch" for c in calls]
+    assert [a["content"] for a in answers] == expected
     assert record.status == "ok"
-    assert record.tool_calls[0].result == answer
+    assert [t.result for t in record.tool_calls] == expected
+    assert not {c["function"]["name"] for c in calls} & {"web_search", "web_fetch"}
 
 
 async def test_ac2_6_a_cut_off_investigation_is_incomplete_and_keeps_what_exists(edit, http):
@@ -181,6 +236,18 @@ async def test_ac2_6_a_cut_off_investigation_is_incomplete_and_keeps_what_exists
     assert (record.token_usage.turns, record.cost_usd) == (2, 0.75)
     assert record.transcript[-1].content == "The evidence so far shows"
     assert len(server.requests) == 2
+
+
+async def test_ac2_6_a_simulated_model_cut_off_at_its_first_turn_gives_an_incomplete_record_with_its_cost(edit):
+    async with simulated({"length": 1.0}) as run:
+        record = await run.verdict(edit)
+    [(status, body)] = run.wire.responses
+    assert (status, body["choices"][0]["finish_reason"]) == (200, "length")
+    assert record.status == "incomplete"
+    assert record.error == "an investigation reply was cut off (finish_reason=length)"
+    assert (record.verdict, record.tool_calls) == (None, [])
+    assert (record.token_usage.turns, record.cost_usd) == (1, body["usage"]["cost"])
+    assert record.transcript[-1].content == body["choices"][0]["message"]["content"]
 
 
 async def test_ac2_6_a_cut_off_verdict_reply_is_incomplete_with_the_raw_text_kept(edit, http):
@@ -202,60 +269,137 @@ async def test_invalid_json_gets_one_repair_turn_and_then_counts(edit, http):
     assert record.warnings == ["the first verdict reply did not fit the schema; a repair turn fixed it"]
 
 
-async def test_invalid_json_twice_keeps_the_raw_text_with_status_invalid_json(edit, http):
-    bad = dict(GOOD_VERDICT, verdict="probably wrong")
-    script = [completion("Done."), verdict_reply(bad), verdict_reply("still not JSON, sorry")]
-    record, server = await verdict_with(script, edit, http)
+async def test_invalid_json_twice_keeps_the_raw_text_with_status_invalid_json(edit):
+    async with simulated({"invalid_json": 1.0}) as run:
+        record = await run.verdict(edit)
+    first, last = (reply["content"] for reply in run.wire.replies()[-2:])
+    first_problem, last_problem = parse_verdict(first).problem, parse_verdict(last).problem
+    assert first_problem is not None and last_problem is not None
+    assert run.wire.requests[-1]["messages"][-1] == {"role": "user", "content": REPAIR_REQUEST.format(problem=first_problem)}
     assert record.status == "invalid_json"
-    assert record.raw_verdict == "still not JSON, sorry"
+    assert record.raw_verdict == last
+    assert record.error == f"invalid verdict JSON after a repair turn: {last_problem}"
     assert record.verdict is None
-    assert "verdict must be one of verified-high" in server.requests[2]["messages"][-1]["content"]
-    assert len(server.requests) == 3
+    assert run.sim.stats()["faults"] == {"invalid_json": 2}
 
 
 async def test_a_verdict_that_runs_out_of_time_is_a_timeout_record_with_its_tool_calls(edit, http):
-    script = [
-        completion(None, tool_calls=[tool_call("web_search", {"query": "q"})], cost=0.25),
-        Reply(stall=True),
-    ]
-    tools = StubTools()
-    record, _ = await verdict_with(script, edit, http, tools=tools, timeout_s=1.0)
+    script = [completion(None, tool_calls=[tool_call("web_search", {"query": "q"})], cost=0.25), STALL]
+    record, _ = await verdict_with(script, edit, http, tools=StubTools(), timeout_s=1.0)
     assert (record.status, record.timeout) == ("timeout", True)
     assert record.error == "no verdict within 1 s"
     assert [(t.tool, t.result) for t in record.tool_calls] == [("web_search", "page text")]
     assert (record.token_usage.turns, record.cost_usd) == (1, 0.25)
 
 
-async def test_cancellation_from_outside_propagates_and_makes_no_record(edit, http):
+async def test_a_simulated_model_that_stalls_past_the_timeout_gives_a_timeout_record(edit):
+    async with simulated({"stall": 1.0, "stall_s": 60}) as run:
+        record = await run.verdict(edit, timeout_s=1.0)
+        tally = run.sim.stats()
+    assert (record.status, record.timeout) == ("timeout", True)
+    assert record.error == "no verdict within 1 s"
+    assert (record.token_usage.turns, record.cost_usd, record.tool_calls) == (0, None, [])
+    assert (tally["faults"], tally["completions"]) == ({"stall": 1}, {})
+
+
+async def test_cancellation_from_outside_propagates_and_makes_no_record(edit):
     records = []
-    async with ChatServer([Reply(stall=True)]) as server:
+    async with simulated({"stall": 1.0, "stall_s": 60}) as run:
         async with anyio.create_task_group() as tg:
             async def verdict() -> None:
-                records.append(await run_verdict(edit, MODEL, chat=chat_for(server, http), tools=StubTools(),
-                                                 prompt=SMALL_PROMPT))
+                records.append(await run.verdict(edit))
             tg.start_soon(verdict)
-            await server.stalled.wait()
+            await run.wire.sent.wait()
             tg.cancel_scope.cancel()
+        tally = run.sim.stats()
     assert records == []
+    assert tally["completions"] == {}
 
 
-async def test_a_provider_error_after_retries_is_an_error_record(edit, http):
+@pytest.mark.parametrize(("fault", "error"), [
+    ("http_502", "HTTP 502: Provider returned error: Anthropic is temporarily unreachable"),
+    ("http_503", "HTTP 503: No instances available for this model right now; try again shortly"),
+    ("error_in_200", "error in a 200 response (code 502): Upstream error from Anthropic: connection reset by peer"),
+], ids=["http_502", "http_503", "error_in_200"])
+async def test_a_provider_error_after_retries_is_an_error_record(edit, fault, error):
+    async with simulated({fault: 1.0}) as run:
+        record = await run.verdict(edit)
+        tally = run.sim.stats()
+    assert record.status == "error"
+    assert record.error == error
+    assert (record.token_usage.turns, record.cost_usd) == (0, None)
+    assert tally["faults"] == {fault: 6}
+    assert tally["requests"]["chat_completions"] == 6
+
+
+async def test_a_refused_request_after_a_tool_call_is_an_error_record_that_keeps_the_tool_call(edit, http):
     script = [completion(None, tool_calls=[tool_call("web_search", {"query": "q"})]),
-              error_reply(402, "Insufficient credits")]
-    record, _ = await verdict_with(script, edit, http)
+              error_response(402, "Insufficient credits")]
+    record, server = await verdict_with(script, edit, http)
     assert record.status == "error"
     assert record.error == "HTTP 402: Insufficient credits"
     assert len(record.tool_calls) == 1
+    assert len(server.requests) == 2
 
 
-async def test_a_model_that_never_stops_calling_tools_is_asked_for_its_verdict_after_max_turns(edit, http):
-    script = [completion(None, tool_calls=[tool_call("web_search", {"query": f"q{n}"})]) for n in range(3)]
-    record, server = await verdict_with([*script, verdict_reply()], edit, http, max_turns=3)
+async def test_a_model_that_never_stops_calling_tools_is_asked_for_its_verdict_after_max_turns(edit):
+    async with simulated() as run:
+        record = await run.verdict(edit, max_turns=3)
+    calls_in_three_turns = [c for reply in run.wire.replies()[:3] for c in reply["tool_calls"]]
     assert record.status == "ok"
-    assert len(record.tool_calls) == 3
+    assert [t.arguments for t in record.tool_calls] == [c["function"]["arguments"] for c in calls_in_three_turns]
     assert record.token_usage.turns == 4
     assert record.warnings == ["the investigation used all 3 turns; the verdict was asked for anyway"]
-    assert server.requests[3]["messages"][-2]["role"] == "tool"
+    assert run.wire.requests[3]["messages"][-2]["role"] == "tool"
+    assert run.wire.requests[3]["messages"][-1] == {"role": "user", "content": VERDICT_REQUEST}
+
+
+async def test_end_to_end_a_verdict_with_real_tools_against_the_simulated_search_and_pages(edit):
+    async with simulated() as run:
+        record = await run.verdict(edit, prompt=load_prompt())
+        requests = run.sim.stats()["requests"]
+    answers = {m["tool_call_id"]: m["content"] for m in run.wire.tool_messages()}
+    calls = [(c["function"]["name"], answers[c["id"]]) for c in run.wire.tool_calls()]
+    searches = [json.loads(text) for name, text in calls if name == "web_search"]
+    pages = [text for name, text in calls if name == "web_fetch"]
+    assert (requests["search"], requests["web"]) == (len(searches), len(pages))
+    assert all(s["results"] and "error" not in s for s in searches)
+    assert pages and all("1952" in page for page in pages)
+    assert not any(chrome in page for page in pages for chrome in ("<div", "Privacy policy", *ADS))
+    assert record.status == "ok"
+    assert [(s.url, s.fetched) for s in record.sources if s.provenance == "verified"] == [
+        (url, True) for url in sorted(fetched_urls(record))]
+    assert all(url.startswith(run.sim.base_url + "/web/") for url in fetched_urls(record))
+
+
+# --- scripted exchanges (respx) ------------------------------------------------------------
+
+
+class StubTools:
+    """A stand-in with ToolBox's `dispatch`, for unit tests of the loop (not of the tools)."""
+
+    def __init__(self, answers: dict[str, ToolResult] | None = None, default: str = "page text") -> None:
+        self.answers = answers or {}
+        self.default = default
+        self.calls: list[tuple[str, str]] = []
+
+    async def dispatch(self, name: str, raw_arguments: str) -> ToolResult:
+        self.calls.append((name, raw_arguments))
+        return self.answers.get(raw_arguments, ToolResult(self.default, True))
+
+
+def verdict_reply(payload: dict | str = GOOD_VERDICT, **kwargs) -> dict:
+    return completion(payload if isinstance(payload, str) else json.dumps(payload), **kwargs)
+
+
+async def verdict_with(script, edit, http, *, tools=None, prompt=SMALL_PROMPT, model=MODEL, api_key=None, **kwargs):
+    """run_verdict against a respx-scripted endpoint at LOCAL; returns the record and the script's log."""
+    server = ScriptedChat(script)
+    chat = ChatClient(base_url=LOCAL, api_key=api_key, http=http, sleep=noop_sleep)
+    with respx.mock:
+        respx.post(f"{LOCAL}/chat/completions").mock(side_effect=server)
+        record = await run_verdict(edit, model, chat=chat, tools=tools or StubTools(), prompt=prompt, **kwargs)
+    return record, server
 
 
 async def test_passing_80_percent_of_the_context_window_adds_a_warning(edit, http):
@@ -265,11 +409,11 @@ async def test_passing_80_percent_of_the_context_window_adds_a_warning(edit, htt
     assert record.warnings == ["prompt reached 85,000 tokens, 85% of the 100,000-token context window"]
 
 
-def counting_reply(step: Reply):
+def counting_reply(step: dict):
     """A reply whose prompt_tokens is what the request really held (4 characters a token)."""
-    def answer(body: dict) -> Reply:
+    def answer(body: dict) -> dict:
         chars = sum(len(m.get("content") or "") for m in body["messages"])
-        step.body["usage"]["prompt_tokens"] = chars // 4
+        step["usage"]["prompt_tokens"] = chars // 4
         return step
     return answer
 
@@ -283,7 +427,7 @@ async def test_the_oldest_tool_outputs_are_trimmed_before_a_prompt_would_overflo
     contents = [[m["content"] for m in r["messages"] if m["role"] == "tool"] for r in server.requests]
     assert contents[2] == ["x" * 8_000, "x" * 8_000]
     assert contents[3] == [TRIM_MARKER, "x" * 8_000, "x" * 8_000]
-    assert max(s.body["usage"]["prompt_tokens"] for s in steps) <= 4_500
+    assert max(s["usage"]["prompt_tokens"] for s in steps) <= 4_500
     assert record.status == "ok"
     assert any(w.endswith("trimmed to fit the context window") for w in record.warnings)
 
@@ -324,25 +468,12 @@ async def test_sources_are_marked_fetched_only_when_a_web_fetch_of_them_succeede
     assert [s.fetched for s in record.sources] == [True, False, False]
 
 
-def test_a_verdict_label_is_accepted_up_to_case_and_separators():
-    parsed = parse_verdict(json.dumps({**GOOD_VERDICT, "verdict": "Verified_High"}))
-    assert parsed.verdict is not None and parsed.verdict["verdict"] == "verified-high"
-
-
-def test_a_source_with_a_string_for_supports_claim_is_a_schema_problem():
-    bad = {**GOOD_VERDICT, "sources": [{"url": "https://x.example", "supports_claim": "yes",
-                                        "provenance": "verified"}]}
-    assert parse_verdict(json.dumps(bad)) == (None, "sources[0]: supports_claim must be true or false")
-
-
 async def test_a_fake_key_never_reaches_the_record_its_yaml_or_the_output(edit, http, capsys, caplog):
     caplog.set_level(logging.DEBUG)
     secret = "sk-or-v1-TESTSECRET0123456789abcdef"
     script = [completion(None, tool_calls=[tool_call("web_search", {"query": "q"})]),
-              error_reply(401, f"Invalid API key {secret}")]
-    async with ChatServer(script) as server:
-        record = await run_verdict(edit, MODEL, chat=chat_for(server, http, api_key=secret), tools=StubTools(),
-                                   prompt=SMALL_PROMPT)
+              error_response(401, f"Invalid API key {secret}")]
+    record, server = await verdict_with(script, edit, http, api_key=secret)
     assert server.headers[0]["Authorization"] == f"Bearer {secret}"
     assert record.status == "error"
     assert record.error == "HTTP 401: Invalid API key [redacted]"
@@ -353,37 +484,15 @@ async def test_a_fake_key_never_reaches_the_record_its_yaml_or_the_output(edit, 
     assert "TESTSECRET" not in caplog.text
 
 
-async def test_end_to_end_a_verdict_with_real_tools_against_loopback_search_and_pages(edit, http):
-    page = ("<html><head><title>Douglas Adams obituary</title></head><body><article><h1>Douglas Adams "
-            "1952-2001</h1>" + "<p>Douglas Noel Adams was born in Cambridge on 11 March 1952 and died in "
-            "Santa Barbara on 11 May 2001. He wrote The Hitchhiker's Guide to the Galaxy.</p>" * 5
-            + "</article></body></html>")
-    async with LoopbackWeb({"obituary.html": page}) as web:
-        settings = ToolSettings(searxng_url=web.origin, allow_private_urls=True, per_host_delay_s=0.0)
-        tools = ToolBox(http, settings)
+# --- parsing ---------------------------------------------------------------------------------
 
-        def fetch_first_result(body: dict) -> Reply:
-            results = json.loads(body["messages"][-1]["content"])["results"]
-            return completion(None, tool_calls=[tool_call("web_fetch", {"url": results[0]["url"]})])
 
-        def cite_what_was_read(body: dict) -> Reply:
-            fetch = next(c for m in body["messages"] for c in m.get("tool_calls", [])
-                         if c["function"]["name"] == "web_fetch")
-            url = json.loads(fetch["function"]["arguments"])["url"]
-            return verdict_reply({"verdict": "incorrect", "rationale": "The obituary gives 1952.",
-                                  "sources": [{"url": url, "supports_claim": False, "provenance": "verified"}]})
+def test_a_verdict_label_is_accepted_up_to_case_and_separators():
+    parsed = parse_verdict(json.dumps({**GOOD_VERDICT, "verdict": "Verified_High"}))
+    assert parsed.verdict is not None and parsed.verdict["verdict"] == "verified-high"
 
-        script = [
-            completion(None, tool_calls=[tool_call("web_search", {"query": "Douglas Adams date of birth"})]),
-            fetch_first_result,
-            completion("The obituary I read says 11 March 1952."),
-            cite_what_was_read,
-        ]
-        record, server = await verdict_with(script, edit, http, tools=tools, prompt=load_prompt())
-    assert web.searches == ["Douglas Adams date of birth"]
-    assert web.fetches == ["obituary.html"]
-    assert "born in Cambridge on 11 March 1952" in server.requests[2]["messages"][-1]["content"]
-    assert record.status == "ok"
-    assert record.verdict == "incorrect"
-    assert [(t.tool, t.ok) for t in record.tool_calls] == [("web_search", True), ("web_fetch", True)]
-    assert [(s.url, s.fetched) for s in record.sources] == [(f"{web.origin}/obituary.html", True)]
+
+def test_a_source_with_a_string_for_supports_claim_is_a_schema_problem():
+    bad = {**GOOD_VERDICT, "sources": [{"url": "https://x.example", "supports_claim": "yes",
+                                        "provenance": "verified"}]}
+    assert parse_verdict(json.dumps(bad)) == (None, "sources[0]: supports_claim must be true or false")
