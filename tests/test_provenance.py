@@ -1,4 +1,9 @@
-"""Provenance: `verified` survives only where this verdict's own fetch log shows the page was read."""
+"""Provenance: `verified` survives only where this verdict's own fetch log shows the page was read.
+
+A whole verdict runs against the simulator, whose OLMo model cites search
+snippets as `verified`; the exact case of a page read through a redirect and
+cited under its final URL is scripted with respx.
+"""
 
 from __future__ import annotations
 
@@ -7,17 +12,18 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from aiohttp import web
+import respx
 
-from chat_server import ChatServer, completion, tool_call
 from fanout.config import ModelSpec, ToolSettings, package_data
 from fanout.llm import ChatClient
 from fanout.prompt import Prompt
 from fanout.provenance import check_provenance, fetched_pages, normalise_url
 from fanout.records import Source, ToolCallLog, VerdictRecord
+from fanout.sim import SimConfig, running_simulator
 from fanout.snapshot import load_snapshot
 from fanout.tools import ToolBox
 from fanout.verdict import run_verdict
+from scripted_chat import LOCAL, ScriptedChat, completion, tool_call
 
 ARTICLE = ("<html><head><title>Obituary</title></head><body><article><h1>Douglas Adams</h1>"
            + "<p>Douglas Noel Adams was born in Cambridge on 11 March 1952.</p>" * 6 + "</article></body></html>")
@@ -107,34 +113,42 @@ def test_an_older_record_without_the_new_fields_still_loads():
     assert (record.sources[0].claimed_verified, record.tool_calls[0].final_url) == (False, None)
 
 
-# --- a whole verdict: the model claims a page it never fetched ------------------------------------
+# --- whole verdicts: a model claims pages it never fetched --------------------------------------
+
+PROMPT = Prompt("Check the edit.", "0" * 64)
+OLMO = ModelSpec("allenai/olmo-3.1-32b-instruct")
+SITE = "https://obituaries.example"
+"""Answered by respx; allow_private_urls skips DNS, so the made-up name never leaves the test."""
+NEVER_FETCHED = ("source {} was cited as verified, but this investigation never fetched it; "
+                 "its provenance was changed to reported")
+
+
+@pytest.fixture(scope="module")
+def edit() -> dict:
+    """Edit 1 of the packaged sample: Douglas Adams's date of birth."""
+    return load_snapshot(package_data("sample_snapshot.yaml")).edits[0]
+
 
 @pytest.fixture
-async def site() -> AsyncIterator[str]:
-    """/short redirects to the article; the article is the only page there is."""
-    async def short(request: web.Request) -> web.StreamResponse:
-        raise web.HTTPFound("/articles/obituary.html")
+async def http() -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient() as client:
+        yield client
 
-    async def article(request: web.Request) -> web.StreamResponse:
-        return web.Response(text=ARTICLE, content_type="text/html")
 
-    app = web.Application()
-    app.router.add_get("/short", short)
-    app.router.add_get("/articles/obituary.html", article)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", 0).start()
-    yield f"http://127.0.0.1:{runner.addresses[0][1]}"
-    await runner.cleanup()
+def tool_box(http: httpx.AsyncClient, **settings: str) -> ToolBox:
+    return ToolBox(http, ToolSettings(allow_private_urls=True, per_host_delay_s=0, **settings))
 
 
 async def no_sleep(seconds: float) -> None:
     return None
 
 
-async def test_a_model_that_claims_a_page_it_never_fetched_is_corrected_in_its_record(site: str):
-    edit = load_snapshot(package_data("sample_snapshot.yaml")).edits[0]
-    final = f"{site}/articles/obituary.html"
+async def test_a_page_read_through_a_redirect_stays_verified_and_a_page_never_fetched_is_corrected(
+    edit, http, respx_mock: respx.MockRouter
+):
+    final = f"{SITE}/articles/obituary.html"
+    respx_mock.get(f"{SITE}/short").respond(302, headers={"Location": "/articles/obituary.html"})
+    respx_mock.get(final).respond(200, html=ARTICLE)
     verdict = {
         "verdict": "incorrect",
         "rationale": "The obituary gives 1952; the BBC agrees.",
@@ -143,24 +157,52 @@ async def test_a_model_that_claims_a_page_it_never_fetched_is_corrected_in_its_r
             {"url": "https://www.bbc.co.uk/news/adams", "supports_claim": False, "provenance": "verified"},
         ],
     }
-    script = [
-        completion(None, tool_calls=[tool_call("web_fetch", {"url": f"{site}/short"})]),
+    script = ScriptedChat([
+        completion(None, tool_calls=[tool_call("web_fetch", {"url": f"{SITE}/short"})]),
         completion("The obituary says 11 March 1952."),
         completion(json.dumps(verdict)),
-    ]
-    async with httpx.AsyncClient() as http, ChatServer(script) as server:
-        tools = ToolBox(http, ToolSettings(allow_private_urls=True, per_host_delay_s=0))
-        chat = ChatClient(base_url=server.base_url, api_key=None, http=http, sleep=no_sleep)
-        record = await run_verdict(edit, ModelSpec("test/model"), chat=chat, tools=tools,
-                                   prompt=Prompt("Check the edit.", "0" * 64))
+    ])
+    respx_mock.post(f"{LOCAL}/chat/completions").mock(side_effect=script)
+    chat = ChatClient(base_url=LOCAL, api_key=None, http=http, sleep=no_sleep)
+
+    record = await run_verdict(edit, ModelSpec("test/model"), chat=chat, tools=tool_box(http), prompt=PROMPT)
 
     assert record.status == "ok"
+    assert len(script.requests) == 3
     assert [(t.tool, t.ok, t.final_url) for t in record.tool_calls] == [("web_fetch", True, final)]
     assert [(s.url, s.provenance, s.fetched, s.claimed_verified) for s in record.sources] == [
         (final, "verified", True, False),
         ("https://www.bbc.co.uk/news/adams", "reported", False, True),
     ]
-    assert record.warnings == [
-        "source https://www.bbc.co.uk/news/adams was cited as verified, but this investigation never fetched it; "
-        "its provenance was changed to reported"
-    ]
+    assert record.warnings == [NEVER_FETCHED.format("https://www.bbc.co.uk/news/adams")]
+
+
+async def test_a_simulated_model_that_cites_search_snippets_as_verified_is_corrected_in_its_record(edit):
+    """OLMo (bias `snippets`) reads one page, then calls pages it only saw in search results verified.
+
+    Seed 2 makes it do both on this edit, and cite two snippets honestly as reported as well.
+    """
+    replies: list[dict] = []
+
+    async def keep_reply(response: httpx.Response) -> None:
+        if response.request.url.path.endswith("/chat/completions"):
+            await response.aread()
+            replies.append(response.json()["choices"][0]["message"])
+
+    async with (running_simulator(SimConfig(seed=2)) as sim,
+                httpx.AsyncClient(event_hooks={"response": [keep_reply]}) as http):
+        chat = ChatClient(base_url=sim.api_base, api_key=None, http=http, sleep=no_sleep)
+        record = await run_verdict(edit, OLMO, chat=chat, tools=tool_box(http, searxng_url=sim.searxng_url), prompt=PROMPT)
+        tally = sim.stats()
+
+    claimed = json.loads(replies[-1]["content"])["sources"]
+    read = {json.loads(t.arguments)["url"] for t in record.tool_calls if t.tool == "web_fetch" and t.ok}
+    unread_claims = [c["url"] for c in claimed if c["provenance"] == "verified" and c["url"] not in read]
+    assert record.status == "ok"
+    assert tally["requests"]["web"] == len(read) == 1
+    assert [(s.url, s.supports_claim) for s in record.sources] == [(c["url"], c["supports_claim"]) for c in claimed]
+    assert [(s.provenance, s.fetched, s.claimed_verified) for s in record.sources] == [
+        ("verified", True, False), ("reported", False, False), ("reported", False, False), ("reported", False, True)]
+    assert [c["provenance"] for c in claimed] == ["verified", "reported", "reported", "verified"]
+    assert [s.url for s in record.sources if s.claimed_verified] == unread_claims
+    assert record.warnings == [NEVER_FETCHED.format(url) for url in unread_claims]

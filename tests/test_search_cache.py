@@ -1,4 +1,8 @@
-"""The run's tool cache: one answer per query for every model, expiry, persistence, single flight."""
+"""The run's tool cache: one answer per query for every model, expiry, persistence, single flight.
+
+Exact search exchanges are scripted with respx; fetches go to the simulator's
+pages (fanout.sim), whose own tally counts the downloads.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +15,9 @@ import anyio
 import httpx
 import pytest
 
-from chat_server import LoopbackWeb
 from fanout.config import ToolSettings
 from fanout.errors import ConfigError
+from fanout.sim import SimHandle, running_simulator
 from fanout.tools import ToolBox, ToolCache, ToolResult, open_run_toolbox
 from fanout.tools.cache import normalise_query, page_key
 from fanout.tools.singleflight import SingleFlight
@@ -21,6 +25,8 @@ from fanout.tools.singleflight import SingleFlight
 SEARX = "http://127.0.0.1:8888"
 WIKI_EN = "https://en.wikipedia.org/w/api.php"
 SETTINGS = ToolSettings(searxng_url=SEARX)
+OBITUARY = "www.theguardian.com/news/2001/may/15/guardianobituaries.books"
+"""A simulated corpus page: the Guardian's obituary of Douglas Adams."""
 
 
 def searx_answer(*urls: str) -> httpx.Response:
@@ -33,6 +39,17 @@ def searx_answer(*urls: str) -> httpx.Response:
 async def http() -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient() as client:
         yield client
+
+
+@pytest.fixture
+async def sim() -> AsyncIterator[SimHandle]:
+    async with running_simulator() as handle:
+        yield handle
+
+
+def fetching_box(http: httpx.AsyncClient, cache: ToolCache) -> ToolBox:
+    """A ToolBox allowed to fetch from the simulator on loopback, with no politeness delay."""
+    return ToolBox(http, ToolSettings(allow_private_urls=True, per_host_delay_s=0), cache=cache)
 
 
 @pytest.fixture
@@ -216,29 +233,30 @@ async def test_concurrent_identical_queries_make_one_upstream_request(http, resp
     assert len(box.search_chain._flights) == 0
 
 
-async def test_concurrent_fetches_of_one_page_download_it_once_and_later_fetches_use_the_cache(http, memory_cache):
-    page = "<html><body><article><p>" + "Douglas Adams was born in Cambridge in 1952. " * 10 + "</p></article></body></html>"
-    async with LoopbackWeb({"obituary.html": page}) as web:
-        box = ToolBox(http, ToolSettings(allow_private_urls=True, per_host_delay_s=0), cache=memory_cache)
-        url = f"{web.origin}/obituary.html"
-        async with anyio.create_task_group() as tg:
-            for _ in range(5):
-                tg.start_soon(box.web_fetch, url)
-        again = await box.web_fetch(url + "#early-life")
+async def test_concurrent_fetches_of_one_page_download_it_once_and_later_fetches_use_the_cache(
+    http, memory_cache, sim
+):
+    box = fetching_box(http, memory_cache)
+    url = f"{sim.base_url}/web/{OBITUARY}"
+    async with anyio.create_task_group() as tg:
+        for _ in range(5):
+            tg.start_soon(box.web_fetch, url)
+    again = await box.web_fetch(url + "#early-life")
 
-    assert web.fetches == ["obituary.html"]
-    assert again.ok is True and again.text.startswith("Douglas Adams was born in Cambridge in 1952.")
+    assert sim.stats()["requests"] == {"web": 1}
+    assert again.ok is True and again.text.startswith(
+        "Douglas Adams, who has died suddenly of a heart attack aged 49, turned a radio comedy")
     assert again.final_url == url
 
 
-async def test_a_failed_fetch_is_not_cached(http, memory_cache):
-    async with LoopbackWeb({}) as web:
-        box = ToolBox(http, ToolSettings(allow_private_urls=True, per_host_delay_s=0), cache=memory_cache)
-        first = await box.web_fetch(f"{web.origin}/missing.html")
-        second = await box.web_fetch(f"{web.origin}/missing.html")
+async def test_a_failed_fetch_is_not_cached(http, memory_cache, sim):
+    box = fetching_box(http, memory_cache)
+    missing = f"{sim.base_url}/web/www.theguardian.com/missing.html"
+    first = await box.web_fetch(missing)
+    second = await box.web_fetch(missing)
 
     assert (first, second) == (ToolResult("error: HTTP 404 Not Found", False), ToolResult("error: HTTP 404 Not Found", False))
-    assert web.fetches == ["missing.html", "missing.html"]
+    assert sim.stats()["requests"] == {"web": 2}
 
 
 async def test_a_cancelled_leader_hands_the_flight_to_a_waiting_follower():

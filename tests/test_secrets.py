@@ -2,10 +2,10 @@
 
 The real CLI runs as a child process with fake secrets planted in its
 environment, against the simulator in this test's event loop. The simulator
-sits behind a small gate that notes every bearer token it is shown (so the
-tests know the key really was in play) and, when asked, refuses the key with a
-401 that echoes it back, the worst an endpoint can do to an error message.
-Every file under the run directory is read as bytes.
+accepts only the keys it is given (`valid_keys`): the planted key alone, so a
+clean tally shows the key really was in play, or none, so it refuses the key
+with a 401 that echoes it back, the worst an endpoint can do to an error
+message. Every file under the run directory is read as bytes.
 """
 
 from __future__ import annotations
@@ -14,18 +14,14 @@ import hashlib
 import json
 import os
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
 import pytest
-from aiohttp import web
 
 from fanout.config import package_data
-from fanout.sim import SimConfig, make_state
-from fanout.sim.app import build_app
+from fanout.sim import SimConfig, SimHandle, running_simulator
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -48,51 +44,6 @@ NEEDLES = [value.encode() for value in SECRETS.values()] + [OPENROUTER_KEY.remov
 """Each secret, and the OpenRouter key's 64 hex digits on their own (a prefix stripped is still a leak)."""
 
 
-@dataclass
-class Gate:
-    """What the gate saw, and the key it refuses (None: it lets everything through)."""
-
-    refuse: str | None = None
-    tokens: list[str] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class GatedSim:
-    base_url: str
-    gate: Gate
-
-    @property
-    def api_base(self) -> str:
-        return self.base_url + "/api/v1"
-
-
-@asynccontextmanager
-async def gated_simulator(config: SimConfig, gate: Gate) -> AsyncIterator[GatedSim]:
-    """The simulator's own app, with a middleware in front of its OpenRouter API."""
-
-    @web.middleware
-    async def check_bearer(request: web.Request, handler):  # type: ignore[no-untyped-def]
-        scheme, _, token = request.headers.get("Authorization", "").partition(" ")
-        if request.path.startswith("/api/v1/") and scheme.lower() == "bearer":
-            gate.tokens.append(token)
-            if token == gate.refuse and request.path != "/api/v1/models":
-                body = {"error": {"code": 401, "message": f"Invalid API key: {token} is not a valid key"}}
-                return web.json_response(body, status=401)
-        return await handler(request)
-
-    app = build_app(make_state(config))
-    app.middlewares.append(check_bearer)
-    runner = web.AppRunner(app, handler_cancellation=True, access_log=None, shutdown_timeout=1.0)
-    await runner.setup()
-    try:
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        host, port = runner.addresses[0][:2]
-        yield GatedSim(f"http://{host}:{port}", gate)
-    finally:
-        await runner.cleanup()
-
-
 @dataclass(frozen=True)
 class Finished:
     returncode: int
@@ -107,9 +58,9 @@ async def fanout(*args: str) -> Finished:
     return Finished(result.returncode, result.stdout, result.stderr)
 
 
-def run_args(sim: GatedSim, run_dir: Path) -> list[str]:
+def run_args(sim: SimHandle, run_dir: Path) -> list[str]:
     return ["run", str(SAMPLE), "--run-dir", str(run_dir), "--base-url", sim.api_base,
-            "--searxng-url", sim.base_url, "--allow-private-urls", "--fetch-delay", "0", "--limit", "2"]
+            "--searxng-url", sim.searxng_url, "--allow-private-urls", "--fetch-delay", "0", "--limit", "2"]
 
 
 def leaks_in(data: bytes) -> list[str]:
@@ -128,17 +79,18 @@ def records(run_dir: Path) -> list[dict]:
 
 async def test_a_run_and_every_command_after_it_keep_every_secret_out_of_files_and_output(tmp_path):
     run_dir = tmp_path / "run"
-    gate = Gate()
-    async with gated_simulator(SimConfig(seed=5, require_auth=True), gate) as sim:
+    async with running_simulator(SimConfig(seed=5, valid_keys=frozenset({OPENROUTER_KEY}))) as sim:
         outputs = {"run": await fanout(*run_args(sim, run_dir))}
-        outputs["check"] = await fanout("check", "--base-url", sim.api_base, "--searxng-url", sim.base_url)
+        outputs["check"] = await fanout("check", "--base-url", sim.api_base, "--searxng-url", sim.searxng_url)
+        tally = sim.stats()
     outputs["status"] = await fanout("status", str(run_dir))
     outputs["report"] = await fanout("report", str(run_dir), "--html", "--json")
 
     assert {name: out.returncode for name, out in outputs.items()} == {"run": 0, "check": 0, "status": 0, "report": 0}
     assert [r["status"] for r in records(run_dir)] == ["ok"] * 8
     assert (run_dir / "report.html").exists() and (run_dir / "report.json").exists()
-    assert set(gate.tokens) == {OPENROUTER_KEY}
+    assert tally["faults"] == {}  # the simulator accepts the planted key alone, and refused nothing
+    assert sum(tally["completions"].values()) == tally["requests"]["chat_completions"] > 0
     assert leaks_under(run_dir) == {}
     assert {name: leaks_in(out.stdout + out.stderr) for name, out in outputs.items()} == {
         "run": [], "check": [], "status": [], "report": []}
@@ -146,9 +98,9 @@ async def test_a_run_and_every_command_after_it_keep_every_secret_out_of_files_a
 
 async def test_a_refused_key_echoed_back_by_the_endpoint_is_redacted_everywhere(tmp_path):
     run_dir = tmp_path / "run"
-    gate = Gate(refuse=OPENROUTER_KEY)
-    async with gated_simulator(SimConfig(seed=5, require_auth=True), gate) as sim:
+    async with running_simulator(SimConfig(seed=5, valid_keys=frozenset())) as sim:
         outputs = {"run": await fanout(*run_args(sim, run_dir))}
+        tally = sim.stats()
     outputs["status"] = await fanout("status", str(run_dir))
     outputs["report"] = await fanout("report", str(run_dir), "--html", "--json")
 
@@ -157,7 +109,8 @@ async def test_a_refused_key_echoed_back_by_the_endpoint_is_redacted_everywhere(
     assert [(r["status"], r["error"]) for r in logged] == [
         ("error", "HTTP 401: Invalid API key: [redacted] is not a valid key")] * 8
     assert b"HTTP 401: Invalid API key: [redacted] is not a valid key" in outputs["status"].stdout
-    assert OPENROUTER_KEY in gate.tokens
+    assert (tally["faults"], tally["requests"]["chat_completions"], tally["completions"]) == (
+        {"key_refused": 8}, 8, {})  # each verdict showed the key once; a refused key is not retried
     assert leaks_under(run_dir) == {}
     assert {name: leaks_in(out.stdout + out.stderr) for name, out in outputs.items()} == {
         "run": [], "status": [], "report": []}

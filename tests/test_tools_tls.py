@@ -56,9 +56,22 @@ async def resolve_to_loopback(host: str, port: int) -> list[str]:
     return ["127.0.0.1"]
 
 
-async def test_a_pinned_https_fetch_verifies_the_certificate_for_the_name(certificate, https_port: int):
+def client(trust: ssl.SSLContext, wire: str) -> httpx.AsyncClient:
+    """Both transports `make_http_client` offers must pin the address and still verify the name."""
+    if wire == "aiohttp":
+        from fanout.http_aiohttp import AiohttpTransport
+
+        return httpx.AsyncClient(transport=AiohttpTransport(httpx.Limits(), verify=trust))
+    return httpx.AsyncClient(verify=trust)
+
+
+WIRES = pytest.mark.parametrize("wire", ["httpcore", "aiohttp"])
+
+
+@WIRES
+async def test_a_pinned_https_fetch_verifies_the_certificate_for_the_name(certificate, https_port: int, wire: str):
     trust = ssl.create_default_context(cafile=str(certificate[0]))
-    async with httpx.AsyncClient(verify=trust) as http:
+    async with client(trust, wire) as http:
         box = ToolBox(http, ToolSettings(allowed_networks=("127.0.0.1/32",), per_host_delay_s=0), resolver=resolve_to_loopback)
         result = await box.web_fetch(f"https://news.example:{https_port}/page")
 
@@ -66,9 +79,10 @@ async def test_a_pinned_https_fetch_verifies_the_certificate_for_the_name(certif
     assert result.text.startswith(f"Served over TLS to news.example:{https_port}.")
 
 
-async def test_a_pinned_https_fetch_fails_when_the_certificate_is_for_another_name(certificate, https_port: int):
+@WIRES
+async def test_a_pinned_https_fetch_fails_when_the_certificate_is_for_another_name(certificate, https_port: int, wire: str):
     trust = ssl.create_default_context(cafile=str(certificate[0]))
-    async with httpx.AsyncClient(verify=trust) as http:
+    async with client(trust, wire) as http:
         box = ToolBox(http, ToolSettings(allowed_networks=("127.0.0.1/32",), per_host_delay_s=0), resolver=resolve_to_loopback)
         result = await box.web_fetch(f"https://other.example:{https_port}/page")
 

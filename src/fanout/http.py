@@ -11,6 +11,8 @@ from http.cookiejar import CookieJar, DefaultCookiePolicy
 
 import httpx
 
+from fanout.http_pool import lean_transport
+
 # Each verdict has at most one request in flight (a chat call, a tool call or a
 # cost lookup), so `concurrency` connections would do; the slack covers
 # `fanout check`, the generation-endpoint retries and connections still closing.
@@ -18,23 +20,34 @@ CONNECTIONS_PER_VERDICT = 2
 SPARE_CONNECTIONS = 8
 
 
-def make_http_client(concurrency: int, *, user_agent: str, timeout_s: float = 30.0) -> httpx.AsyncClient:
+def make_http_client(
+    concurrency: int, *, user_agent: str, timeout_s: float = 30.0, wire: str = "httpcore"
+) -> httpx.AsyncClient:
     """A pool sized to `concurrency`; the caller owns it and closes it (`async with`).
 
     Redirects are not followed here: web_fetch follows them itself so that
-    every hop passes the URL guard. Cookies are never kept: a page fetched
+    every hop passes the URL guard. `wire` picks what moves the bytes under
+    httpx: its own pool with leaner bookkeeping (fanout.http_pool, so the cost
+    per request does not grow with the pool), or aiohttp (fanout.http_aiohttp,
+    a quarter of the CPU per request; what `fanout run` uses, while commands
+    that tests drive through respx keep httpcore). Cookies are never kept: a page fetched
     for one model must not change what the next model sees (consent walls,
     sessions), and a jar shared by thousands of fetches would only grow.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
     connections = CONNECTIONS_PER_VERDICT * concurrency + SPARE_CONNECTIONS
+    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections, keepalive_expiry=30.0)
+    if wire == "aiohttp":
+        from fanout.http_aiohttp import AiohttpTransport
+
+        transport: httpx.AsyncBaseTransport = AiohttpTransport(limits)
+    elif wire == "httpcore":
+        transport = lean_transport(limits)
+    else:
+        raise ValueError(f"wire must be httpcore or aiohttp, got {wire!r}")
     return httpx.AsyncClient(
-        limits=httpx.Limits(
-            max_connections=connections,
-            max_keepalive_connections=connections,
-            keepalive_expiry=30.0,
-        ),
+        transport=transport,
         timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, 10.0)),
         headers={"User-Agent": user_agent},
         follow_redirects=False,

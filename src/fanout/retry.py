@@ -28,6 +28,8 @@ T = TypeVar("T")
 Sleep = Callable[[float], Awaitable[None]]
 
 RETRYABLE_STATUSES = frozenset({408, 429})
+_JITTER = random.Random()
+"""One generator for every call's jitter: seeding a fresh one costs an os.urandom call per chat call."""
 
 
 def is_retryable_status(status: int | None) -> bool:
@@ -113,8 +115,23 @@ async def call_with_retries(
     """Run `attempt` until it succeeds, fails for good, or the policy's bounds are spent.
 
     The last ProviderError is re-raised as is, so callers see the real status.
+    Most calls succeed at once, so the first attempt runs outside tenacity (whose
+    set-up costs about as much as parsing the reply); a retryable failure is then
+    replayed as tenacity's own first attempt, so waits and limits count the same.
     """
-    jitter = rng or random.Random()
+    try:
+        return await attempt()
+    except ProviderError as exc:
+        if not exc.retryable:
+            raise
+        replayed: list[ProviderError] = [exc]
+
+    async def replay_then_attempt() -> T:
+        if replayed:
+            raise replayed.pop()
+        return await attempt()
+
+    jitter = rng or _JITTER
 
     def wait(state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None
@@ -130,4 +147,4 @@ async def call_with_retries(
     retrying = AsyncRetrying(
         retry=retry_if_exception(_retryable), wait=wait, stop=stop, sleep=sleep, reraise=True
     )
-    return await retrying(attempt)
+    return await retrying(replay_then_attempt)

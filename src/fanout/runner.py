@@ -8,23 +8,31 @@ once per run, owned by an AsyncExitStack, and passed down.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import anyio
 
 from fanout.checkpoint import CheckpointWriter, log_path, read_index, repair_torn_tail, restore_missing_views
 from fanout.config import ModelSpec, RunSettings, api_key_from_env
+from fanout.edit_spool import SpooledSnapshot, spool_snapshot
+from fanout.loop_lag import lag_log_path, watch_loop_lag
 from fanout.manifest import Manifest, load_manifest, reconcile, settings_summary, utc_now, write_manifest
 from fanout.orchestrator import RunOutcome, StopControl, VerdictFn, orchestrate
 from fanout.progress import Progress, Tally, show_progress
 
+if TYPE_CHECKING:
+    from aiolimiter import AsyncLimiter
+
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
+RUN_WIRE = os.environ.get("FANOUT_HTTP_WIRE", "aiohttp")
+"""What carries the run's HTTP (see fanout.http); FANOUT_HTTP_WIRE=httpcore is for comparing in `make bench`."""
 
 
 @dataclass
@@ -54,11 +62,15 @@ async def run(request: RunRequest, *, verdict_fn: VerdictFn | None = None) -> Ru
     `verdict_fn` replaces the real two-phase verdict (tests of the engine alone);
     when it is given, no endpoint is contacted.
     """
+    settings = request.settings
+    with spool_snapshot(request.snapshot_path, cache_dir=request.run_dir) as snapshot:
+        return await _checked_run(request, snapshot, verdict_fn)
+
+
+async def _checked_run(request: RunRequest, snapshot: SpooledSnapshot, verdict_fn: VerdictFn | None) -> RunReport | None:
     from fanout.prompt import load_prompt
-    from fanout.snapshot import load_snapshot
 
     settings = request.settings
-    snapshot = load_snapshot(request.snapshot_path)
     edits = snapshot.edits[: request.limit] if request.limit else snapshot.edits
     prompt = load_prompt()
     api_key = api_key_from_env(settings.base_url) if verdict_fn is None else None
@@ -83,15 +95,17 @@ async def run(request: RunRequest, *, verdict_fn: VerdictFn | None = None) -> Ru
         search_health = None
         if verdict_fn is None:
             verdict_fn, search_health = await _real_verdict_fn(stack, settings, api_key, prompt, request.run_dir)
-        return await _run_in(request, edits, manifest, verdict_fn, search_health)
+        return await _run_in(request, edits, manifest, verdict_fn, search_health, snapshot)
 
 
 async def _run_in(
-    request: RunRequest, edits: list[dict[str, Any]], manifest: Manifest, verdict_fn: VerdictFn,
-    search_health: Callable[[], str | None] | None = None,
+    request: RunRequest, edits: Sequence[dict[str, Any]], manifest: Manifest, verdict_fn: VerdictFn,
+    search_health: Callable[[], str | None] | None = None, snapshot: SpooledSnapshot | None = None,
 ) -> RunReport:
     run_dir, out, settings = request.run_dir, request.out, request.settings
     write_manifest(run_dir, manifest)
+    if snapshot is not None:
+        snapshot.keep_in(run_dir)  # a resume of a big snapshot then skips the YAML parse
     torn = repair_torn_tail(log_path(run_dir))
     if torn is not None:
         print(f"The log's last line was torn by a crash; set aside in {torn.name} and repaired.", file=out)
@@ -108,6 +122,9 @@ async def _run_in(
         async with anyio.create_task_group() as tg:
             if request.handle_signals:
                 tg.start_soon(_watch_signals, control, settings.grace_s)
+            lag_log = lag_log_path()
+            if lag_log is not None:
+                tg.start_soon(watch_loop_lag, lag_log)
             tg.start_soon(lambda: show_progress(progress, stream=out, interval_s=request.progress_interval_s))
             outcome = await orchestrate(edits, settings, writer, verdict_fn, control=control, progress=progress)
             tg.cancel_scope.cancel()
@@ -133,18 +150,18 @@ async def _real_verdict_fn(
     lives in the run directory, so every model (and a resume) sees the same
     search results and page texts.
     """
-    from aiolimiter import AsyncLimiter
-
     from fanout.http import make_http_client
     from fanout.llm import ChatClient
     from fanout.tools import open_run_toolbox
     from fanout.verdict import run_verdict
 
-    http = await stack.enter_async_context(make_http_client(settings.concurrency, user_agent=settings.tools.user_agent))
+    http = await stack.enter_async_context(
+        make_http_client(settings.concurrency, user_agent=settings.tools.user_agent, wire=RUN_WIRE)
+    )
     checked = await preflight(http, settings, api_key)
     chat = ChatClient(base_url=settings.base_url, api_key=api_key, http=http)
     tools = await stack.enter_async_context(open_run_toolbox(http, settings.tools, run_dir))
-    limiters = {m.name: AsyncLimiter(m.requests_per_minute, 60) for m in settings.models if m.requests_per_minute}
+    limiters = {m.name: request_pacer(m.requests_per_minute) for m in settings.models if m.requests_per_minute}
 
     async def verdict(edit: dict[str, Any], model: ModelSpec) -> Any:
         return await run_verdict(
@@ -154,6 +171,20 @@ async def _real_verdict_fn(
         )
 
     return verdict, tools.health.warning
+
+
+def request_pacer(requests_per_minute: float) -> AsyncLimiter:
+    """An even pace of `requests_per_minute`, with no burst.
+
+    AsyncLimiter(N, 60) is a bucket that holds N: it lets N requests through at
+    once and keeps leaking more, so close to 2N can land inside one minute and
+    a provider counting N per minute (OpenRouter counts over 10 s windows)
+    answers 429 all the same. One request every 60/N seconds keeps within N
+    per minute over any window, the short ones included.
+    """
+    from aiolimiter import AsyncLimiter
+
+    return AsyncLimiter(1, 60.0 / requests_per_minute)
 
 
 async def preflight(http: Any, settings: RunSettings, api_key: str | None) -> dict[str, ModelSpec]:
@@ -180,7 +211,7 @@ async def preflight(http: Any, settings: RunSettings, api_key: str | None) -> di
     return specs
 
 
-def describe_plan(request: RunRequest, edits: list[dict[str, Any]], manifest: Manifest) -> None:
+def describe_plan(request: RunRequest, edits: Sequence[dict[str, Any]], manifest: Manifest) -> None:
     """What --dry-run prints: the work, and what a resume would skip. Writes nothing."""
     out = request.out
     path = log_path(request.run_dir)

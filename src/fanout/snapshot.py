@@ -38,12 +38,17 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, Protocol
 
 import yaml
+from yaml.composer import Composer
+from yaml.constructor import SafeConstructor
+from yaml.events import MappingEndEvent, MappingStartEvent, ScalarEvent, SequenceEndEvent, SequenceStartEvent, StreamEndEvent
+from yaml.resolver import Resolver
 
 from fanout.errors import ConfigError
 
@@ -76,6 +81,49 @@ def load_snapshot(path: str | Path) -> Snapshot:
     return Snapshot(path=path, sha256=hashlib.sha256(raw).hexdigest(), edits=edits)
 
 
+def file_sha256(path: str | Path) -> str:
+    """The sha256 of a snapshot's bytes (what the manifest pins), read in chunks."""
+    path = Path(path)
+    digest = hashlib.sha256()
+    with _read_errors(path), path.open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+class EditSink(Protocol):
+    """Where stream_snapshot puts validated edits; `clear` undoes the adds of an attempt it restarts."""
+
+    def add(self, edit: dict[str, Any]) -> None: ...
+
+    def clear(self) -> None: ...
+
+
+def stream_snapshot(path: str | Path, sink: EditSink) -> None:
+    """Validate a snapshot into `sink` one edit at a time; raise ConfigError exactly as load_snapshot would.
+
+    load_snapshot builds the whole document before it validates: for a 25 000-edit
+    snapshot that is a gigabyte of YAML nodes and Python objects. Here libyaml's
+    event parser feeds PyYAML's composer one edit at a time, so only the edit in
+    hand is in memory. Anything but the plain shape (a mapping with one `edits`
+    list, or a bare list, in one document), and any YAML error, is handed to
+    load_snapshot after `sink.clear()`, so every message stays the same; so is
+    the order of problems: the first invalid edit is reported only once the
+    whole file has parsed, as load_snapshot (which parses first) would.
+    """
+    path = Path(path)
+    try:
+        with _read_errors(path), path.open("rb") as fh:
+            problem = _stream_document(path, _StreamLoader(fh), sink)
+    except (_NotPlain, yaml.YAMLError):
+        sink.clear()
+        for edit in load_snapshot(path).edits:
+            sink.add(edit)
+        return
+    if problem is not None:
+        raise problem
+
+
 def is_term_edit(edit: Mapping[str, Any]) -> bool:
     """True for label, description, alias and sitelink edits (no statement involved)."""
     diff_type = (edit.get("edit_diff") or {}).get("type") or ""
@@ -86,8 +134,15 @@ def is_term_edit(edit: Mapping[str, Any]) -> bool:
 
 
 def _read_bytes(path: Path) -> bytes:
-    try:
+    with _read_errors(path):
         return path.read_bytes()
+
+
+@contextmanager
+def _read_errors(path: Path) -> Iterator[None]:
+    """The file's own problems (missing, a directory, unreadable) as one message each."""
+    try:
+        yield
     except FileNotFoundError:
         raise ConfigError(
             f"snapshot file not found: {path}; pass the path of an enriched snapshot YAML "
@@ -100,6 +155,11 @@ def _read_bytes(path: Path) -> bytes:
 
 
 def _parse_yaml(path: Path, raw: bytes) -> Any:
+    if _FastLoader is not None:
+        try:
+            return yaml.load(raw, Loader=_FastLoader)
+        except yaml.YAMLError:
+            pass  # the pure-Python parser below words the error the way this module promises
     try:
         return yaml.safe_load(raw)
     except yaml.YAMLError as exc:
@@ -124,6 +184,96 @@ def _edit_list(path: Path, data: Any) -> list[Any]:
     if not data:
         raise ConfigError(f"snapshot {path} has no edits; the `edits:` list is empty")
     return data
+
+
+# --- streaming ------------------------------------------------------------------------
+
+_FastLoader: Any = getattr(yaml, "CSafeLoader", None)
+"""libyaml's loader, about seven times faster than PyYAML's own; None when PyYAML was built without it."""
+
+if _FastLoader is not None:
+    from yaml.cyaml import CParser as _EventParser
+
+    class _StreamLoader(_EventParser, Composer, SafeConstructor, Resolver):  # type: ignore[misc]
+        """libyaml's events with PyYAML's composer, so a node can be composed one edit at a time."""
+
+        def __init__(self, stream: BinaryIO) -> None:
+            _EventParser.__init__(self, stream)
+            Composer.__init__(self)
+            SafeConstructor.__init__(self)
+            Resolver.__init__(self)
+
+else:  # pragma: no cover - PyYAML without libyaml
+    _StreamLoader = yaml.SafeLoader  # type: ignore[misc]
+
+
+class _NotPlain(Exception):
+    """Valid YAML of a shape the streaming reader leaves to load_snapshot (and its messages)."""
+
+
+def _stream_document(path: Path, loader: Any, sink: EditSink) -> ConfigError | None:
+    try:
+        loader.get_event()  # stream start
+        if loader.check_event(StreamEndEvent):
+            raise _NotPlain  # empty file
+        loader.get_event()  # document start
+        if loader.check_event(SequenceStartEvent):
+            problem = _stream_edits(path, loader, sink)
+        elif loader.check_event(MappingStartEvent):
+            problem = _stream_top_mapping(path, loader, sink)
+        else:
+            raise _NotPlain
+        loader.get_event()  # document end
+        if not loader.check_event(StreamEndEvent):
+            raise _NotPlain  # a second document: load_snapshot refuses it
+        return problem
+    finally:
+        loader.dispose()
+
+
+def _stream_top_mapping(path: Path, loader: Any, sink: EditSink) -> ConfigError | None:
+    loader.get_event()
+    problem: ConfigError | None = None
+    found = False
+    while not loader.check_event(MappingEndEvent):
+        if not loader.check_event(ScalarEvent):
+            raise _NotPlain
+        key = loader.construct_document(loader.compose_node(None, None))
+        if key == "edits":
+            if found or not loader.check_event(SequenceStartEvent):
+                raise _NotPlain
+            found = True
+            problem = _stream_edits(path, loader, sink)
+        else:
+            loader.compose_node(None, None)  # another top-level key: read and dropped
+    loader.get_event()
+    if not found:
+        raise _NotPlain
+    return problem
+
+
+def _stream_edits(path: Path, loader: Any, sink: EditSink) -> ConfigError | None:
+    """Each item composed, built, validated and handed over; the first problem is kept, not raised."""
+    loader.get_event()
+    seen: dict[int, int] = {}
+    problem: ConfigError | None = None
+    index = 0
+    while not loader.check_event(SequenceEndEvent):
+        edit = loader.construct_document(loader.compose_node(None, None))
+        index += 1
+        if problem is None:
+            place = _EditPlace(path, index, edit)
+            try:
+                _validate_edit(place, edit)
+                _check_unique_rcid(place, seen)
+            except ConfigError as exc:
+                problem = exc
+                continue
+            sink.add(edit)
+    loader.get_event()
+    if index == 0:
+        raise _NotPlain
+    return problem
 
 
 # --- one edit ------------------------------------------------------------------------

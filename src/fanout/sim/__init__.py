@@ -54,6 +54,9 @@ class SimConfig:
     """Refuse chat and generation requests without a Bearer token (/key always requires one)."""
     clock: Callable[[], float] = time.monotonic
     """Drives the rpm window and the /generation delay; tests pass a fake one."""
+    valid_keys: frozenset[str] | None = None
+    """Accept only these Bearer tokens on chat, generation and /key (None: any); a refused key is
+    answered 401 with the key echoed back, so redaction tests have something to catch."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,7 @@ def make_state(config: SimConfig) -> SimState:
         corpus=config.corpus or load_corpus(),
         require_auth=config.require_auth,
         clock=config.clock,
+        valid_keys=config.valid_keys,
     )
 
 

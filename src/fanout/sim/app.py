@@ -56,6 +56,8 @@ class SimState:
     corpus: Corpus
     require_auth: bool
     clock: Callable[[], float]
+    valid_keys: frozenset[str] | None = None
+    """Only these Bearer tokens are accepted (a token becomes required); None accepts any."""
     stats: SimStats = field(default_factory=SimStats)
     limiter: RpmLimiter = field(init=False)
     attempts: Counter[tuple[Any, ...]] = field(default_factory=Counter)
@@ -106,14 +108,29 @@ def _unauthorised() -> web.Response:
     return _json(error_body(401, "No auth credentials found"), status=401)
 
 
+def _key_refusal(state: SimState, request: web.Request, *, required: bool = False) -> web.Response | None:
+    """A 401 for a missing token (when one is required) or for a key outside `valid_keys`.
+
+    A refused key is echoed back in the message, the worst an endpoint can do,
+    so that tests have a leaked key to catch in the client's errors and logs.
+    """
+    token = _bearer(request)
+    if token is None:
+        return _unauthorised() if required or state.require_auth or state.valid_keys is not None else None
+    if state.valid_keys is not None and token not in state.valid_keys:
+        state.stats.fault("key_refused")
+        return _json(error_body(401, f"Invalid API key: {token} is not a valid key"), status=401)
+    return None
+
+
 # --- OpenRouter ------------------------------------------------------------------------------
 
 
 async def chat_completions(request: web.Request) -> web.Response:
     state = request.app[STATE]
     state.stats.request("chat_completions")
-    if state.require_auth and _bearer(request) is None:
-        return _unauthorised()
+    if (refusal := _key_refusal(state, request)) is not None:
+        return refusal
     try:
         body = await request.json()
     except ValueError:
@@ -133,6 +150,7 @@ async def chat_completions(request: web.Request) -> web.Response:
     draws = dict(zip(RATE_KINDS, _draws(dice(state.seed, "fault", *key, attempt))))
     latency_s = state.latency(faults.latency, *key, attempt)
     await asyncio.sleep(latency_s)
+    state.stats.waited("chat_completions", latency_s)
     if draws["stall"] < faults.stall:
         state.stats.fault("stall")
         await asyncio.sleep(faults.stall_s)
@@ -249,8 +267,8 @@ def _bill(
 async def generation(request: web.Request) -> web.Response:
     state = request.app[STATE]
     state.stats.request("generation")
-    if state.require_auth and _bearer(request) is None:
-        return _unauthorised()
+    if (refusal := _key_refusal(state, request)) is not None:
+        return refusal
     gen_id = request.query.get("id")
     if not gen_id:
         return _json(error_body(400, "Missing required query parameter: id"), status=400)
@@ -263,8 +281,8 @@ async def generation(request: web.Request) -> web.Response:
 async def key_info(request: web.Request) -> web.Response:
     state = request.app[STATE]
     state.stats.request("key")
-    if _bearer(request) is None:
-        return _unauthorised()
+    if (refusal := _key_refusal(state, request, required=True)) is not None:
+        return refusal
     usage = state.stats.total_cost()
     return _json(
         {
@@ -308,7 +326,9 @@ async def search(request: web.Request) -> web.Response:
     # would let scheduling order decide which conversation meets a fault.
     rng = dice(state.seed, "search", query)
     faults = state.profile.search
-    await asyncio.sleep(state.latency(faults.latency, "search", query))
+    latency_s = state.latency(faults.latency, "search", query)
+    await asyncio.sleep(latency_s)
+    state.stats.waited("search", latency_s)
     if rng.random() < faults.http_429:
         state.stats.fault("search_429")
         return web.Response(status=429, text="Too Many Requests")
@@ -373,7 +393,9 @@ async def web_page(request: web.Request) -> web.Response:
     host = address.split("/", 1)[0]
     if page is None:
         return web.Response(status=404, text=render_error_page(404, host), content_type="text/html")
-    await asyncio.sleep(state.latency(state.profile.search.latency, "web", address))
+    latency_s = state.latency(state.profile.search.latency, "web", address)
+    await asyncio.sleep(latency_s)
+    state.stats.waited("web", latency_s)
     if page.status != 200:
         return web.Response(status=page.status, text=render_error_page(page.status, host), content_type="text/html")
     return web.Response(text=render_page(page, state.seed), content_type="text/html", charset="utf-8")

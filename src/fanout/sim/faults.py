@@ -109,7 +109,7 @@ class FaultProfile:
 def load_profile(spec: str | Path) -> FaultProfile:
     """A profile by bundled name (`demo`, `clean`, `default`) or by file path."""
     path = Path(spec)
-    if not path.suffix and not path.exists():
+    if not path.suffix and not path.is_file():  # a directory named like a profile (./bench) is not one
         path = package_data(f"{PROFILE_DIR}/{spec}.yaml")
         if not path.exists():
             names = sorted(p.stem for p in package_data(PROFILE_DIR).glob("*.yaml"))

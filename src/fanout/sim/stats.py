@@ -20,9 +20,14 @@ class SimStats:
         self._costs: dict[str, list[float]] = defaultdict(list)
         self._pair_costs: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
         self._tokens: dict[str, Counter[str]] = defaultdict(Counter)
+        self._latency: dict[str, list[float]] = defaultdict(list)
 
     def request(self, endpoint: str) -> None:
         self.requests[endpoint] += 1
+
+    def waited(self, endpoint: str, seconds: float) -> None:
+        """Simulated latency served (stalls excluded): `make bench` builds its ideal wall time from it."""
+        self._latency[endpoint].append(seconds)
 
     def fault(self, kind: str) -> None:
         self.faults[kind] += 1
@@ -51,4 +56,5 @@ class SimStats:
             },
             "tokens": {m: dict(t) for m, t in sorted(self._tokens.items())},
             "faults": dict(sorted(self.faults.items())),
+            "latency_s": {endpoint: math.fsum(waits) for endpoint, waits in sorted(self._latency.items())},
         }

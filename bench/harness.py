@@ -1,0 +1,192 @@
+"""The processes a benchmark measures: `fanout sim` and `fanout run`, started as a user starts them.
+
+Everything is measured from outside the engine: wall time from spawn to exit,
+CPU seconds and peak RSS of the `fanout run` process from the kernel
+(os.wait4), the simulator's own tally (/stats) for what was served and how
+much latency it simulated, and the time of the first chat request as the
+simulator saw it. The only thing the engine reports itself is its event-loop
+lag, through the opt-in FANOUT_LOOP_LAG_LOG file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+FANOUT = [sys.executable, "-m", "fanout"]
+LAG_ENV = "FANOUT_LOOP_LAG_LOG"
+PROFILE = Path(__file__).with_name("sim_profile.yaml")
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    """The environment a user's shell gives: bytecode caching on (some sandboxes turn it off, which would
+    add the compilation of every fanout module to each start-up measured here)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return {**env, **extra}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Simulator:
+    """`fanout sim` on a free loopback port for the length of a `with` block."""
+
+    def __init__(self, *, profile: str = str(PROFILE), latency_scale: float = 1.0, faults: tuple[str, ...] = (), seed: int = 7):
+        self.args = ["--profile", profile, "--latency-scale", repr(latency_scale), "--seed", str(seed)]
+        for fault in faults:
+            self.args += ["--fault", fault]
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._http = httpx.Client(timeout=10.0)
+
+    @property
+    def api(self) -> str:
+        return f"{self.base}/api/v1"
+
+    def __enter__(self) -> Simulator:
+        self.proc = subprocess.Popen(
+            [*FANOUT, "sim", "--port", str(self.port), *self.args],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=child_env(),
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"fanout sim exited: {self.proc.stderr.read().decode() if self.proc.stderr else ''}")
+            try:
+                self.stats()
+                return self
+            except httpx.HTTPError:
+                time.sleep(0.05)
+        raise RuntimeError("fanout sim did not come up within 30 s")
+
+    def stats(self) -> dict[str, Any]:
+        return self._http.get(f"{self.base}/stats").json()
+
+    def chat_requests(self) -> int:
+        return int(self.stats()["requests"].get("chat_completions", 0))
+
+    def __exit__(self, *exc: object) -> None:
+        self._http.close()
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+@dataclass
+class RunMeasure:
+    """One `fanout run` process, as the kernel and the simulator saw it."""
+
+    wall_s: float
+    user_s: float
+    sys_s: float
+    max_rss_mb: float
+    returncode: int
+    output_tail: list[str]
+    first_request_s: float | None = None
+    lag: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def cpu_s(self) -> float:
+        return self.user_s + self.sys_s
+
+
+class FirstRequestWatch:
+    """Polls the simulator until its chat-request count moves; records when, relative to `t0`."""
+
+    def __init__(self, sim: Simulator, t0: float) -> None:
+        self._sim, self._t0 = sim, t0
+        self._before = sim.chat_requests()
+        self.seen_s: float | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _poll(self) -> None:
+        with httpx.Client(timeout=5.0) as http:
+            while not self._stop.is_set():
+                count = http.get(f"{self._sim.base}/stats").json()["requests"].get("chat_completions", 0)
+                if count > self._before:
+                    self.seen_s = time.perf_counter() - self._t0
+                    return
+                time.sleep(0.002)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+
+def run_fanout(
+    snapshot: Path,
+    run_dir: Path,
+    sim: Simulator,
+    *extra: str,
+    watch_first_request: bool = False,
+) -> RunMeasure:
+    """Run `fanout run` to completion against `sim`; measure it from outside."""
+    cmd = [
+        *FANOUT, "run", str(snapshot), "--run-dir", str(run_dir),
+        "--base-url", sim.api, "--searxng-url", sim.base, "--allow-private-urls", "--fetch-delay", "0", *extra,
+    ]
+    with tempfile.TemporaryDirectory(prefix="fanout-bench-") as tmp:
+        lag_path = Path(tmp) / "lag.json"
+        out_path = Path(tmp) / "out.txt"
+        env = child_env(**{LAG_ENV: str(lag_path)})
+        with out_path.open("wb") as out:
+            t0 = time.perf_counter()
+            watch = FirstRequestWatch(sim, t0) if watch_first_request else None
+            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
+            if watch is not None:
+                watch.start()
+            _pid, status, usage = os.wait4(proc.pid, 0)
+            wall = time.perf_counter() - t0
+            proc.returncode = os.waitstatus_to_exitcode(status)
+        if watch is not None:
+            watch.stop()
+        lag = json.loads(lag_path.read_text()) if lag_path.exists() else None
+        tail = out_path.read_text(errors="replace").splitlines()[-6:]
+    return RunMeasure(
+        wall_s=wall, user_s=usage.ru_utime, sys_s=usage.ru_stime, max_rss_mb=usage.ru_maxrss / 1024,
+        returncode=proc.returncode, output_tail=tail,
+        first_request_s=watch.seen_s if watch is not None else None, lag=lag,
+    )
+
+
+def require_success(measure: RunMeasure, what: str) -> None:
+    if measure.returncode != 0:
+        raise RuntimeError(f"{what}: fanout run exited {measure.returncode}:\n" + "\n".join(measure.output_tail))
+
+
+def log_statuses(run_dir: Path) -> dict[str, int]:
+    """Status counts over the latest record per pair, read from the log as the report would."""
+    latest: dict[tuple[int, str], str] = {}
+    with (run_dir / "checkpoint.jsonl").open("rb") as fh:
+        for line in fh:
+            record = json.loads(line)
+            latest[(record["edit_rcid"], record["model"])] = record["status"]
+    counts: dict[str, int] = {}
+    for status in latest.values():
+        counts[status] = counts.get(status, 0) + 1
+    return counts

@@ -1,0 +1,148 @@
+"""`make bench`: throughput, overhead and scale of `fanout run`, measured against the ideal (issue 8).
+
+    python bench/run.py                   every scenario at full size (about 25 minutes on 2 cores)
+    python bench/run.py --quick           smaller sizes, for a check in a few minutes
+    python bench/run.py --only efficiency resume
+
+Each scenario runs the real `fanout run` against `fanout sim` in subprocesses
+on 127.0.0.1 and compares what it measured with what the simulated latencies
+or rate limits allow. Prints a table and writes bench/results/<date>.json.
+Timings live here only, never in the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import scenarios  # noqa: E402
+from report import print_table  # noqa: E402
+
+RESULTS = Path(__file__).parent / "results"
+SCENARIOS = ("startup", "extraction", "speedup", "efficiency", "rate_limits", "memory", "resume")
+FULL = {"efficiency_verdicts": 2000, "memory_sizes": (2000, 100_000), "resume_pairs": 1_000_000}
+QUICK = {"efficiency_verdicts": 400, "memory_sizes": (2000, 10_000), "resume_pairs": 100_000}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python bench/run.py", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller sizes (400 verdicts, 10 000, a 100 000-line log)")
+    parser.add_argument("--only", nargs="+", choices=SCENARIOS, metavar="NAME", help=f"run only these: {', '.join(SCENARIOS)}")
+    parser.add_argument("--out", type=Path, default=None, help="results file (default bench/results/<date>.json)")
+    parser.add_argument("--workdir", type=Path, default=None, help="keep snapshots and run directories here")
+    args = parser.parse_args(argv)
+    sizes = QUICK if args.quick else FULL
+    chosen = args.only or SCENARIOS
+    root = args.workdir or Path(tempfile.mkdtemp(prefix="fanout-bench-"))
+    root.mkdir(parents=True, exist_ok=True)
+    work = scenarios.Workdir(root)
+    results: dict[str, Any] = {"machine": machine(), "started": utc_now(), "quick": args.quick, "scenarios": {}}
+    try:
+        for name in chosen:
+            say(f"--- {name}")
+            start = time.monotonic()
+            results["scenarios"][name] = RUNNERS[name](work, sizes)
+            say(f"    done in {time.monotonic() - start:.0f} s: {json.dumps(results['scenarios'][name])}")
+    finally:
+        if args.workdir is None:
+            shutil.rmtree(root, ignore_errors=True)
+    results["finished"] = utc_now()
+    out = args.out or RESULTS / f"{datetime.now().strftime('%Y-%m-%d')}{'-quick' if args.quick else ''}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    print()
+    print_table(results)
+    print(f"\nResults: {out}")
+    return 0
+
+
+def run_speedup(work: scenarios.Workdir, sizes: dict[str, Any]) -> dict[str, Any]:
+    return scenarios.speedup(work)
+
+
+def run_efficiency(work: scenarios.Workdir, sizes: dict[str, Any]) -> dict[str, Any]:
+    if not work.calibrated:
+        scenarios.calibrate(work)
+    return {f"c{c}": scenarios.efficiency(work, c, verdicts=sizes["efficiency_verdicts"]) for c in (8, 64, 256)}
+
+
+def run_rate_limits(work: scenarios.Workdir, sizes: dict[str, Any]) -> dict[str, Any]:
+    return {"told": scenarios.rate_limited(work, told=True), "not_told": scenarios.rate_limited(work, told=False)}
+
+
+def run_memory(work: scenarios.Workdir, sizes: dict[str, Any]) -> dict[str, Any]:
+    runs = {str(n): scenarios.memory(work, n) for n in sizes["memory_sizes"]}
+    small, large = (runs[str(n)] for n in sizes["memory_sizes"])
+    extra = (large["max_rss_mb"] - small["max_rss_mb"]) * 1e6 / (large["verdicts"] - small["verdicts"])
+    return {**runs, "growth_bytes_per_verdict": round(extra, 1)}
+
+
+RUNNERS = {
+    "startup": lambda work, sizes: scenarios.startup(work),
+    "extraction": lambda work, sizes: scenarios.extraction_cost(),
+    "speedup": run_speedup,
+    "efficiency": run_efficiency,
+    "rate_limits": run_rate_limits,
+    "memory": run_memory,
+    "resume": lambda work, sizes: scenarios.resume(work, pairs=sizes["resume_pairs"]),
+}
+
+
+def machine() -> dict[str, Any]:
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    memory_gb = None
+    try:
+        memory_gb = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 1e9, 1)
+    except (ValueError, OSError):
+        pass
+    from fanout import __version__
+
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory_gb": memory_gb,
+        "os": platform.platform(),
+        "python": platform.python_version(),
+        "fanout": __version__,
+        "commit": _commit(),
+    }
+
+
+def _commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=5,
+                             cwd=Path(__file__).parent)
+        return out.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def say(text: str) -> None:
+    print(text, flush=True)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

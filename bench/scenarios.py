@@ -1,0 +1,342 @@
+"""The benchmark scenarios of issue 8; each returns a plain dict of what it measured.
+
+Every scenario runs the real `fanout run` against a fresh `fanout sim` (a fresh
+one per run, so that two runs of one workload see the same simulated latencies:
+the simulator keys its draws by request and attempt). Ideal wall times come
+from the latency the simulator reports it served (/stats latency_s): that is
+the serial latency of the whole workload, so ideal = served latency / slots.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import statistics
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness import RunMeasure, Simulator, log_statuses, require_success, run_fanout
+from workload import write_snapshot
+
+from fanout.config import DEFAULT_MODELS, package_data
+
+MODELS = len(DEFAULT_MODELS)
+
+
+@dataclass
+class Workdir:
+    """Where snapshots and run directories live for one `make bench`."""
+
+    root: Path
+    serial_s_at_scale_1: float = 5.5
+    """Simulated latency one verdict waits on at --latency-scale 1 (calibrated by the speedup scenario)."""
+    calibrated: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    def snapshot(self, edits: int) -> Path:
+        return write_snapshot(self.root / f"snapshot-{edits}.yaml", edits)
+
+    def run_dir(self, name: str) -> Path:
+        path = self.root / "runs" / name
+        shutil.rmtree(path, ignore_errors=True)
+        return path
+
+    def scale_for(self, verdicts: int, concurrency: int, target_s: float) -> float:
+        return target_s * concurrency / (verdicts * self.serial_s_at_scale_1)
+
+
+def served_latency_s(stats: dict[str, Any]) -> float:
+    return math.fsum(stats.get("latency_s", {}).values())
+
+
+def workload_counts(stats: dict[str, Any], verdicts: int) -> dict[str, float]:
+    requests = stats["requests"]
+    return {
+        "chat_calls_per_verdict": round(requests.get("chat_completions", 0) / verdicts, 2),
+        "searches_per_verdict": round(requests.get("search", 0) / verdicts, 2),
+        "page_fetches_per_verdict": round(requests.get("web", 0) / verdicts, 2),
+    }
+
+
+def describe_run(measure: RunMeasure, verdicts: int) -> dict[str, Any]:
+    return {
+        "wall_s": round(measure.wall_s, 2),
+        "cpu_s": round(measure.cpu_s, 2),
+        "cpu_ms_per_verdict": round(measure.cpu_s / verdicts * 1000, 2),
+        "max_rss_mb": round(measure.max_rss_mb, 1),
+        "max_loop_lag_ms": (measure.lag or {}).get("max_lag_ms"),
+        "max_loop_lag_at_s": (measure.lag or {}).get("max_lag_at_s"),
+        "loop_lags_over_50ms": (measure.lag or {}).get("over_ms", {}).get("50"),
+    }
+
+
+# --- 3. speedup, which also calibrates the latency scale of the others -------------------------
+
+
+def speedup(work: Workdir, *, verdicts: int = 160, target_serial_s: float = 80.0) -> dict[str, Any]:
+    snapshot = work.snapshot(verdicts // MODELS)
+    scale = target_serial_s / (verdicts * work.serial_s_at_scale_1)
+    runs = {}
+    for concurrency in (1, 8):
+        with Simulator(latency_scale=scale) as sim:
+            run_dir = work.run_dir(f"speedup-c{concurrency}")
+            measure = run_fanout(snapshot, run_dir, sim, "--concurrency", str(concurrency))
+            require_success(measure, f"speedup c{concurrency}")
+            stats = sim.stats()
+        runs[concurrency] = (measure, stats, log_statuses(run_dir))
+    serial_per_verdict = served_latency_s(runs[1][1]) / verdicts
+    work.serial_s_at_scale_1 = serial_per_verdict / scale
+    work.calibrated = True
+    wall1, wall8 = runs[1][0].wall_s, runs[8][0].wall_s
+    return {
+        "verdicts": verdicts,
+        "latency_scale": round(scale, 4),
+        "serial_latency_per_verdict_s": round(serial_per_verdict, 3),
+        "wall_c1_s": round(wall1, 2),
+        "wall_c8_s": round(wall8, 2),
+        "speedup": round(wall1 / wall8, 2),
+        "target": 7.0,
+        "c1_overhead_per_verdict_ms": round((wall1 - served_latency_s(runs[1][1])) / verdicts * 1000, 1),
+        "statuses": runs[8][2],
+        **workload_counts(runs[8][1], verdicts),
+    }
+
+
+def calibrate(work: Workdir, *, verdicts: int = 80, scale: float = 0.05) -> None:
+    """The simulated latency of one verdict of the bench workload, when the speedup scenario did not run."""
+    snapshot = work.snapshot(verdicts // MODELS)
+    with Simulator(latency_scale=scale) as sim:
+        require_success(run_fanout(snapshot, work.run_dir("calibrate"), sim, "--concurrency", "16"), "calibration")
+        work.serial_s_at_scale_1 = served_latency_s(sim.stats()) / verdicts / scale
+    work.calibrated = True
+
+
+# --- 1. efficiency at 8, 64, 256 ---------------------------------------------------------------
+
+
+def efficiency(work: Workdir, concurrency: int, *, verdicts: int = 2000, target_s: float = 75.0,
+               extra: tuple[str, ...] = ()) -> dict[str, Any]:
+    snapshot = work.snapshot(verdicts // MODELS)
+    scale = work.scale_for(verdicts, concurrency, target_s)
+    with Simulator(latency_scale=scale) as sim:
+        run_dir = work.run_dir(f"efficiency-c{concurrency}")
+        measure = run_fanout(snapshot, run_dir, sim, "--concurrency", str(concurrency), *extra)
+        require_success(measure, f"efficiency c{concurrency}")
+        stats = sim.stats()
+    ideal = served_latency_s(stats) / concurrency
+    return {
+        "concurrency": concurrency,
+        "verdicts": verdicts,
+        "latency_scale": round(scale, 4),
+        "ideal_s": round(ideal, 2),
+        "efficiency": round(ideal / measure.wall_s, 3),
+        "target": 0.95 if concurrency <= 8 else 0.90,
+        "flags": list(extra),
+        **describe_run(measure, verdicts),
+        "statuses": log_statuses(run_dir),
+        **workload_counts(stats, verdicts),
+    }
+
+
+# --- 2. rate-limited goodput --------------------------------------------------------------------
+
+
+def rate_limited(work: Workdir, *, told: bool, verdicts: int = 160, per_window: int = 25, window_s: float = 10.0,
+                 concurrency: int = 32, latency_scale: float = 0.02) -> dict[str, Any]:
+    """Every model limited to `per_window` chat requests per `window_s` (OpenRouter's short windows).
+
+    Told: fanout gets the same limit as requests per minute (--rpm). The ideal
+    is the busiest model's chat calls at exactly the allowed rate.
+    """
+    snapshot = work.snapshot(verdicts // MODELS)
+    rpm = per_window * 60 / window_s
+    faults = (f"rpm={per_window}", f"rate_window_s={window_s:g}")
+    flags = ("--rpm", f"{rpm:g}") if told else ()
+    with Simulator(latency_scale=latency_scale, faults=faults) as sim:
+        run_dir = work.run_dir(f"ratelimit-{'told' if told else 'untold'}")
+        measure = run_fanout(snapshot, run_dir, sim, "--concurrency", str(concurrency), *flags)
+        stats = sim.stats()
+    busiest = max(stats["completions"].values())
+    ideal = busiest / per_window * window_s
+    statuses = log_statuses(run_dir)
+    return {
+        "told": told,
+        "verdicts": verdicts,
+        "limit_per_model": f"{per_window} per {window_s:g} s ({rpm:g} rpm)",
+        "concurrency": concurrency,
+        "chat_calls_busiest_model": busiest,
+        "ideal_s": round(ideal, 2),
+        "wall_s": round(measure.wall_s, 2),
+        "goodput_ratio": round(ideal / measure.wall_s, 3),
+        "target": 0.90 if told else None,
+        "http_429": stats["faults"].get("rate_limited", 0),
+        "statuses": statuses,
+        "failed_verdicts": sum(n for s, n in statuses.items() if s != "ok"),
+        "returncode": measure.returncode,
+    }
+
+
+# --- 4. start-up and the cost of extraction ------------------------------------------------------
+
+
+def startup(work: Workdir, *, repeats: int = 5) -> dict[str, Any]:
+    """Process start to the first chat request, on the bundled 12-edit sample and on a 500-edit snapshot."""
+    result: dict[str, Any] = {"target_s": 1.0}
+    for label, snapshot in (("sample_12_edits", package_data("sample_snapshot.yaml")), ("bench_500_edits", work.snapshot(500))):
+        times = []
+        with Simulator(latency_scale=0.0) as sim:
+            for i in range(repeats):
+                measure = run_fanout(snapshot, work.run_dir(f"startup-{i}"), sim, "--limit", "1", watch_first_request=True)
+                require_success(measure, "startup")
+                times.append(measure.first_request_s)
+        result[label] = {"median_s": round(statistics.median(times), 3), "runs_s": [round(t, 3) for t in times]}
+    return result
+
+
+def extraction_cost(*, repeats: int = 200) -> dict[str, Any]:
+    """CPU of trafilatura as web_fetch runs it: on a simulator page, and on one grown to 30 KB the way
+    real pages are big (styles, scripts, footer links around the same article)."""
+    from fanout.sim.corpus import load_corpus
+    from fanout.sim.pages import render_page
+    from fanout.tools.extract import _extract
+
+    page = next(p for p in load_corpus().pages.values() if p.status == 200)
+    html = render_page(page)
+    result: dict[str, Any] = {}
+    for label, text in (("sim_page", html), ("page_30kb", _with_site_chrome(html, 30_000))):
+        data = text.encode()
+        _extract(data, "utf-8", "http://127.0.0.1/web/x")  # the first call pays the import
+        start = time.process_time()
+        for _ in range(repeats):
+            _extract(data, "utf-8", "http://127.0.0.1/web/x")
+        result[label] = {"bytes": len(data), "cpu_ms": round((time.process_time() - start) / repeats * 1000, 2)}
+    return result
+
+
+def _with_site_chrome(html: str, size: int) -> str:
+    """The article untouched, with a stylesheet, a data script and footer links added until `size` bytes."""
+    style = "<style>" + ".c{color:#222;margin:0 auto;padding:1px 2px}\n" * 150 + "</style>\n"
+    head = html.index("</head>")
+    html = html[:head] + style + html[head:]
+    links, n = [], 0
+    while len(html.encode()) + sum(map(len, links)) < size - 400:
+        links.append(f"<li><a href='/section/{n}'>Section {n}: more stories from this part of the site</a></li>")
+        n += 1
+    script = "<script>window.__state = {\"ads\": [1, 2, 3], \"consent\": false};</script>"
+    end = html.rindex("</body>")
+    return html[:end] + "<ul class='footer-links'>" + "".join(links) + "</ul>" + script + html[end:]
+
+
+# --- 5. memory ----------------------------------------------------------------------------------
+
+
+def memory(work: Workdir, verdicts: int, *, concurrency: int = 32) -> dict[str, Any]:
+    """Peak RSS of a whole run of `verdicts`, at no simulated latency.
+
+    Every reply is cut off (finish_reason=length), so each verdict is one chat
+    call and an `incomplete` record: the cheapest verdict the engine runs end to
+    end (log line, YAML view, index, progress), which is what lets 100 000 of
+    them finish in minutes on two cores. Same workload at every size, so only
+    the length of the run differs.
+    """
+    snapshot = work.snapshot(verdicts // MODELS)
+    with Simulator(latency_scale=0.0, faults=("length=1",)) as sim:
+        run_dir = work.run_dir(f"memory-{verdicts}")
+        measure = run_fanout(snapshot, run_dir, sim, "--concurrency", str(concurrency))
+        require_success(measure, f"memory {verdicts}")
+    statuses = log_statuses(run_dir)
+    shutil.rmtree(run_dir, ignore_errors=True)
+    return {
+        "verdicts": verdicts,
+        "concurrency": concurrency,
+        "snapshot_mb": round(snapshot.stat().st_size / 1e6, 1),
+        "max_rss_mb": round(measure.max_rss_mb, 1),
+        "wall_s": round(measure.wall_s, 1),
+        "verdicts_per_s": round(verdicts / measure.wall_s, 1),
+        "cpu_ms_per_verdict": round(measure.cpu_s / verdicts * 1000, 2),
+        "statuses": statuses,
+    }
+
+
+# --- 6. resume with a million-line log ----------------------------------------------------------
+
+
+def resume(work: Workdir, *, pairs: int = 1_000_000, pending_edits: int = 10) -> dict[str, Any]:
+    """Start-up of a resume whose log already holds `pairs` lines, to its first new chat request.
+
+    The run directory is what a long run leaves behind: its log (record lines of
+    real size, taken from a small real run and given new rcids), a view file per
+    line (empty: only their presence is ever checked), the snapshot cache and the
+    index the writer saves on close, built here by the engine's own functions.
+    """
+    from fanout.checkpoint import log_path, read_index, restore_missing_views
+    from fanout.edit_spool import cache_edits
+    from fanout.log_index import INDEX_NAME, save_index
+    from fanout.records import verdict_file_name
+    from workload import RCID_MARK, cloned_edits, write_log_from_templates, write_snapshot_fast
+
+    root = work.root / "resume"
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
+    templates = _record_templates(work)
+    done_edits = pairs // MODELS
+    timings: dict[str, float] = {}
+
+    start = time.perf_counter()
+    snapshot = write_snapshot_fast(root / "snapshot.yaml", done_edits + pending_edits)
+    run_dir = root / "run"
+    cache_edits(run_dir, snapshot, cloned_edits(done_edits + pending_edits))
+    lines, log_bytes = write_log_from_templates(log_path(run_dir), templates, done_edits)
+    views = run_dir / "verdicts"
+    views.mkdir()
+    heads = [json.loads(t.replace(RCID_MARK.encode(), b"0")) for t in templates]
+    for i in range(done_edits):
+        for head in heads:
+            name = verdict_file_name(head["model"], 9_000_000_000 + i, head["qid"], head["property"], head["timestamp"])
+            (views / name).touch()
+    timings["fixture_s"] = time.perf_counter() - start
+
+    start = time.perf_counter()
+    index = read_index(log_path(run_dir))
+    timings["full_scan_s"] = time.perf_counter() - start
+    start = time.perf_counter()
+    restore_missing_views(run_dir, index)
+    timings["full_views_check_s"] = time.perf_counter() - start
+    save_index(index, run_dir / INDEX_NAME, views_dir=views)
+    del index
+
+    with Simulator(latency_scale=0.0) as sim:
+        measure = run_fanout(snapshot, run_dir, sim, "--concurrency", "8", watch_first_request=True)
+        require_success(measure, "resume")
+        new_requests = sim.chat_requests()
+    shutil.rmtree(root, ignore_errors=True)
+    return {
+        "log_lines": lines,
+        "log_gb": round(log_bytes / 1e9, 2),
+        "pending_pairs": pending_edits * MODELS,
+        "first_new_request_s": round(measure.first_request_s or float("nan"), 3),
+        "target_s": 3.0,
+        "whole_resume_s": round(measure.wall_s, 2),
+        "max_rss_mb": round(measure.max_rss_mb, 1),
+        "chat_requests": new_requests,
+        "without_saved_index": {
+            "full_scan_s": round(timings["full_scan_s"], 1),
+            "full_views_check_s": round(timings["full_views_check_s"], 1),
+        },
+        "fixture_build_s": round(timings["fixture_s"], 1),
+    }
+
+
+def _record_templates(work: Workdir) -> list[bytes]:
+    """One real log line per model (edit 0 of a tiny real run), its rcid replaced by a mark."""
+    from workload import BASE_RCID, RCID_MARK
+
+    snapshot = work.snapshot(1)
+    with Simulator(latency_scale=0.0) as sim:
+        run_dir = work.run_dir("resume-templates")
+        require_success(run_fanout(snapshot, run_dir, sim, "--concurrency", "4"), "resume templates")
+    lines = (run_dir / "checkpoint.jsonl").read_bytes().splitlines(keepends=True)
+    return [line.replace(str(BASE_RCID).encode(), RCID_MARK.encode()) for line in lines]

@@ -1,0 +1,245 @@
+"""A run's snapshot kept on disk, so the run's memory does not grow with the snapshot.
+
+`fanout run` needs every edit validated before it starts, but needs each edit
+again only when its verdicts start. So the snapshot is streamed once
+(fanout.snapshot.stream_snapshot), each validated edit is written as one JSON
+line to a spool file, and the run keeps in memory only two numbers per edit:
+where its line starts and its rcid. An edit is read back (one pread and one
+json.loads, about 20 us) when the scheduler hands it to a verdict.
+
+The spool of a run is kept in the run directory (`snapshot.cache`), labelled
+with the snapshot's sha256, so a resume of a large snapshot skips the YAML
+parse (about 1 ms an edit) and only hashes the file. It is a cache: a missing,
+stale or damaged one is simply rebuilt. JSON, not pickle, so a run directory
+from elsewhere cannot run code; an edit that JSON cannot hold exactly (an
+unquoted YAML date inside a claim, say) stays in memory instead, and such a
+spool is not kept.
+
+    file: header line (padded JSON), one JSON line per edit, then the index
+          (line offsets, n + 1 int64; rcids, n int64)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO, overload
+
+from fanout.snapshot import file_sha256, stream_snapshot
+
+CACHE_NAME = "snapshot.cache"
+FORMAT = "fanout-edit-spool"
+VERSION = 1
+HEADER_BYTES = 512
+
+
+class EditSpool(Sequence[dict[str, Any]]):
+    """The validated edits, read back from the spool file on demand; slicing gives a view."""
+
+    def __init__(self, fh: BinaryIO, offsets: array[int], rcids: Sequence[int], inline: dict[int, dict[str, Any]],
+                 start: int = 0, stop: int | None = None) -> None:
+        self._fh = fh
+        self._offsets = offsets
+        self._rcids = rcids
+        self._inline = inline
+        self._start = start
+        self._stop = len(rcids) if stop is None else stop
+
+    def __len__(self) -> int:
+        return self._stop - self._start
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> EditSpool: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | EditSpool:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            if step != 1:
+                raise ValueError("an EditSpool slice takes every edit in its range")
+            return EditSpool(self._fh, self._offsets, self._rcids, self._inline,
+                             self._start + start, self._start + max(start, stop))
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError("edit index out of range")
+        position = self._start + index
+        if position in self._inline:
+            return self._inline[position]
+        begin, end = self._offsets[position], self._offsets[position + 1]
+        return json.loads(os.pread(self._fh.fileno(), end - begin, begin))
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for index in range(len(self)):
+            yield self[index]
+
+    @property
+    def rcids(self) -> Sequence[int]:
+        """Every edit's rcid, without reading the edits."""
+        return self._rcids[self._start:self._stop]
+
+
+def edit_rcids(edits: Sequence[dict[str, Any]]) -> Sequence[int]:
+    """The rcids of any sequence of edits: from the spool's index when it has one."""
+    if isinstance(edits, EditSpool):
+        return edits.rcids
+    return [int(edit["rcid"]) for edit in edits]
+
+
+class _SpoolWriter:
+    """The EditSink stream_snapshot fills: JSON lines into an anonymous temporary file."""
+
+    def __init__(self) -> None:
+        self.fh: BinaryIO = tempfile.TemporaryFile(prefix="fanout-edits-")  # noqa: SIM115 - owned by the spool
+        self.clear()
+
+    def clear(self) -> None:
+        self.fh.seek(0)
+        self.fh.truncate()
+        self.fh.write(b" " * (HEADER_BYTES - 1) + b"\n")
+        self.offsets: array[int] = array("q", [HEADER_BYTES])
+        self.rcids: list[int] = []
+        self.inline: dict[int, dict[str, Any]] = {}
+
+    def add(self, edit: dict[str, Any]) -> None:
+        line = _json_line(edit)
+        if line is None:
+            self.inline[len(self.rcids)] = edit
+            line = b"null\n"
+        self.fh.write(line)
+        self.offsets.append(self.offsets[-1] + len(line))
+        self.rcids.append(int(edit["rcid"]))
+
+    def finish(self, sha256: str) -> None:
+        """Append the index and fill in the header, so the file can be kept as the run's cache."""
+        rcids = _int64s(self.rcids)
+        index_at = self.offsets[-1]
+        self.fh.seek(index_at)
+        self.fh.write(self.offsets.tobytes())
+        if rcids is not None:
+            self.fh.write(rcids.tobytes())
+        header = {"format": FORMAT, "version": VERSION, "sha256": sha256, "edits": len(self.rcids),
+                  "index_at": index_at, "keep": rcids is not None and not self.inline}
+        self.fh.seek(0)
+        self.fh.write(json.dumps(header).encode().ljust(HEADER_BYTES - 1) + b"\n")
+        self.fh.flush()
+
+
+def _json_line(edit: dict[str, Any]) -> bytes | None:
+    """The edit as one JSON line, or None when JSON would not give back exactly the same edit."""
+    try:
+        text = json.dumps(edit, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return None
+    return (text + "\n").encode() if json.loads(text) == edit else None
+
+
+def _int64s(values: list[int]) -> array[int] | None:
+    try:
+        return array("q", values)
+    except OverflowError:
+        return None
+
+
+@dataclass
+class SpooledSnapshot:
+    """A validated snapshot whose edits live in a spool file; close it when the run ends."""
+
+    path: Path
+    sha256: str
+    edits: EditSpool
+    _fh: BinaryIO
+    from_cache: bool = False
+    _keepable: bool = field(default=False, repr=False)
+
+    def keep_in(self, run_dir: Path) -> None:
+        """Store the spool as the run directory's cache (atomically), unless it came from there or cannot be kept."""
+        if self.from_cache or not self._keepable:
+            return
+        target = run_dir / CACHE_NAME
+        tmp = run_dir / f".{CACHE_NAME}.{os.getpid()}.tmp"
+        self._fh.seek(0)
+        with tmp.open("wb") as out:
+            while chunk := self._fh.read(1 << 20):
+                out.write(chunk)
+        os.replace(tmp, target)
+        self.from_cache = True
+
+    def close(self) -> None:
+        self._fh.close()
+
+    def __enter__(self) -> SpooledSnapshot:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def spool_snapshot(path: str | Path, *, cache_dir: Path | None = None) -> SpooledSnapshot:
+    """Validate `path` into a spool (ConfigError as load_snapshot gives it), or reuse a cache that matches it."""
+    path = Path(path)
+    sha256 = file_sha256(path)
+    if cache_dir is not None:
+        cached = _open_cache(cache_dir / CACHE_NAME, path, sha256)
+        if cached is not None:
+            return cached
+    writer = _SpoolWriter()
+    try:
+        stream_snapshot(path, writer)
+        writer.finish(sha256)
+    except BaseException:
+        writer.fh.close()
+        raise
+    rcids = _int64s(writer.rcids) or writer.rcids
+    edits = EditSpool(writer.fh, writer.offsets, rcids, writer.inline)
+    keepable = isinstance(rcids, array) and not writer.inline
+    return SpooledSnapshot(path, sha256, edits, writer.fh, _keepable=keepable)
+
+
+def cache_edits(run_dir: Path, path: str | Path, edits: Iterable[dict[str, Any]]) -> None:
+    """Write the run directory's cache for the snapshot at `path` from edits already known to be its
+    validated edits, as a first run would have left it (`make bench` builds a million-pair resume this way
+    instead of parsing 250 000 edits of YAML first)."""
+    writer = _SpoolWriter()
+    try:
+        for edit in edits:
+            writer.add(edit)
+        sha256 = file_sha256(path)
+        writer.finish(sha256)
+        rcids = _int64s(writer.rcids) or writer.rcids
+        snapshot = SpooledSnapshot(Path(path), sha256, EditSpool(writer.fh, writer.offsets, rcids, writer.inline),
+                                   writer.fh, _keepable=isinstance(rcids, array) and not writer.inline)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        snapshot.keep_in(run_dir)
+    finally:
+        writer.fh.close()
+
+
+def _open_cache(cache: Path, path: Path, sha256: str) -> SpooledSnapshot | None:
+    """The run directory's spool if it is one, of this very snapshot, and whole; None otherwise."""
+    try:
+        fh = cache.open("rb")
+    except OSError:
+        return None
+    try:
+        header = json.loads(fh.read(HEADER_BYTES))
+        if header.get("format") != FORMAT or header.get("version") != VERSION or header.get("sha256") != sha256:
+            raise ValueError("another snapshot's cache")
+        n, index_at = int(header["edits"]), int(header["index_at"])
+        offsets, rcids = array("q"), array("q")
+        fh.seek(index_at)
+        offsets.fromfile(fh, n + 1)
+        rcids.fromfile(fh, n)
+        if offsets[0] != HEADER_BYTES or offsets[-1] != index_at or any(a > b for a, b in zip(offsets, offsets[1:])):
+            raise ValueError("an index that does not fit its lines")
+    except (OSError, ValueError, KeyError, TypeError, EOFError):
+        fh.close()
+        return None
+    return SpooledSnapshot(path, sha256, EditSpool(fh, offsets, rcids, {}), fh, from_cache=True)

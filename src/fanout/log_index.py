@@ -1,0 +1,427 @@
+"""What resume needs to know about the checkpoint log, in little memory and found fast.
+
+Resume needs, per (edit_rcid, model), the status, cost and view file name of
+the latest line; progress needs the counts. A million-line log is about 12 GB
+(a line carries the whole record), so reading it all at every resume is not an
+option, and neither is a Python object per line (about 400 bytes each).
+
+So the index keeps its lines in arrays (about 30 bytes a line) plus one small
+dict per model from rcid to the latest line (about 100 bytes a pair), and the
+checkpoint writer saves it next to the log (`checkpoint.index`, a cache: it
+may be deleted at any time). A resume loads the saved index, checks it still
+describes the log (the log is at least as long, the last line and a sample of
+others carry the keys the index says), and parses only the lines written
+after it was saved. Without a usable index, the whole log is scanned, reading
+just the key fields at the front of each line (and cost_usd) rather than
+parsing every record; a line that does not have the writer's exact shape is
+parsed as JSON in full, so a damaged line is still reported by number.
+
+    checkpoint.index: one JSON header line, then the arrays (rcid int64,
+    model uint16, status uint8, cost float64, file-name stem uint32, line end
+    int64), then the file-name stems, newline-separated.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+from array import array
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from fanout.errors import ConfigError
+from fanout.records import STATUSES, model_slug, verdict_file_name
+
+INDEX_NAME = "checkpoint.index"
+FORMAT = "fanout-log-index"
+VERSION = 1
+COST_UNKNOWN = 0x80
+"""Status byte flag: the line's cost_usd is null (the cost array then holds 0.0)."""
+SAMPLED_LINES = 16
+"""Lines besides the last whose keys are checked against the log before a saved index is trusted."""
+RACY_NS = 30_000_000
+"""A directory time this close to now may still change within the same clock tick; wait it out."""
+
+
+@dataclass
+class LogEntry:
+    """What resume needs to know about a logged pair, without the whole record."""
+
+    status: str
+    cost_usd: float | None
+    file_name: str
+
+
+class LogIndex:
+    """The latest entry per (edit_rcid, model), plus what repair set aside.
+
+    `entries` reads like the dict it once was ({(rcid, model): LogEntry}),
+    grouped by model. `views_verified` is True once every line's YAML view is
+    known to exist (set by restore_missing_views, kept by the writer).
+    """
+
+    def __init__(self) -> None:
+        self.lines = 0
+        self.spent_usd = 0.0
+        """Recorded spend of the latest record per pair, kept as a running total."""
+        self.views_verified = False
+        self.saved_lines = 0
+        """Lines covered by the saved index this one was loaded from (0: none)."""
+        self._models: list[str] = []
+        self._model_ids: dict[str, int] = {}
+        self._slugs: list[str] = []
+        self._statuses: list[str] = list(STATUSES)
+        self._status_ids: dict[str, int] = {s: i for i, s in enumerate(STATUSES)}
+        self._latest: list[dict[int, int]] = []
+        self._heads: list[str] = []
+        self._head_ids: dict[str, int] = {}
+        self._rcid = array("q")
+        self._model = array("H")
+        self._status = bytearray()
+        self._cost = array("d")
+        self._head = array("I")
+        self._end = array("q")
+        self._unplaced = 0
+        """Lines put without their place in the log (only ever by hand); such an index is not saved."""
+
+    @property
+    def entries(self) -> Mapping[tuple[int, str], LogEntry]:
+        return _Entries(self)
+
+    def put(self, key: tuple[int, str], entry: LogEntry, end: int = -1) -> LogEntry | None:
+        """Record the latest entry for a pair (its line ending at byte `end` of the log); returns the one it replaces."""
+        rcid, model = key
+        model_id = self._model_id(model)
+        latest = self._latest[model_id]
+        position = latest.get(rcid)
+        previous = self._entry_at(position) if position is not None else None
+        if previous is not None:
+            self.spent_usd -= previous.cost_usd or 0.0
+        latest[rcid] = self._append(rcid, model_id, entry, end)
+        self.spent_usd += entry.cost_usd or 0.0
+        self.lines += 1
+        return previous
+
+    def done_keys(self, retry_statuses: frozenset[str]) -> set[tuple[int, str]]:
+        """Pairs that resume skips: logged with a status that is a result."""
+        return {(rcid, model) for model in self._models for rcid in self.done_rcids(model, retry_statuses)}
+
+    def done_rcids(self, model: str, retry_statuses: frozenset[str]) -> set[int]:
+        """The rcids resume skips for one model, without an object per pair."""
+        model_id = self._model_ids.get(model)
+        if model_id is None:
+            return set()
+        retry = {i for i, s in enumerate(self._statuses) if s in retry_statuses}
+        status = self._status
+        return {rcid for rcid, pos in self._latest[model_id].items() if status[pos] & ~COST_UNKNOWN not in retry}
+
+    def counts(self) -> dict[str, tuple[Counter[str], float, int]]:
+        """Per model, over the latest entries: status counts, summed cost and how many costs are unknown."""
+        result = {}
+        for model_id, model in enumerate(self._models):
+            positions = self._latest[model_id].values()
+            codes = Counter(self._status[pos] for pos in positions)
+            statuses: Counter[str] = Counter()
+            unknown = 0
+            for code, n in codes.items():
+                statuses[self._statuses[code & ~COST_UNKNOWN]] += n
+                if code & COST_UNKNOWN:
+                    unknown += n
+            cost = 0.0
+            for pos in positions:
+                cost += self._cost[pos]
+            result[model] = (statuses, cost, unknown)
+        return result
+
+    def latest_positions(self, since: int = 0) -> Iterator[int]:
+        """Lines that hold the latest record of their pair, from line `since` on."""
+        for latest in self._latest:
+            for position in latest.values():
+                if position >= since:
+                    yield position
+
+    def file_name_at(self, position: int) -> str:
+        return self._file_name(position)
+
+    def span(self, position: int) -> tuple[int, int] | None:
+        """Where line `position` sits in the log (start, end), when known."""
+        end = self._end[position]
+        if end < 0:
+            return None
+        start = self._end[position - 1] if position > 0 else 0
+        return (start, end) if start >= 0 else None
+
+    @property
+    def log_bytes(self) -> int:
+        """Bytes of the log the index covers (-1 when some line's place is unknown)."""
+        if not self.lines:
+            return 0
+        return self._end[-1] if not self._unplaced else -1
+
+    # --- storage ---------------------------------------------------------------------
+
+    def _model_id(self, model: str) -> int:
+        model_id = self._model_ids.get(model)
+        if model_id is None:
+            model_id = self._model_ids[model] = len(self._models)
+            self._models.append(model)
+            self._slugs.append(model_slug(model))
+            self._latest.append({})
+        return model_id
+
+    def _status_id(self, status: str) -> int:
+        status_id = self._status_ids.get(status)
+        if status_id is None:
+            status_id = self._status_ids[status] = len(self._statuses)
+            self._statuses.append(status)
+        return status_id
+
+    def _head_id(self, head: str) -> int:
+        head_id = self._head_ids.get(head)
+        if head_id is None:
+            head_id = self._head_ids[head] = len(self._heads)
+            self._heads.append(head)
+        return head_id
+
+    def _append(self, rcid: int, model_id: int, entry: LogEntry, end: int) -> int:
+        position = len(self._status)
+        tail = f"-{rcid}-{self._slugs[model_id]}.yaml"
+        name = entry.file_name
+        head = name[: -len(tail)] if name.endswith(tail) and "\n" not in name else "\0" + name
+        self._rcid.append(rcid)
+        self._model.append(model_id)
+        self._status.append(self._status_id(str(entry.status)) | (COST_UNKNOWN if entry.cost_usd is None else 0))
+        self._cost.append(0.0 if entry.cost_usd is None else entry.cost_usd)
+        self._head.append(self._head_id(head))
+        self._end.append(end)
+        self._unplaced += end < 0
+        return position
+
+    def _entry_at(self, position: int) -> LogEntry:
+        code = self._status[position]
+        cost = None if code & COST_UNKNOWN else self._cost[position]
+        return LogEntry(self._statuses[code & ~COST_UNKNOWN], cost, self._file_name(position))
+
+    def _file_name(self, position: int) -> str:
+        head = self._heads[self._head[position]]
+        if head.startswith("\0"):
+            return head[1:]
+        return f"{head}-{self._rcid[position]}-{self._slugs[self._model[position]]}.yaml"
+
+
+class _Entries(Mapping[tuple[int, str], LogEntry]):
+    def __init__(self, index: LogIndex) -> None:
+        self._index = index
+
+    def __getitem__(self, key: tuple[int, str]) -> LogEntry:
+        rcid, model = key
+        model_id = self._index._model_ids.get(model)
+        if model_id is None:
+            raise KeyError(key)
+        return self._index._entry_at(self._index._latest[model_id][rcid])
+
+    def __iter__(self) -> Iterator[tuple[int, str]]:
+        for model, latest in zip(self._index._models, self._index._latest):
+            for rcid in latest:
+                yield (rcid, model)
+
+    def __len__(self) -> int:
+        return sum(len(latest) for latest in self._index._latest)
+
+
+# --- reading the log ---------------------------------------------------------------------
+
+_STR = rb'"((?:[^"\\]|\\.)*)"'
+_LINE_HEAD = re.compile(
+    rb'\{"model":' + _STR + rb',"edit_rcid":(-?\d+),"edit_revid":-?\d+,"qid":' + _STR
+    + rb',"property":(?:' + _STR + rb'|null),"diff_type":(?:' + _STR + rb'|null),"timestamp":' + _STR
+    + rb',"status":' + _STR + rb','
+)
+_COST = re.compile(rb',"cost_usd":(null|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?),')
+_INT = re.compile(rb"-?\d+")
+
+
+def read_index(path: Path) -> LogIndex:
+    """Index the log: from its saved index and the lines after it when that fits the log, else from every line."""
+    index = _load_saved(path.parent / INDEX_NAME, path)
+    if index is None:
+        index = LogIndex()
+    if not path.exists():
+        return index
+    with path.open("rb") as fh:
+        fh.seek(max(index.log_bytes, 0))
+        _scan(fh, index, first_line=index.lines + 1)
+    return index
+
+
+def _scan(fh: BinaryIO, index: LogIndex, *, first_line: int) -> None:
+    offset = fh.tell()
+    for number, line in enumerate(fh, start=first_line):
+        offset += len(line)
+        if not line.strip():
+            continue
+        key, entry = _parse_line(line, number, fh)
+        index.put(key, entry, offset)
+
+
+def _parse_line(line: bytes, number: int, fh: BinaryIO) -> tuple[tuple[int, str], LogEntry]:
+    """The key fields from the front of a line as the writer writes it; any other shape is parsed whole."""
+    head = _LINE_HEAD.match(line)
+    cost = _COST.search(line, head.end()) if head is not None else None
+    if head is not None and cost is not None and line.rstrip(b"\r\n").endswith(b"}"):
+        model, rcid, qid, prop, _diff, timestamp, status = (
+            _text(head.group(1)), int(head.group(2)), _text(head.group(3)), head.group(4),
+            head.group(5), _text(head.group(6)), _text(head.group(7)),
+        )
+        prop_text = None if prop is None else _text(prop)
+        raw_cost = cost.group(1)
+        value = None if raw_cost == b"null" else int(raw_cost) if _INT.fullmatch(raw_cost) else float(raw_cost)
+        return (rcid, model), LogEntry(status, value, verdict_file_name(model, rcid, qid, prop_text, timestamp))
+    try:
+        data = json.loads(line)
+    except ValueError as exc:
+        raise ConfigError(
+            f"{getattr(fh, 'name', 'the log')}: line {number} is not valid JSON ({exc}). The log was edited or "
+            "damaged; move that line out of the file and run again."
+        ) from None
+    from fanout.records import VerdictRecord
+
+    key = (int(data["edit_rcid"]), str(data["model"]))
+    return key, LogEntry(data["status"], data.get("cost_usd"), VerdictRecord.from_dict(data).file_name())
+
+
+def _text(raw: bytes) -> str:
+    return json.loads(b'"' + raw + b'"') if b"\\" in raw else raw.decode("utf-8")
+
+
+def _key_at(fh: BinaryIO, start: int, end: int) -> tuple[int, str] | None:
+    """The (rcid, model) of the log line at [start, end), read from its first bytes."""
+    head = os.pread(fh.fileno(), min(end - start, 4096), start)
+    match = _LINE_HEAD.match(head)
+    if match is None:
+        return None
+    return int(match.group(2)), _text(match.group(1))
+
+
+# --- the saved index ----------------------------------------------------------------------
+
+_ARRAYS = (("_rcid", "q"), ("_model", "H"), ("_cost", "d"), ("_head", "I"), ("_end", "q"))
+
+
+def save_index(index: LogIndex, path: Path, *, views_dir: Path | None = None) -> bool:
+    """Write the index next to the log (temp file and rename); False when it cannot describe the log."""
+    if index.lines and index.log_bytes < 0 or any("\n" in head for head in index._heads):
+        return False
+    views = {"verified": False, "dir_mtime_ns": None}
+    if views_dir is not None and index.views_verified:
+        views = {"verified": True, "dir_mtime_ns": _settled_mtime_ns(views_dir)}
+    heads = "\n".join(index._heads).encode("utf-8")
+    header = {
+        "format": FORMAT, "version": VERSION, "byteorder": sys.byteorder, "lines": index.lines,
+        "log_bytes": index.log_bytes, "spent_usd": index.spent_usd, "models": index._models,
+        "statuses": index._statuses, "heads": len(index._heads), "heads_bytes": len(heads), "views": views,
+    }
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with tmp.open("wb") as out:
+        out.write(json.dumps(header).encode() + b"\n")
+        for name, _code in _ARRAYS:
+            out.write(getattr(index, name).tobytes())
+        out.write(bytes(index._status))
+        out.write(heads)
+    os.replace(tmp, path)
+    index.saved_lines = index.lines
+    return True
+
+
+def _settled_mtime_ns(directory: Path) -> int:
+    """The directory's modification time, once no change in the current clock tick can share it.
+
+    The saved time lets a resume skip listing a huge verdicts/ directory when
+    nothing was added or removed since. A change made within the same tick
+    as the time read here would keep that time, so the read waits until the
+    time is old enough for any later change to show.
+    """
+    mtime = directory.stat().st_mtime_ns
+    age = time.time_ns() - mtime
+    if age < RACY_NS:
+        time.sleep((RACY_NS - age) / 1e9)
+        mtime = directory.stat().st_mtime_ns
+    return mtime
+
+
+def _load_saved(path: Path, log: Path) -> LogIndex | None:
+    """The saved index, if it is whole and still describes the start of the log; None otherwise."""
+    try:
+        with path.open("rb") as fh, log.open("rb") as log_fh:
+            header = json.loads(fh.readline())
+            index = _arrays_from(fh, header)
+            if index is None or not _fits_log(index, log_fh):
+                return None
+    except (OSError, ValueError, KeyError, TypeError, EOFError):
+        return None
+    views = header.get("views") or {}
+    mtime = views.get("dir_mtime_ns")
+    verdict_dir = log.parent / "verdicts"
+    index.views_verified = bool(views.get("verified")) and mtime is not None and _mtime_ns(verdict_dir) == mtime
+    index.saved_lines = index.lines
+    return index
+
+
+def _arrays_from(fh: BinaryIO, header: dict[str, Any]) -> LogIndex | None:
+    if header.get("format") != FORMAT or header.get("version") != VERSION or header.get("byteorder") != sys.byteorder:
+        return None
+    n = int(header["lines"])
+    index = LogIndex()
+    for name, code in _ARRAYS:
+        values = array(code)
+        values.fromfile(fh, n)
+        setattr(index, name, values)
+    index._status = bytearray(fh.read(n))
+    heads = fh.read(int(header["heads_bytes"])).decode("utf-8")
+    if len(index._status) != n or fh.read(1):
+        return None
+    index._heads = heads.split("\n") if int(header["heads"]) else []
+    if len(index._heads) != int(header["heads"]) or int(header["log_bytes"]) != (index._end[-1] if n else 0):
+        return None
+    index._head_ids = {head: i for i, head in enumerate(index._heads)}
+    for model in header["models"]:
+        index._model_id(str(model))
+    index._statuses = [str(status) for status in header["statuses"]]
+    index._status_ids = {status: i for i, status in enumerate(index._statuses)}
+    for position, (rcid, model_id) in enumerate(zip(index._rcid, index._model)):
+        index._latest[model_id][rcid] = position
+    index.lines = n
+    index.spent_usd = float(header["spent_usd"])
+    return index
+
+
+def _fits_log(index: LogIndex, log_fh: BinaryIO) -> bool:
+    """The log still starts with the lines the index describes: its length, and the keys of sampled lines."""
+    n = index.lines
+    if n == 0:
+        return True
+    size = os.fstat(log_fh.fileno()).st_size
+    if size < index.log_bytes or os.pread(log_fh.fileno(), 1, index.log_bytes - 1) != b"\n":
+        return False
+    step = max(1, n // SAMPLED_LINES)
+    for position in {*range(0, n, step), n - 1}:
+        span = index.span(position)
+        if span is None:
+            return False
+        key = _key_at(log_fh, *span)
+        if key is not None and key != (index._rcid[position], index._models[index._model[position]]):
+            return False
+    return True
+
+
+def _mtime_ns(directory: Path) -> int | None:
+    try:
+        return directory.stat().st_mtime_ns
+    except OSError:
+        return None

@@ -1,0 +1,69 @@
+"""An opt-in probe of event-loop stalls, for `make bench`: FANOUT_LOOP_LAG_LOG=FILE.
+
+Every verdict shares one event loop, so anything that blocks it (a parse, a
+dump, a synchronous file write) delays every other verdict's next step. The
+probe asks to wake every `interval_s` and counts how late it wakes; when the
+run ends it writes a small JSON summary to FILE. Nothing runs unless the
+variable is set, so a normal run pays nothing for it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import anyio
+
+ENV_VAR = "FANOUT_LOOP_LAG_LOG"
+THRESHOLDS_MS = (5, 20, 50, 100, 250)
+
+
+def lag_log_path() -> Path | None:
+    value = os.environ.get(ENV_VAR)
+    return Path(value) if value else None
+
+
+class LagStats:
+    """The worst lag and how often lags passed each threshold; constant memory however long the run."""
+
+    def __init__(self) -> None:
+        self.samples = 0
+        self.total_s = 0.0
+        self.worst_s = 0.0
+        self.worst_at_s = 0.0
+        self.over = dict.fromkeys(THRESHOLDS_MS, 0)
+        self.started = time.monotonic()
+
+    def add(self, lag_s: float, now: float) -> None:
+        self.samples += 1
+        self.total_s += lag_s
+        if lag_s > self.worst_s:
+            self.worst_s, self.worst_at_s = lag_s, now - self.started
+        for ms in THRESHOLDS_MS:
+            if lag_s * 1000 > ms:
+                self.over[ms] += 1
+
+    def summary(self, interval_s: float) -> dict[str, object]:
+        return {
+            "interval_ms": interval_s * 1000,
+            "samples": self.samples,
+            "max_lag_ms": round(self.worst_s * 1000, 3),
+            "max_lag_at_s": round(self.worst_at_s, 3),
+            "mean_lag_ms": round(self.total_s / self.samples * 1000, 3) if self.samples else 0.0,
+            "over_ms": {str(ms): n for ms, n in self.over.items()},
+        }
+
+
+async def watch_loop_lag(path: Path, interval_s: float = 0.01) -> None:
+    """Sample until cancelled, then write the summary to `path`."""
+    stats = LagStats()
+    try:
+        while True:
+            asked = time.monotonic()
+            await anyio.sleep(interval_s)
+            now = time.monotonic()
+            stats.add(max(0.0, now - asked - interval_s), now)
+    finally:
+        path.write_text(json.dumps(stats.summary(interval_s)) + "\n", encoding="utf-8")
