@@ -1,0 +1,140 @@
+"""The table `make bench` prints: each figure next to its target, from a results dict (or a results file).
+
+    python bench/report.py bench/results/2026-11-22.json
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+Row = tuple[str, str, str, str]
+
+
+def rows(results: dict[str, Any]) -> list[Row]:
+    """(what, measured, target, verdict) for every scenario present."""
+    s = results["scenarios"]
+    out: list[Row] = []
+    for name, build in SECTIONS:
+        if name in s:
+            out += build(s[name])
+    return out
+
+
+def _check(ok: bool | None) -> str:
+    return "" if ok is None else ("ok" if ok else "MISSED")
+
+
+def _efficiency(e: dict[str, Any]) -> list[Row]:
+    out = []
+    for run in e.values():
+        target = run["target"]
+        out.append((
+            f"1. efficiency, {run['verdicts']} verdicts at concurrency {run['concurrency']}",
+            f"{run['efficiency']:.3f} ({run['wall_s']:.1f} s vs ideal {run['ideal_s']:.1f} s)",
+            f">= {target:.2f}", _check(run["efficiency"] >= target),
+        ))
+    return out
+
+
+def _rate_limits(r: dict[str, Any]) -> list[Row]:
+    out = []
+    for key, run in r.items():
+        told = "told the limits" if run["told"] else "not told (429s and Retry-After only)"
+        failed = run["failed_verdicts"]
+        target = run["target"]
+        out.append((
+            f"2. goodput under {run['limit_per_model']} per model, fanout {told}",
+            f"{run['goodput_ratio']:.3f} ({run['wall_s']:.1f} s vs {run['ideal_s']:.1f} s), "
+            f"{run['http_429']} x 429, {failed} failed",
+            f">= {target:.2f}, none failed" if target else "report",
+            _check(run["goodput_ratio"] >= target and failed == 0) if target else "",
+        ))
+    return out
+
+
+def _speedup(r: dict[str, Any]) -> list[Row]:
+    return [(
+        f"3. speedup of --concurrency 8 over 1 ({r['verdicts']} verdicts)",
+        f"{r['speedup']:.2f}x ({r['wall_c1_s']:.1f} s / {r['wall_c8_s']:.1f} s)",
+        ">= 7x", _check(r["speedup"] >= r["target"]),
+    )]
+
+
+def _cpu(e: dict[str, Any]) -> list[Row]:
+    run = e.get("c8")
+    if not run:
+        return []
+    return [
+        (f"4. engine CPU per verdict at concurrency 8 ({run['chat_calls_per_verdict']} chat calls, "
+         f"{run['searches_per_verdict']} searches)", f"{run['cpu_ms_per_verdict']:.1f} ms", "<= 15 ms",
+         _check(run["cpu_ms_per_verdict"] <= 15)),
+        ("4. longest event-loop lag (concurrency 8 / 64 / 256)",
+         " / ".join(f"{r['max_loop_lag_ms']:.0f} ms" for r in e.values() if r.get("max_loop_lag_ms") is not None),
+         "report", ""),
+    ]
+
+
+def _extraction(x: dict[str, Any]) -> list[Row]:
+    return [(f"4. HTML extraction ({v['bytes'] // 1000} KB page)", f"{v['cpu_ms']:.1f} ms CPU", "report", "")
+            for v in x.values()]
+
+
+def _startup(st: dict[str, Any]) -> list[Row]:
+    out = []
+    for key, value in st.items():
+        if isinstance(value, dict):
+            out.append((f"4. start-up to the first request ({key.replace('_', ' ')})", f"{value['median_s']:.2f} s",
+                        "<= 1 s", _check(value["median_s"] <= st["target_s"])))
+    return out
+
+
+def _memory(m: dict[str, Any]) -> list[Row]:
+    out = []
+    for key, run in m.items():
+        if isinstance(run, dict):
+            out.append((f"5. peak RSS, {run['verdicts']:,} verdicts ({run['snapshot_mb']} MB snapshot)",
+                        f"{run['max_rss_mb']:.0f} MB", "flat", ""))
+    growth = m.get("growth_bytes_per_verdict")
+    if growth is not None:
+        out.append(("5. RSS growth per extra verdict", f"{growth:.0f} bytes", "~0 (no per-record state)", _check(growth < 500)))
+    return out
+
+
+def _resume(r: dict[str, Any]) -> list[Row]:
+    return [(
+        f"6. resume start-up, {r['log_lines']:,}-line log ({r['log_gb']} GB)",
+        f"{r['first_new_request_s']:.2f} s", "< 3 s", _check(r["first_new_request_s"] < r["target_s"]),
+    )]
+
+
+SECTIONS: tuple[tuple[str, Callable[[dict[str, Any]], list[Row]]], ...] = (
+    ("efficiency", _efficiency),
+    ("rate_limits", _rate_limits),
+    ("speedup", _speedup),
+    ("efficiency", _cpu),
+    ("extraction", _extraction),
+    ("startup", _startup),
+    ("memory", _memory),
+    ("resume", _resume),
+)
+
+
+def print_table(results: dict[str, Any]) -> None:
+    m = results["machine"]
+    print(f"fanout bench, {results['started'][:10]}: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB, "
+          f"Python {m['python']}, commit {m['commit']}")
+    table = rows(results)
+    widths = [max(len(r[i]) for r in table + [HEADER]) for i in range(4)]
+    for row in [HEADER, tuple("-" * w for w in widths), *table]:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+
+
+HEADER: Row = ("scenario", "measured", "target", "")
+
+
+if __name__ == "__main__":
+    print_table(json.loads(Path(sys.argv[1]).read_text()))
