@@ -12,7 +12,7 @@ help:
 	@echo "make test          the test suite"
 	@echo "make e2e           demo run interrupted with Ctrl-C, resumed, and checked"
 	@echo "make e2e-live      three edits through the four real models (needs OPENROUTER_API_KEY and SearXNG)"
-	@echo "make bench         throughput, overhead and scale benchmarks"
+	@echo "make bench         throughput, overhead and scale benchmarks (ARGS=--quick for a short pass)"
 	@echo "make searxng-up    start SearXNG + Valkey on 127.0.0.1:8080 (podman or docker compose)"
 	@echo "make searxng-down  stop them"
 	@echo "make lock          re-resolve requirements.lock from pyproject.toml"
@@ -38,7 +38,7 @@ e2e-live: $(STAMP)
 	$(PY) -m fanout.demo --live
 
 bench: $(STAMP)
-	$(PY) bench/run.py
+	$(PY) bench/run.py $(ARGS)
 
 lock:
 	$(PYTHON) -m pip install --quiet uv
