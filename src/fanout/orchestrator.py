@@ -39,6 +39,7 @@ from fanout.edit_spool import edit_rcids
 from fanout.records import VerdictRecord
 
 VerdictFn = Callable[[dict[str, Any], ModelSpec], Awaitable[VerdictRecord]]
+WRITE_BATCH = 32
 
 
 class Pair(NamedTuple):
@@ -227,7 +228,9 @@ async def orchestrate(
     spend = SpendCap(settings.max_cost_usd, writer.index.spent_usd)
     if spend.cap_usd is not None and spend.spent_usd >= spend.cap_usd:
         control.request(f"Spend cap ${spend.cap_usd:g} already reached (${spend.spent_usd:.4f} recorded)")
-    send, receive = anyio.create_memory_object_stream[VerdictRecord](math.inf)
+    # Bounded, and a verdict keeps its slot until its record is queued: when the writer falls behind
+    # (fsync, YAML), new verdicts wait instead of finished records piling up in memory.
+    send, receive = anyio.create_memory_object_stream[VerdictRecord](max(1, settings.concurrency))
     async with anyio.create_task_group() as tg:
         tg.start_soon(_write_records, receive, writer, progress, outcome)
         async with send:
@@ -279,18 +282,28 @@ async def _run_one(
     control: StopControl,
     spend: SpendCap,
 ) -> None:
-    """One verdict. A cancelled verdict sends nothing: it is not a result and runs on resume."""
+    """One verdict. A cancelled verdict sends nothing: it is not a result and runs on resume.
+
+    A finished one is always handed to the writer (the send is shielded: a second
+    Ctrl-C must not throw away a verdict that was paid for), and keeps its slot
+    until the writer's queue takes it.
+    """
     started = time.monotonic()
     try:
-        # Fail-safe for a verdict function that overruns its own timeout.
-        with anyio.fail_after(settings.verdict_timeout_s * 1.5 + 30):
-            record = await verdict_fn(edit, model)
-    except Exception as exc:  # a bug or an unexpected failure: keep the run going, retry on resume
-        record = failure_record(edit, model, exc, time.monotonic() - started)
+        try:
+            # Fail-safe for a verdict function that overruns its own timeout.
+            with anyio.fail_after(settings.verdict_timeout_s * 1.5 + 30):
+                record = await verdict_fn(edit, model)
+        except Exception as exc:  # a bug or an unexpected failure: keep the run going, retry on resume
+            record = failure_record(edit, model, exc, time.monotonic() - started)
+        with anyio.CancelScope(shield=True):
+            try:
+                await send.send(record)
+            except anyio.BrokenResourceError:  # the writer is gone: the whole run is being torn down
+                return
     finally:
         schedule.finish(pair)
         control.wakeup.notify()
-    send.send_nowait(record)
     if spend.add(record.cost_usd) and not control.stopping:
         control.request(f"Spend cap ${spend.cap_usd:g} reached (${spend.spent_usd:.4f} spent)", grace_s=settings.grace_s)
 
@@ -322,9 +335,17 @@ async def _write_records(
     progress: ProgressSink,
     outcome: RunOutcome,
 ) -> None:
-    """The single writer. File work runs in a thread so fsync never stalls the event loop."""
+    """The single writer. File work runs in a thread so fsync never stalls the event loop; records
+    already waiting go over in one hop (each still appended, fsynced and viewed on its own)."""
     async with receive:
         async for record in receive:
-            previous = await anyio.to_thread.run_sync(writer.append, record)
-            outcome.recorded += 1
-            progress.recorded(record, previous)
+            batch = [record]
+            while len(batch) < WRITE_BATCH:
+                try:
+                    batch.append(receive.receive_nowait())
+                except (anyio.WouldBlock, anyio.EndOfStream):
+                    break
+            previous = await anyio.to_thread.run_sync(lambda: [writer.append(r) for r in batch])
+            for done, replaced in zip(batch, previous):
+                outcome.recorded += 1
+                progress.recorded(done, replaced)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import shlex
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ from fanout.records import STATUSES
 from fanout.tools.search_config import add_search_arguments, apply_search_options
 
 EXIT_INTERRUPTED = 130
+DEFAULT_MAX_LEAD = 10
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -38,7 +40,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="YAML table {model: {max_concurrency, requests_per_minute, context_window, input_price, output_price}}")
     parser.add_argument("--timeout", type=float, default=180.0, help="seconds per verdict, both phases (default 180)")
     parser.add_argument("--max-turns", type=int, default=15, help="tool-calling turns in the investigation (default 15)")
-    parser.add_argument("--max-lead", type=int, default=10, help="edits any model may run ahead of the slowest (default 10)")
+    parser.add_argument("--max-lead", type=int, default=None, metavar="N",
+                        help=f"edits any model may run ahead of the slowest (default {DEFAULT_MAX_LEAD}, or 2 x "
+                             "--concurrency / models when that is more, so the concurrency asked for can be used)")
     parser.add_argument("--grace", type=float, default=30.0, help="seconds verdicts in flight get after Ctrl-C (default 30)")
     parser.add_argument("--max-cost", type=float, metavar="USD", help="stop scheduling once recorded spend reaches this")
     parser.add_argument("--retry", default="error", metavar="STATUSES",
@@ -66,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
 
 def settings_from_args(args: argparse.Namespace) -> RunSettings:
     for name, value in (("--concurrency", args.concurrency), ("--max-turns", args.max_turns), ("--max-lead", args.max_lead)):
-        if value < 1:
+        if value is not None and value < 1:
             raise ConfigError(f"{name} must be at least 1 (got {value}).")
     if args.timeout <= 0 or args.grace < 0:
         raise ConfigError("--timeout must be positive and --grace not negative.")
@@ -85,9 +89,27 @@ def settings_from_args(args: argparse.Namespace) -> RunSettings:
     tools = apply_search_options(tools, providers=args.search_providers, config=args.search_config)
     return RunSettings(
         models=models, base_url=args.base_url, tools=tools, concurrency=args.concurrency,
-        max_turns=args.max_turns, verdict_timeout_s=args.timeout, max_lead=args.max_lead,
+        max_turns=args.max_turns, verdict_timeout_s=args.timeout, max_lead=max_lead(args, len(models)),
         grace_s=args.grace, max_cost_usd=args.max_cost, retry_statuses=retry,
     )
+
+
+def max_lead(args: argparse.Namespace, n_models: int) -> int:
+    """--max-lead, or by default enough lead for --concurrency to be reached.
+
+    The lead bound lets at most about lead x models verdicts be in flight when
+    the models keep pace, so a fixed 10 would hold --concurrency 256 with four
+    models to about 40. Twice the edits the concurrency spans leaves room for
+    slow verdicts without idling slots (`make bench` measures the difference).
+    An explicit value is kept, with a warning when it caps the concurrency.
+    """
+    if args.max_lead is None:
+        return max(DEFAULT_MAX_LEAD, math.ceil(2 * args.concurrency / max(1, n_models)))
+    if args.max_lead * n_models < args.concurrency:
+        print(f"warning: --max-lead {args.max_lead} with {n_models} model(s) lets about "
+              f"{args.max_lead * n_models} verdicts run at once, fewer than --concurrency {args.concurrency}",
+              file=sys.stderr)
+    return int(args.max_lead)
 
 
 LIMIT_FIELDS = {"max_concurrency": int, "requests_per_minute": float, "context_window": int, "input_price": float, "output_price": float}

@@ -1,0 +1,155 @@
+"""What keeps the engine's own cost small: lazy imports, a bounded record queue, the lead that --concurrency
+needs, the opt-in loop-lag probe, and chat errors read as the SDK read them."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+import respx
+from anyio import wait_all_tasks_blocked
+
+from fanout.checkpoint import CheckpointWriter, log_path, read_index
+from fanout.cli import run as run_cli
+from fanout.config import ModelSpec, RunSettings
+from fanout.errors import ProviderError
+from fanout.llm import ChatClient
+from fanout.loop_lag import watch_loop_lag
+from fanout.orchestrator import orchestrate
+from fanout.records import VerdictRecord
+
+MODELS = tuple(ModelSpec(name) for name in ("m/a", "m/b"))
+
+
+def test_the_run_command_imports_no_openai_sdk():
+    code = "import sys, fanout.cli.run, fanout.runner, fanout.llm, fanout.verdict; print('openai' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def parse_run_args(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    run_cli.configure(parser)
+    return parser.parse_args(["snap.yaml", *argv])
+
+
+@pytest.mark.parametrize(
+    ("argv", "lead"),
+    [
+        ((), 10),
+        (("--concurrency", "64"), 32),
+        (("--concurrency", "256"), 128),
+        (("--concurrency", "256", "--models", "a/x", "b/y"), 256),
+        (("--concurrency", "256", "--max-lead", "5"), 5),
+    ],
+)
+def test_the_default_lead_leaves_room_for_the_concurrency_asked_for(argv, lead):
+    assert run_cli.settings_from_args(parse_run_args(*argv)).max_lead == lead
+
+
+def test_an_explicit_lead_that_caps_the_concurrency_is_warned_about(capsys):
+    run_cli.settings_from_args(parse_run_args("--concurrency", "64", "--max-lead", "4"))
+    assert "--max-lead 4 with 4 model(s) lets about 16 verdicts run at once, fewer than --concurrency 64" in (
+        capsys.readouterr().err
+    )
+
+
+class BlockedWriter(CheckpointWriter):
+    """A writer held up (a slow disk) until the test lets it go."""
+
+    gate = threading.Event()
+
+    def append(self, record: VerdictRecord):
+        self.gate.wait(timeout=30)
+        return super().append(record)
+
+
+async def test_when_the_writer_falls_behind_new_verdicts_wait_instead_of_records_piling_up(tmp_path: Path):
+    started: list[int] = []
+
+    async def verdict(edit: dict, model: ModelSpec) -> VerdictRecord:
+        started.append(edit["rcid"])
+        await anyio.sleep(0)
+        return VerdictRecord(model=model.name, edit_rcid=edit["rcid"], edit_revid=1, qid="Q1", property="P31",
+                             diff_type="value_added", timestamp="2026-11-22T10:00:00Z", status="ok", cost_usd=0.001)
+
+    edits = [{"rcid": 100 + i} for i in range(50)]
+    settings = RunSettings(models=MODELS, concurrency=2, max_lead=100)
+    BlockedWriter.gate.clear()
+    writer = BlockedWriter(tmp_path, read_index(log_path(tmp_path)))
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(orchestrate, edits, settings, writer, verdict)
+            for _ in range(20):
+                await wait_all_tasks_blocked()
+                await anyio.sleep(0.01)
+            # one batch with the writer, its queue (2) full, two verdicts holding their slots
+            assert len(started) <= 2 + 2 + 2 + 2
+            BlockedWriter.gate.set()
+        assert len(started) == 100
+        assert len(writer.index.entries) == 100
+    finally:
+        BlockedWriter.gate.set()
+        writer.close()
+
+
+async def test_the_lag_probe_writes_how_late_the_loop_woke(tmp_path: Path):
+    path = tmp_path / "lag.json"
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(watch_loop_lag, path, 0.005)
+        await anyio.sleep(0.05)
+        time.sleep(0.3)  # a blocking call on the event loop
+        await anyio.sleep(0.05)
+        tg.cancel_scope.cancel()
+    summary = json.loads(path.read_text())
+    assert summary["samples"] >= 2
+    assert summary["over_ms"]["100"] >= 1
+    assert summary["max_lag_ms"] >= 200
+
+
+@respx.mock
+async def test_an_error_body_that_is_not_json_becomes_the_message():
+    respx.post("http://chat.test/v1/chat/completions").mock(return_value=httpx.Response(400, text="bad gateway html"))
+    async with httpx.AsyncClient() as http:
+        chat = ChatClient(base_url="http://chat.test/v1", api_key=None, http=http)
+        with pytest.raises(ProviderError) as caught:
+            await chat.complete(ModelSpec("m/a"), [{"role": "user", "content": "hi"}])
+    assert str(caught.value) == "HTTP 400: bad gateway html"
+    assert caught.value.retryable is False
+
+
+@respx.mock
+async def test_an_error_object_without_a_message_is_worded_as_the_sdk_worded_it():
+    respx.post("http://chat.test/v1/chat/completions").mock(
+        return_value=httpx.Response(400, json={"error": {"code": 400}})
+    )
+    async with httpx.AsyncClient() as http:
+        chat = ChatClient(base_url="http://chat.test/v1", api_key="k", http=http)
+        with pytest.raises(ProviderError) as caught:
+            await chat.complete(ModelSpec("m/a"), [{"role": "user", "content": "hi"}])
+    assert str(caught.value) == "HTTP 400: Error code: 400 - {'error': {'code': 400}}"
+
+
+@respx.mock
+async def test_chat_requests_send_the_key_and_the_json_body():
+    route = respx.post("http://chat.test/v1/chat/completions").mock(
+        return_value=httpx.Response(200, json={"choices": [{"message": {"content": "ok"}, "finish_reason": "stop"}]})
+    )
+    async with httpx.AsyncClient() as http:
+        chat = ChatClient(base_url="http://chat.test/v1/", api_key="sk-test", http=http)
+        result = await chat.complete(ModelSpec("m/a"), [{"role": "user", "content": "hi"}], json_mode=True)
+    request = route.calls[0].request
+    assert result.content == "ok"
+    assert request.headers["authorization"] == "Bearer sk-test"
+    assert json.loads(request.content) == {
+        "model": "m/a", "messages": [{"role": "user", "content": "hi"}], "response_format": {"type": "json_object"},
+    }
