@@ -1,0 +1,135 @@
+"""Both wires under the run's httpx client behave as httpx's own: pool size, headers, redirects, cookies, errors,
+and a connection the server closed while idle is never reused."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator
+
+import anyio
+import httpx
+import pytest
+from aiohttp import web
+
+from fanout.http import make_http_client
+
+WIRES = pytest.mark.parametrize("wire", ["httpcore", "aiohttp"])
+CONCURRENCY = 120
+
+
+async def serve(app: web.Application, **kwargs) -> tuple[web.AppRunner, str]:
+    runner = web.AppRunner(app, **kwargs)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0, backlog=CONCURRENCY * 2).start()
+    return runner, f"http://127.0.0.1:{runner.addresses[0][1]}"
+
+
+@pytest.fixture
+async def site() -> AsyncIterator[tuple[str, dict]]:
+    seen: dict = {"arrived": 0, "cookies": [], "agents": [], "peers": []}
+    all_here = asyncio.Event()
+    released = asyncio.Event()
+
+    async def hold(request: web.Request) -> web.Response:
+        seen["arrived"] += 1
+        if seen["arrived"] >= CONCURRENCY:
+            all_here.set()
+        await all_here.wait()
+        return web.Response(text="held")
+
+    async def echo(request: web.Request) -> web.Response:
+        seen["cookies"].append(request.headers.get("Cookie", ""))
+        seen["agents"].append(request.headers.get("User-Agent", ""))
+        seen["peers"].append(request.transport.get_extra_info("peername")[1])
+        response = web.json_response({"got": (await request.read()).decode()})
+        response.set_cookie("consent", "yes")
+        return response
+
+    async def moved(request: web.Request) -> web.Response:
+        raise web.HTTPFound("/echo")
+
+    async def stall(request: web.Request) -> web.Response:
+        await released.wait()
+        return web.Response(text="late")
+
+    app = web.Application()
+    app.router.add_get("/hold", hold)
+    app.router.add_route("*", "/echo", echo)
+    app.router.add_get("/moved", moved)
+    app.router.add_get("/stall", stall)
+    runner, base = await serve(app, keepalive_timeout=0.3)
+    yield base, seen
+    all_here.set()
+    released.set()
+    await runner.cleanup()
+
+
+@WIRES
+async def test_the_pool_holds_as_many_open_requests_as_the_concurrency_asks_for(site, wire):
+    base, seen = site
+    statuses: list[int] = []
+    async with make_http_client(CONCURRENCY, user_agent="fanout-test/1", wire=wire) as http:
+
+        async def one() -> None:
+            statuses.append((await http.get(f"{base}/hold")).status_code)
+
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as tg:
+                for _ in range(CONCURRENCY):
+                    tg.start_soon(one)
+    assert statuses == [200] * CONCURRENCY
+
+
+@WIRES
+async def test_requests_carry_the_user_agent_and_bodies_and_no_cookie_comes_back(site, wire):
+    base, seen = site
+    async with make_http_client(2, user_agent="fanout-test/1", wire=wire) as http:
+        first = await http.post(f"{base}/echo", json={"a": "ü"})
+        second = await http.post(f"{base}/echo", content=b"raw")
+    assert first.json() == {"got": '{"a":"ü"}'} and second.json() == {"got": "raw"}
+    assert seen["agents"] == ["fanout-test/1", "fanout-test/1"]
+    assert seen["cookies"] == ["", ""]
+
+
+@WIRES
+async def test_a_redirect_is_returned_not_followed(site, wire):
+    base, _ = site
+    async with make_http_client(1, user_agent="x", wire=wire) as http:
+        response = await http.get(f"{base}/moved")
+    assert response.status_code == 302 and response.headers["location"] == "/echo"
+    assert response.has_redirect_location
+
+
+@WIRES
+async def test_a_connection_the_server_closed_while_idle_is_not_reused(site, wire):
+    base, seen = site
+    async with make_http_client(1, user_agent="x", wire=wire) as http:
+        await http.get(f"{base}/echo")
+        await anyio.sleep(0.8)  # past the server's keep-alive of 0.3 s: it has closed the connection
+        response = await http.get(f"{base}/echo")
+    assert response.status_code == 200
+    assert seen["peers"][0] != seen["peers"][1]
+
+
+@WIRES
+async def test_a_refused_connection_is_an_httpx_connect_error(wire):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    async with make_http_client(1, user_agent="x", wire=wire) as http:
+        with pytest.raises(httpx.ConnectError):
+            await http.get(f"http://127.0.0.1:{port}/")
+
+
+@WIRES
+async def test_a_stalled_answer_is_an_httpx_read_timeout(site, wire):
+    base, _ = site
+    async with make_http_client(1, user_agent="x", timeout_s=0.2, wire=wire) as http:
+        with pytest.raises(httpx.ReadTimeout):
+            await http.get(f"{base}/stall")
+
+
+async def test_an_unknown_wire_is_refused():
+    with pytest.raises(ValueError, match="wire must be httpcore or aiohttp"):
+        make_http_client(1, user_agent="x", wire="carrier-pigeon")
