@@ -194,7 +194,10 @@ class LogIndex:
         tail = f"-{rcid}-{self._slugs[model_id]}.yaml"
         name = entry.file_name
         head = name[: -len(tail)] if name.endswith(tail) and "\n" not in name else "\0" + name
-        self._rcid.append(rcid)
+        try:
+            self._rcid.append(rcid)
+        except OverflowError:  # an rcid past int64 (never from Wikidata): keep them as ints, do not save
+            self._rcid = [*self._rcid, rcid]  # type: ignore[assignment]
         self._model.append(model_id)
         self._status.append(self._status_id(str(entry.status)) | (COST_UNKNOWN if entry.cost_usd is None else 0))
         self._cost.append(0.0 if entry.cost_usd is None else entry.cost_usd)
@@ -316,7 +319,7 @@ _ARRAYS = (("_rcid", "q"), ("_model", "H"), ("_cost", "d"), ("_head", "I"), ("_e
 
 def save_index(index: LogIndex, path: Path, *, views_dir: Path | None = None) -> bool:
     """Write the index next to the log (temp file and rename); False when it cannot describe the log."""
-    if index.lines and index.log_bytes < 0 or any("\n" in head for head in index._heads):
+    if index.lines and index.log_bytes < 0 or not isinstance(index._rcid, array) or any("\n" in h for h in index._heads):
         return False
     views = {"verified": False, "dir_mtime_ns": None}
     if views_dir is not None and index.views_verified:

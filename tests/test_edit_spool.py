@@ -1,0 +1,98 @@
+"""The snapshot spool: the run's edits on disk, read back one at a time, and kept in the run directory."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+import yaml
+
+from fanout.config import package_data
+from fanout.edit_spool import CACHE_NAME, EditSpool, cache_edits, edit_rcids, spool_snapshot
+from fanout.errors import ConfigError
+from fanout.snapshot import load_snapshot
+from test_snapshot import make_edit, write_yaml
+
+SAMPLE = package_data("sample_snapshot.yaml")
+
+
+def test_the_spool_reads_back_every_edit_load_snapshot_returns():
+    expected = load_snapshot(SAMPLE)
+    with spool_snapshot(SAMPLE) as snapshot:
+        assert snapshot.sha256 == expected.sha256
+        assert len(snapshot.edits) == 12
+        assert list(snapshot.edits) == expected.edits
+        assert snapshot.edits[-1] == expected.edits[-1]
+        assert list(snapshot.edits.rcids) == [e["rcid"] for e in expected.edits]
+
+
+def test_a_slice_is_a_view_with_its_own_rcids_and_indexes():
+    expected = load_snapshot(SAMPLE).edits
+    with spool_snapshot(SAMPLE) as snapshot:
+        first = snapshot.edits[:5]
+        assert isinstance(first, EditSpool)
+        assert len(first) == 5 and list(first) == expected[:5]
+        assert list(edit_rcids(first)) == [e["rcid"] for e in expected[:5]]
+        with pytest.raises(IndexError):
+            first[5]
+
+
+def test_edit_rcids_also_reads_a_plain_list():
+    assert edit_rcids([{"rcid": 3}, {"rcid": "4"}]) == [3, 4]
+
+
+def test_a_bad_snapshot_is_refused_with_load_snapshots_message(tmp_path: Path):
+    path = write_yaml(tmp_path, {"edits": [make_edit(1), make_edit(1)]})
+    with pytest.raises(ConfigError) as spooled:
+        spool_snapshot(path)
+    with pytest.raises(ConfigError) as loaded:
+        load_snapshot(path)
+    assert str(spooled.value) == str(loaded.value)
+
+
+def test_the_kept_spool_is_reused_by_a_resume_of_the_same_snapshot(tmp_path: Path):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    with spool_snapshot(SAMPLE, cache_dir=run_dir) as first:
+        assert first.from_cache is False
+        first.keep_in(run_dir)
+    assert (run_dir / CACHE_NAME).exists()
+    with spool_snapshot(SAMPLE, cache_dir=run_dir) as again:
+        assert again.from_cache is True
+        assert list(again.edits) == load_snapshot(SAMPLE).edits
+
+
+def test_a_cache_of_another_snapshot_or_a_damaged_one_is_ignored(tmp_path: Path):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    path = write_yaml(tmp_path, {"edits": [make_edit(1), make_edit(2)]})
+    with spool_snapshot(path, cache_dir=run_dir) as first:
+        first.keep_in(run_dir)
+    path.write_text(yaml.safe_dump({"edits": [make_edit(1), make_edit(3)]}), encoding="utf-8")
+    with spool_snapshot(path, cache_dir=run_dir) as changed:
+        assert changed.from_cache is False
+        assert [e["rcid"] for e in changed.edits] == [1, 3]
+    (run_dir / CACHE_NAME).write_bytes(b"not a spool")
+    with spool_snapshot(path, cache_dir=run_dir) as damaged:
+        assert damaged.from_cache is False
+        assert [e["rcid"] for e in damaged.edits] == [1, 3]
+
+
+def test_an_edit_json_cannot_hold_exactly_stays_in_memory_and_the_spool_is_not_kept(tmp_path: Path):
+    edit = make_edit(1)
+    edit["item"]["claims"]["P569"] = [{"value": dt.date(1952, 3, 11), "label": "11 March 1952"}]
+    path = write_yaml(tmp_path, {"edits": [edit, make_edit(2)]})
+    with spool_snapshot(path) as snapshot:
+        assert snapshot.edits[0]["item"]["claims"]["P569"][0]["value"] == dt.date(1952, 3, 11)
+        assert list(snapshot.edits) == load_snapshot(path).edits
+        snapshot.keep_in(tmp_path)
+    assert not (tmp_path / CACHE_NAME).exists()
+
+
+def test_cache_edits_leaves_the_cache_a_first_run_would(tmp_path: Path):
+    run_dir = tmp_path / "run"
+    cache_edits(run_dir, SAMPLE, load_snapshot(SAMPLE).edits)
+    with spool_snapshot(SAMPLE, cache_dir=run_dir) as resumed:
+        assert resumed.from_cache is True
+        assert list(resumed.edits) == load_snapshot(SAMPLE).edits
