@@ -8,6 +8,7 @@ not count, so the model simply tries that step again, as real models do.
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import re
@@ -62,14 +63,19 @@ def subject_for(conv: Conversation, corpus: Corpus) -> Subject:
     facts: EditFacts | None = corpus.edits.get(conv.rcid) if conv.rcid is not None else None
     if facts is not None:
         return Subject(facts.label, facts.prop, facts.value, facts.description, facts.qid)
-    text = conv.first_user_text
-    label = _field(text, ("label", "item", "entity", "title")) or conv.qid or "Wikidata item"
+    return _subject_from_text(conv.first_user_text, conv.qid)
+
+
+@functools.lru_cache(maxsize=1024)
+def _subject_from_text(text: str, qid: str | None) -> Subject:
+    """Read from the edit context; cached because every turn of a conversation sends the same one."""
+    label = _field(text, ("label", "item", "entity", "title")) or qid or "Wikidata item"
     return Subject(
         label=label,
         prop=_field(text, ("property_label", "property")) or "",
         value=_field(text, ("value_label", "new value", "value")) or "",
         description=_field(text, ("description",)) or "",
-        qid=conv.qid or "",
+        qid=qid or "",
     )
 
 
