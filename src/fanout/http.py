@@ -12,7 +12,6 @@ from typing import Any
 
 import httpx
 
-from fanout.http_pool import lean_transport
 
 # Each verdict has at most one request in flight (a chat call, a tool call or a
 # cost lookup), so `concurrency` connections would do; the slack covers
@@ -44,6 +43,8 @@ def make_http_client(
 
         transport: httpx.AsyncBaseTransport = AiohttpTransport(limits)
     elif wire == "httpcore":
+        from fanout.http_pool import lean_transport  # imported per wire: each costs start-up time
+
         transport = lean_transport(limits)
     else:
         raise ValueError(f"wire must be httpcore or aiohttp, got {wire!r}")

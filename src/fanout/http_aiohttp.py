@@ -34,7 +34,8 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
 
     def __init__(self, limits: httpx.Limits, *, verify: ssl.SSLContext | bool = True) -> None:
         self._limits = limits
-        self._ssl = verify if isinstance(verify, ssl.SSLContext) else httpx.create_ssl_context(verify=verify)
+        self._verify = verify
+        self._ssl: ssl.SSLContext | None = verify if isinstance(verify, ssl.SSLContext) else None
         self._session: aiohttp.ClientSession | None = None
 
     def _open_session(self) -> aiohttp.ClientSession:
@@ -43,7 +44,6 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
                 limit=self._limits.max_connections or 0,
                 limit_per_host=0,
                 keepalive_timeout=self._limits.keepalive_expiry or 15.0,
-                ssl=self._ssl,
                 enable_cleanup_closed=False,
             )
             self._session = aiohttp.ClientSession(
@@ -56,10 +56,17 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
             )
         return self._session
 
+    def _ssl_context(self) -> ssl.SSLContext:
+        """httpx's certificate store, loaded on the first https request: loading it costs a tenth of a
+        second of start-up, and a run against the simulator or a local SearXNG never needs it."""
+        if self._ssl is None:
+            self._ssl = httpx.create_ssl_context(verify=self._verify)
+        return self._ssl
+
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         session = self._open_session()
         body = await request.aread()
-        options: dict[str, Any] = {}
+        options: dict[str, Any] = {"ssl": self._ssl_context()} if request.url.scheme == "https" else {}
         sni = request.extensions.get("sni_hostname")
         if sni:
             options["server_hostname"] = sni.decode() if isinstance(sni, bytes) else str(sni)

@@ -25,7 +25,7 @@ def load_blocked_domains(path: Path | None = None) -> frozenset[str]:
     """The blocked domains, lower-case, from `path` or the list shipped in the package."""
     source = package_data(DEFAULT_BLOCKLIST) if path is None else Path(path)
     try:
-        data = yaml.safe_load(source.read_text(encoding="utf-8"))
+        data = yaml.load(source.read_bytes(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except OSError as exc:
         raise ConfigError(f"cannot read the blocked-domains file {source}: {exc.strerror}") from exc
     except yaml.YAMLError as exc:

@@ -74,8 +74,9 @@ def parse_provider_names(text: str | Iterable[str]) -> tuple[str, ...]:
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         raise ConfigError(f"search provider listed twice: {', '.join(repeated)}")
-    known = set(available_providers())
-    unknown = [n for n in names if n not in known]
+    unknown = [n for n in names if n not in BUILTIN_PROVIDERS]
+    if unknown:  # only now scan the installed plug-ins: reading every package's metadata costs start-up time
+        unknown = [n for n in unknown if n not in plugin_entry_points()]
     if unknown:
         raise ConfigError(f"unknown search provider {', '.join(map(repr, unknown))}; "
                           f"available: {', '.join(available_providers())}")
