@@ -261,6 +261,9 @@ async def _run_verdicts(
                     continue
                 progress.started(models[pair.model].name)
                 tg.start_soon(_run_one, pair, edits[pair.edit], models[pair.model], verdict_fn, send, schedule, settings, control, spend)
+                # Let it take its first step before the next starts: a verdict builds its prompt before its
+                # first await, and 256 of them in one go held the loop (and every reply waiting on it) for half a second.
+                await anyio.lowlevel.checkpoint()
             if control.stopping and schedule.in_flight:
                 with anyio.move_on_after(settings.grace_s):
                     while schedule.in_flight:
