@@ -128,6 +128,7 @@ def _key_refusal(state: SimState, request: web.Request, *, required: bool = Fals
 
 
 async def chat_completions(request: web.Request) -> web.Response:
+    arrived = asyncio.get_running_loop().time()
     state = request.app[STATE]
     state.stats.request("chat_completions")
     if (refusal := _key_refusal(state, request)) is not None:
@@ -150,18 +151,25 @@ async def chat_completions(request: web.Request) -> web.Response:
         return refusal
     draws = dict(zip(RATE_KINDS, _draws(dice(state.seed, "fault", *key, attempt))))
     latency_s = state.latency(faults.latency, *key, attempt)
-    await asyncio.sleep(latency_s)
+    gen_id = generation_id()
+    failure = _provider_failure(state, model, faults, draws, gen_id)
+    reply = _reply(state, conv, model, faults, draws, dice(state.seed, "misbehave", *key, attempt)) if failure is None else None
+    await _answer_at(arrived + latency_s)
     state.stats.waited("chat_completions", latency_s)
     if draws["stall"] < faults.stall:
         state.stats.fault("stall")
         await asyncio.sleep(faults.stall_s)
-    gen_id = generation_id()
-    failure = _provider_failure(state, model, faults, draws, gen_id)
-    if failure is not None:
-        return failure
-    rng = dice(state.seed, "misbehave", *key, attempt)
-    reply = _reply(state, conv, model, faults, draws, rng)
+    if failure is not None or reply is None:
+        return failure or _json(error_body(500, "no reply"), status=500)
     return _bill(state, gen_id, model, conv, reply, estimate_tokens(request_chars(body)), latency_s)
+
+
+async def _answer_at(deadline: float) -> None:
+    """Wait until `deadline` (arrival + the drawn latency): the simulator's own work on a request is part
+    of its latency, as a real provider's is, so the latency /stats reports is the time clients waited and
+    `make bench` does not charge the engine for the simulator's CPU."""
+    loop = asyncio.get_running_loop()
+    await asyncio.sleep(max(0.0, deadline - loop.time()))
 
 
 def _refusal(state: SimState, model: SimModel, faults: ModelFaults, body: dict[str, Any]) -> web.Response | None:
@@ -315,6 +323,7 @@ async def models_listing(request: web.Request) -> web.Response:
 
 
 async def search(request: web.Request) -> web.Response:
+    arrived = asyncio.get_running_loop().time()
     state = request.app[STATE]
     state.stats.request("search")
     params = dict(request.query)
@@ -328,9 +337,9 @@ async def search(request: web.Request) -> web.Response:
     rng = dice(state.seed, "search", query)
     faults = state.profile.search
     latency_s = state.latency(faults.latency, "search", query)
-    await asyncio.sleep(latency_s)
-    state.stats.waited("search", latency_s)
     if rng.random() < faults.http_429:
+        await _answer_at(arrived + latency_s)
+        state.stats.waited("search", latency_s)
         state.stats.fault("search_429")
         return web.Response(status=429, text="Too Many Requests")
     base = f"{request.scheme}://{request.host}"
@@ -341,7 +350,7 @@ async def search(request: web.Request) -> web.Response:
         engine = rng.choice(ENGINES)
         unresponsive.append([engine, rng.choice(ENGINE_TROUBLE)])
         results = _without_engine(results, engine)
-    return _json(
+    answer = _json(
         {
             "query": query,
             "number_of_results": len(results),
@@ -353,6 +362,9 @@ async def search(request: web.Request) -> web.Response:
             "unresponsive_engines": unresponsive,
         }
     )
+    await _answer_at(arrived + latency_s)
+    state.stats.waited("search", latency_s)
+    return answer
 
 
 def _search_result(hit: Hit, rank: int, base: str) -> dict[str, Any]:
@@ -394,6 +406,7 @@ def _without_engine(results: list[dict[str, Any]], engine: str) -> list[dict[str
 
 
 async def web_page(request: web.Request) -> web.Response:
+    arrived = asyncio.get_running_loop().time()
     state = request.app[STATE]
     state.stats.request("web")
     address = request.match_info["address"]
@@ -402,11 +415,13 @@ async def web_page(request: web.Request) -> web.Response:
     if page is None:
         return web.Response(status=404, text=render_error_page(404, host), content_type="text/html")
     latency_s = state.latency(state.profile.search.latency, "web", address)
-    await asyncio.sleep(latency_s)
-    state.stats.waited("web", latency_s)
     if page.status != 200:
-        return web.Response(status=page.status, text=render_error_page(page.status, host), content_type="text/html")
-    return web.Response(text=render_page(page, state.seed), content_type="text/html", charset="utf-8")
+        answer = web.Response(status=page.status, text=render_error_page(page.status, host), content_type="text/html")
+    else:
+        answer = web.Response(text=render_page(page, state.seed), content_type="text/html", charset="utf-8")
+    await _answer_at(arrived + latency_s)
+    state.stats.waited("web", latency_s)
+    return answer
 
 
 # --- the simulator's own pages ---------------------------------------------------------------
