@@ -76,6 +76,38 @@ def test_anchors_aliases_and_unquoted_timestamps_stream_as_they_load(tmp_path: P
     assert [e["rcid"] for e in streamed(path)] == [1, 2]
 
 
+@pytest.mark.parametrize(
+    ("extra", "falls_back"),
+    [
+        pytest.param("  item: *item\n", False, id="alias-across-edits"),
+        pytest.param("  item: *item\n  user: !!str 123\n", True, id="explicit-tag"),
+        pytest.param("  item: {<<: *item}\n", True, id="merge-key"),
+        pytest.param("  item: *item\n  ? [a, b]\n  : 1\n", True, id="non-scalar-key"),
+    ],
+)
+def test_what_the_event_builder_leaves_to_load_snapshot_still_loads_the_same(
+    tmp_path: Path, extra: str, falls_back: bool
+) -> None:
+    first = yaml.safe_dump({"edits": [make_edit(1)]}, sort_keys=False).replace("  item:\n", "  item: &item\n", 1)
+    second = yaml.safe_dump([{k: v for k, v in make_edit(2).items() if k != "item"}], sort_keys=False)
+    path = tmp_path / "snap.yaml"
+    path.write_text(first + second + extra, encoding="utf-8")
+    sink = ListSink()
+    try:
+        expected: Any = load_snapshot(path).edits
+    except ConfigError as exc:
+        expected = str(exc)
+    try:
+        stream_snapshot(path, sink)
+        got: Any = sink.edits
+    except ConfigError as exc:
+        got = str(exc)
+    assert got == expected
+    assert sink.clears == (1 if falls_back else 0)
+    if not falls_back:
+        assert [e["rcid"] for e in got] == [1, 2] and got[1]["item"] == make_edit(1)["item"]
+
+
 @pytest.mark.parametrize(("mutate", "expected"), INVALID_EDITS)
 def test_an_invalid_edit_gets_the_message_load_snapshot_gives(tmp_path: Path, mutate: Any, expected: str) -> None:
     bad = copy.deepcopy(make_edit(123))
