@@ -78,6 +78,16 @@ class Simulator:
     def stats(self) -> dict[str, Any]:
         return self._http.get(f"{self.base}/stats").json()
 
+    def cpu_s(self) -> float | None:
+        """CPU seconds the simulator has used so far (it shares the machine's cores with the engine)."""
+        if self.proc is None:
+            return None
+        try:
+            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return None
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def chat_requests(self) -> int:
         return int(self.stats()["requests"].get("chat_completions", 0))
 

@@ -72,6 +72,9 @@ def _cpu(e: dict[str, Any]) -> list[Row]:
         (f"4. engine CPU per verdict at concurrency 8 ({run['chat_calls_per_verdict']} chat calls, "
          f"{run['searches_per_verdict']} searches)", f"{run['cpu_ms_per_verdict']:.1f} ms", "<= 15 ms",
          _check(run["cpu_ms_per_verdict"] <= 15)),
+        *[(f"4. simulator CPU per verdict at concurrency {r['concurrency']} (same two cores)",
+           f"{r['simulator_cpu_ms_per_verdict']:.1f} ms", "report", "")
+          for r in e.values() if r.get("simulator_cpu_ms_per_verdict") is not None],
         ("4. longest event-loop lag (concurrency 8 / 64 / 256)",
          " / ".join(f"{r['max_loop_lag_ms']:.0f} ms" for r in e.values() if r.get("max_loop_lag_ms") is not None),
          "report", ""),
