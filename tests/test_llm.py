@@ -18,6 +18,7 @@ import respx
 from fanout.config import OPENROUTER_BASE_URL, ModelSpec, package_data
 from fanout.edit_context import build_edit_context
 from fanout.errors import ProviderError
+from fanout.http import make_http_client
 from fanout.llm import ChatClient, parse_completion
 from fanout.retry import RetryPolicy, parse_retry_after, retry_after_from_metadata
 from fanout.sim import running_simulator
@@ -317,3 +318,18 @@ def test_backoff_grows_exponentially_within_its_jitter_band_and_never_undercuts_
     ceilings = [2, 4, 8, 16, 32, 60, 60]
     assert all(c / 2 <= w <= c for w, c in zip(waits, ceilings))
     assert policy.backoff(1, 30.0, rng) == 30.0
+
+
+async def test_a_chat_request_is_the_one_httpx_would_build_from_json():
+    """ChatClient builds its POST from a template; headers (in order), body, URL and timeout match httpx's own."""
+    request = {"model": "m", "messages": [{"role": "user", "content": "h\u00e9llo \u2028 \u2603"}], "temperature": 0.5}
+    async with make_http_client(2, user_agent="fanout-test") as http:
+        chat = ChatClient(base_url=OPENROUTER_BASE_URL, api_key="sk-test", http=http)
+        expected = http.build_request("POST", chat._url, json=request, headers=chat._headers, timeout=chat._timeout)
+        for _ in range(2):  # the template's first use and a later one
+            built = chat._build(request)
+            assert built.headers.raw == expected.headers.raw
+            assert (built.method, built.url, built.content) == (expected.method, expected.url, expected.content)
+            assert built.extensions == expected.extensions
+        http.cookies.set("session", "x", domain="openrouter.ai")  # a jar with cookies: httpx's own path
+        assert chat._build(request).headers["cookie"] == "session=x"
