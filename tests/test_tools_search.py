@@ -12,6 +12,7 @@ import respx
 from fanout.config import ToolSettings
 from fanout.http import make_http_client
 from fanout.tools import ToolBox, ToolResult
+from fanout.tools.search import _host_by_httpx, host_if_web
 
 SEARX = "http://127.0.0.1:8888"
 
@@ -242,3 +243,19 @@ async def test_missing_titles_and_snippets_become_empty_strings_and_non_ascii_st
         '{"results": [{"title": "", "url": "https://tromsø.example/a", "snippet": "", "provider": "searxng"}, '
         '{"title": "", "url": "https://b.example/", "snippet": "Tromsø", "provider": "searxng"}], "provider": "searxng"}'
     )
+
+
+def test_host_if_web_reads_every_url_as_httpx_does():
+    """The regex fast path and httpx.URL agree, including on the URLs the fast path hands over."""
+    urls = [
+        "http://Example.COM/a b?x=1#f", "https://a.b.c:8080", "https://a.b.c:", "HTTPS://WWW.X.ORG?q",
+        "http://x.org#", "http://a.com:80/", "http://a.com./x", "http://a.com/../..", "http://a.com/%zz",
+        "http://999.1.1.1/", "http://1.2.3.4/", "http://127.0.0.1:8080/x", "http://01.2.3.4/", "http://1.2.3/", "http://[::1]/", "http://user@host/",
+        "http://a.com\\@evil.com/", "http://x.org/\t", "http://x.org/\x7f", "ftp://x.org/", "http:///x",
+        "http://exämple.com/", "http://example.com/ä", "http://a.com:8a/", "http://a_b.com/", "http:a.com",
+        " http://a.com", "http://a%41.com/", "http://a.com/" + "x" * 70_000, None, 42,
+    ]
+    for url in urls:
+        assert host_if_web(url) == (_host_by_httpx(url) if isinstance(url, str) else None), url
+    assert host_if_web("https://EN.Wikipedia.org/wiki/X") == "en.wikipedia.org"
+    assert host_if_web("ftp://x.org/") is None
