@@ -1,3 +1,6 @@
+import dataclasses
+import json
+
 from fanout.records import Source, ToolCallLog, TranscriptEntry, Usage, VerdictRecord
 
 
@@ -19,6 +22,20 @@ def make_record(**overrides):
 def test_a_record_survives_a_round_trip_through_its_wire_format():
     record = make_record()
     assert VerdictRecord.from_dict(record.to_dict()) == record
+
+
+def test_to_dict_is_exactly_dataclasses_asdict():
+    """The fast path copies what asdict copies; an unexpected type (a tuple here) takes asdict itself."""
+    record = make_record(
+        transcript=[TranscriptEntry("assistant", None, [{"id": "c1", "name": "web_search"}], None)],
+        warnings=["w"], duration_s=1.5, timeout=True,
+    )
+    for each in (record, make_record(warnings=("a", "b"))):
+        data = each.to_dict()
+        assert data == dataclasses.asdict(each)
+        assert json.dumps(data) == json.dumps(dataclasses.asdict(each))
+    data = record.to_dict()
+    assert data["transcript"][0]["tool_calls"] is not record.transcript[0].tool_calls  # a copy, as asdict makes
 
 
 def test_the_yaml_view_starts_with_seed_000s_trimmed_schema():
