@@ -7,6 +7,8 @@ model) comes from the simulator.
 
 from __future__ import annotations
 
+import json
+
 import random
 from datetime import datetime, timezone
 
@@ -32,13 +34,18 @@ MESSAGES = [{"role": "user", "content": "hello"}]
 
 
 class Sleeps:
-    """An injected sleep that only records: retry tests wait for nothing."""
+    """An injected sleep that only records and moves a fake clock on: retry tests wait for nothing."""
 
     def __init__(self) -> None:
         self.waits: list[float] = []
+        self.now = 1000.0
 
     async def __call__(self, seconds: float) -> None:
         self.waits.append(seconds)
+        self.now += seconds
+
+    def clock(self) -> float:
+        return self.now
 
 
 def ok_body(content: str | None = "fine", **kwargs: object) -> dict:
@@ -57,7 +64,8 @@ def sleeps() -> Sleeps:
 
 
 def client(http: httpx.AsyncClient, sleeps: Sleeps, base_url: str = LOCAL, **kwargs) -> ChatClient:
-    return ChatClient(base_url=base_url, api_key=kwargs.pop("api_key", None), http=http, sleep=sleeps, **kwargs)
+    return ChatClient(base_url=base_url, api_key=kwargs.pop("api_key", None), http=http, sleep=sleeps, clock=sleeps.clock,
+                      **kwargs)
 
 
 @respx.mock
@@ -70,6 +78,50 @@ async def test_a_429_with_retry_after_waits_that_long_then_succeeds(http, sleeps
     assert result.content == "after the wait"
     assert route.call_count == 2
     assert sleeps.waits == [7.0]
+
+
+def answer_by_model(first_for: dict[str, httpx.Response]):
+    """A respx side effect: the first request for a model gets its scripted answer, every other one a completion."""
+    sent: list[str] = []
+
+    def respond(request: httpx.Request) -> httpx.Response:
+        model = json.loads(request.content)["model"]
+        first = model not in sent
+        sent.append(model)
+        return first_for[model] if first and model in first_for else httpx.Response(200, json=ok_body())
+
+    return respond, sent
+
+
+@respx.mock
+async def test_after_a_429_with_retry_after_the_model_waits_before_its_next_request_and_others_do_not(http, sleeps):
+    respond, sent = answer_by_model(
+        {MODEL.name: httpx.Response(429, headers={"Retry-After": "5"}, json=error_body(429, "slow down"))}
+    )
+    respx.post(f"{LOCAL}/chat/completions").mock(side_effect=respond)
+    chat = client(http, sleeps, max_attempts=1)
+    with pytest.raises(ProviderError):
+        await chat.complete(MODEL, MESSAGES)  # gives up at once (one attempt), but the gate is closed
+    await chat.complete(HAIKU, MESSAGES)
+    assert sleeps.waits == []  # another model is not held back
+    sleeps.now += 2.0
+    await chat.complete(MODEL, MESSAGES)
+    assert sleeps.waits == [3.0]  # the 3 s left of the 5 s the provider asked for, before sending
+    await chat.complete(MODEL, MESSAGES)
+    assert sleeps.waits == [3.0]
+    assert sent == [MODEL.name, HAIKU.name, MODEL.name, MODEL.name]
+
+
+@respx.mock
+async def test_a_429_without_retry_after_closes_no_gate(http, sleeps):
+    respond, sent = answer_by_model({MODEL.name: httpx.Response(429, json=error_body(429, "slow down"))})
+    respx.post(f"{LOCAL}/chat/completions").mock(side_effect=respond)
+    chat = client(http, sleeps, max_attempts=1)
+    with pytest.raises(ProviderError):
+        await chat.complete(MODEL, MESSAGES)
+    await chat.complete(MODEL, MESSAGES)
+    assert sleeps.waits == []
+    assert sent == [MODEL.name, MODEL.name]
 
 
 @respx.mock

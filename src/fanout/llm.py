@@ -18,7 +18,8 @@ object's message, else "Error code: N - body"), so messages are unchanged.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -28,6 +29,7 @@ import httpx
 
 from fanout.config import ModelSpec, is_openrouter
 from fanout.errors import ProviderError
+from fanout.rate_gate import RateGate
 from fanout.retry import (
     RetryPolicy,
     Sleep,
@@ -82,6 +84,7 @@ class ChatClient:
         max_total_wait_s: float = 600.0,
         request_timeout_s: float = 120.0,
         sleep: Sleep = anyio.sleep,
+        clock: Callable[[], float] = time.monotonic,
         generation_lookup: bool | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
@@ -99,6 +102,8 @@ class ChatClient:
         """Headers and extensions every chat POST shares (see _build); made on the first call."""
         self._no_json_mode: set[str] = set()
         """Models that rejected response_format once; not asked again this run."""
+        self._gate = RateGate(clock=clock, sleep=sleep)
+        """Per model: closed after a 429 with Retry-After, until the time it named."""
 
     async def complete(
         self,
@@ -135,10 +140,15 @@ class ChatClient:
         request = self._request(model, messages, tools, json_mode)
 
         async def attempt() -> ChatResult:
+            await self._gate.wait(model.name)
             if rate_limiter is not None:
                 await rate_limiter.acquire()
-            body = await self._post(request)
-            return parse_completion(body, secret=self._api_key)
+            try:
+                return parse_completion(await self._post(request), secret=self._api_key)
+            except ProviderError as exc:
+                if exc.status == 429 and exc.retry_after:
+                    self._gate.close(model.name, exc.retry_after)
+                raise
 
         return await call_with_retries(attempt, self.policy, sleep=self._sleep)
 
