@@ -46,9 +46,10 @@ def parse_run_args(*argv: str) -> argparse.Namespace:
     ("argv", "lead"),
     [
         ((), 10),
-        (("--concurrency", "64"), 32),
-        (("--concurrency", "256"), 128),
-        (("--concurrency", "256", "--models", "a/x", "b/y"), 256),
+        (("--concurrency", "8"), 10),
+        (("--concurrency", "64"), 64),
+        (("--concurrency", "256"), 256),
+        (("--concurrency", "256", "--models", "a/x", "b/y"), 512),
         (("--concurrency", "256", "--max-lead", "5"), 5),
     ],
 )

@@ -17,6 +17,7 @@ from fanout.tools.search_config import add_search_arguments, apply_search_option
 
 EXIT_INTERRUPTED = 130
 DEFAULT_MAX_LEAD = 10
+LEAD_PER_SLOT = 4
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -41,7 +42,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=180.0, help="seconds per verdict, both phases (default 180)")
     parser.add_argument("--max-turns", type=int, default=15, help="tool-calling turns in the investigation (default 15)")
     parser.add_argument("--max-lead", type=int, default=None, metavar="N",
-                        help=f"edits any model may run ahead of the slowest (default {DEFAULT_MAX_LEAD}, or 2 x "
+                        help=f"edits any model may run ahead of the slowest (default {DEFAULT_MAX_LEAD}, or {LEAD_PER_SLOT} x "
                              "--concurrency / models when that is more, so the concurrency asked for can be used)")
     parser.add_argument("--grace", type=float, default=30.0, help="seconds verdicts in flight get after Ctrl-C (default 30)")
     parser.add_argument("--max-cost", type=float, metavar="USD", help="stop scheduling once recorded spend reaches this")
@@ -99,12 +100,14 @@ def max_lead(args: argparse.Namespace, n_models: int) -> int:
 
     The lead bound lets at most about lead x models verdicts be in flight when
     the models keep pace, so a fixed 10 would hold --concurrency 256 with four
-    models to about 40. Twice the edits the concurrency spans leaves room for
-    slow verdicts without idling slots (`make bench` measures the difference).
+    models to about 40. Four times the edits the concurrency spans lets one
+    verdict take twice the usual time without idling slots: at twice, `make
+    bench` saw --concurrency 256 drop to 216 in flight while a slow verdict
+    held the window.
     An explicit value is kept, with a warning when it caps the concurrency.
     """
     if args.max_lead is None:
-        return max(DEFAULT_MAX_LEAD, math.ceil(2 * args.concurrency / max(1, n_models)))
+        return max(DEFAULT_MAX_LEAD, math.ceil(LEAD_PER_SLOT * args.concurrency / max(1, n_models)))
     if args.max_lead * n_models < args.concurrency:
         print(f"warning: --max-lead {args.max_lead} with {n_models} model(s) lets about "
               f"{args.max_lead * n_models} verdicts run at once, fewer than --concurrency {args.concurrency}",
