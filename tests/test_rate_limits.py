@@ -52,7 +52,7 @@ async def test_a_storm_of_429s_with_retry_after_is_absorbed_without_a_failed_ver
     code, records, tally = await run_against_the_limits(tmp_path / "run")
     assert code == 0
     assert_every_verdict_ok_and_paid_for_once(records, tally)
-    assert tally["faults"]["rate_limited"] >= 20
+    assert tally["faults"]["rate_limited"] >= len(DEFAULT_MODELS)  # the limits were met (each model's gate then holds it back)
     assert tally["requests"]["chat_completions"] == (
         sum(tally["completions"].values()) + tally["faults"]["rate_limited"])
 
