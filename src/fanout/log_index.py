@@ -32,6 +32,7 @@ from array import array
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from itertools import compress
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -118,24 +119,25 @@ class LogIndex:
         if model_id is None:
             return set()
         retry = {i for i, s in enumerate(self._statuses) if s in retry_statuses}
-        status = self._status
-        return {rcid for rcid, pos in self._latest[model_id].items() if status[pos] & ~COST_UNKNOWN not in retry}
+        retry_codes = {*retry, *(i | COST_UNKNOWN for i in retry)}
+        latest = self._latest[model_id]
+        # map/compress keep the loop over a million pairs in C (a set comprehension took 0.65 s)
+        again = compress(latest.keys(), map(retry_codes.__contains__, map(self._status.__getitem__, latest.values())))
+        return set(latest.keys()).difference(again)
 
     def counts(self) -> dict[str, tuple[Counter[str], float, int]]:
         """Per model, over the latest entries: status counts, summed cost and how many costs are unknown."""
         result = {}
         for model_id, model in enumerate(self._models):
             positions = self._latest[model_id].values()
-            codes = Counter(self._status[pos] for pos in positions)
+            codes = Counter(map(self._status.__getitem__, positions))
             statuses: Counter[str] = Counter()
             unknown = 0
             for code, n in codes.items():
                 statuses[self._statuses[code & ~COST_UNKNOWN]] += n
                 if code & COST_UNKNOWN:
                     unknown += n
-            cost = 0.0
-            for pos in positions:
-                cost += self._cost[pos]
+            cost = sum(map(self._cost.__getitem__, positions), 0.0)
             result[model] = (statuses, cost, unknown)
         return result
 

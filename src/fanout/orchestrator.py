@@ -23,11 +23,13 @@ recorded, so they run again on resume.
 from __future__ import annotations
 
 import math
+import operator
 import time
 import traceback
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence, Set
 from dataclasses import dataclass, field
+from itertools import compress
 from typing import Any, NamedTuple
 
 import anyio
@@ -83,7 +85,7 @@ class Schedule:
         done pair, so resuming a million-pair log costs a fraction of a second."""
         schedule = cls(0, caps, set(), concurrency=concurrency, max_lead=max_lead)
         schedule.pending = [
-            deque(e for e, rcid in enumerate(rcids) if rcid not in done) for done in done_rcids
+            deque(compress(range(len(rcids)), map(operator.not_, map(done.__contains__, rcids)))) for done in done_rcids
         ]
         return schedule
 
