@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
+import time
 from pathlib import Path
 
 import pytest
 import yaml
 
+from fanout import edit_spool, snapshot
 from fanout.config import package_data
 from fanout.edit_spool import CACHE_NAME, EditSpool, cache_edits, edit_rcids, spool_snapshot
 from fanout.errors import ConfigError
@@ -61,6 +64,23 @@ def test_the_kept_spool_is_reused_by_a_resume_of_the_same_snapshot(tmp_path: Pat
     with spool_snapshot(SAMPLE, cache_dir=run_dir) as again:
         assert again.from_cache is True
         assert list(again.edits) == load_snapshot(SAMPLE).edits
+
+
+def test_a_resume_of_a_settled_unchanged_snapshot_trusts_the_cached_hash(tmp_path: Path, monkeypatch):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    path = write_yaml(tmp_path, {"edits": [make_edit(1), make_edit(2)]})
+    hour_ago = time.time_ns() - 3600 * 1_000_000_000
+    os.utime(path, ns=(hour_ago, hour_ago))
+    with spool_snapshot(path, cache_dir=run_dir) as first:
+        first.keep_in(run_dir)
+    hashed: list[Path] = []
+    monkeypatch.setattr(edit_spool, "file_sha256", lambda p: hashed.append(p) or snapshot.file_sha256(p))
+    with spool_snapshot(path, cache_dir=run_dir) as again:
+        assert (again.from_cache, again.sha256, hashed) == (True, first.sha256, [])
+    os.utime(path, ns=(hour_ago, hour_ago + 1))  # same bytes, another time: hashed again, and still the cache
+    with spool_snapshot(path, cache_dir=run_dir) as touched:
+        assert (touched.from_cache, touched.sha256, hashed) == (True, first.sha256, [path])
 
 
 def test_a_cache_of_another_snapshot_or_a_damaged_one_is_ignored(tmp_path: Path):
