@@ -1,6 +1,6 @@
 """`make bench`: throughput, overhead and scale of `fanout run`, measured against the ideal (issue 8).
 
-    python bench/run.py                   every scenario at full size (about 40 minutes on 2 cores)
+    python bench/run.py                   every scenario at full size (about 30 minutes on 2 cores)
     python bench/run.py --quick           smaller sizes, for a check in a few minutes
     python bench/run.py --only efficiency resume
 
