@@ -178,18 +178,10 @@ class LogIndex:
         return model_id
 
     def _status_id(self, status: str) -> int:
-        status_id = self._status_ids.get(status)
-        if status_id is None:
-            status_id = self._status_ids[status] = len(self._statuses)
-            self._statuses.append(status)
-        return status_id
+        return _intern(self._status_ids, self._statuses, status)
 
     def _head_id(self, head: str) -> int:
-        head_id = self._head_ids.get(head)
-        if head_id is None:
-            head_id = self._head_ids[head] = len(self._heads)
-            self._heads.append(head)
-        return head_id
+        return _intern(self._head_ids, self._heads, head)
 
     def _append(self, rcid: int, model_id: int, entry: LogEntry, end: int) -> int:
         position = len(self._status)
@@ -317,6 +309,15 @@ def _key_at(fh: BinaryIO, start: int, end: int) -> tuple[int, str] | None:
 # --- the saved index ----------------------------------------------------------------------
 
 _ARRAYS = (("_rcid", "q"), ("_model", "H"), ("_cost", "d"), ("_head", "I"), ("_end", "q"))
+
+
+def _intern(ids: dict[str, int], values: list[str], value: str) -> int:
+    """The id of `value` in an interning table (a dict and a list kept in step), added when new."""
+    found = ids.get(value)
+    if found is None:
+        found = ids[value] = len(values)
+        values.append(value)
+    return found
 
 
 def save_index(index: LogIndex, path: Path, *, views_dir: Path | None = None) -> bool:
