@@ -159,8 +159,9 @@ async def chat_completions(request: web.Request) -> web.Response:
     if draws["stall"] < faults.stall:
         state.stats.fault("stall")
         await asyncio.sleep(faults.stall_s)
-    if failure is not None or reply is None:
-        return failure or _json(error_body(500, "no reply"), status=500)
+    if failure is not None:
+        return failure
+    assert reply is not None  # drawn whenever there is no failure
     return _bill(state, gen_id, model, conv, reply, estimate_tokens(request_chars(body)), latency_s)
 
 
