@@ -125,8 +125,9 @@ def test_the_entries_read_like_the_dict_they_replace(tmp_path: Path):
     index = read_index(log_path(tmp_path))
     assert len(index.entries) == 3 and (1, "m/b") in index.entries and (9, "m/b") not in index.entries
     assert index.entries.get((9, "m/a")) is None
-    assert index.done_keys(frozenset({"error"})) == {(1, "m/b"), (2, "m/a")}
     assert index.done_rcids("m/a", frozenset({"error"})) == {2}
+    assert index.done_rcids("m/b", frozenset({"error"})) == {1}
+    assert index.done_count(frozenset({"error"})) == 2
     assert index.done_rcids("m/z", frozenset()) == set()
     tally = Tally.from_index(index, total=4, models=["m/a", "m/b"])
     assert (tally.done, tally.count("error"), tally.unknown_cost) == (3, 1, 1)

@@ -109,9 +109,9 @@ class LogIndex:
         self.lines += 1
         return previous
 
-    def done_keys(self, retry_statuses: frozenset[str]) -> set[tuple[int, str]]:
-        """Pairs that resume skips: logged with a status that is a result."""
-        return {(rcid, model) for model in self._models for rcid in self.done_rcids(model, retry_statuses)}
+    def done_count(self, retry_statuses: frozenset[str]) -> int:
+        """How many pairs resume skips (logged with a status that is a result), without a tuple per pair."""
+        return sum(len(self.done_rcids(model, retry_statuses)) for model in self._models)
 
     def done_rcids(self, model: str, retry_statuses: frozenset[str]) -> set[int]:
         """The rcids resume skips for one model, without an object per pair."""

@@ -216,7 +216,7 @@ def describe_plan(request: RunRequest, edits: Sequence[dict[str, Any]], manifest
     out = request.out
     path = log_path(request.run_dir)
     index = read_index(path) if path.exists() else None
-    done = len(index.done_keys(request.settings.retry_statuses)) if index else 0
+    done = index.done_count(request.settings.retry_statuses) if index else 0
     models = request.settings.models
     print(f"Snapshot: {request.snapshot_path} ({len(edits)} edits, sha256 {manifest.snapshot_sha256[:12]})", file=out)
     print(f"Models ({len(models)}): " + ", ".join(m.name for m in models), file=out)
