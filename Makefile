@@ -29,13 +29,13 @@ test: $(STAMP)
 	$(PY) -m pytest
 
 demo: $(STAMP)
-	$(PY) -m fanout.demo
+	$(PY) scripts/demo.py
 
 e2e: $(STAMP)
-	$(PY) -m fanout.demo --e2e
+	$(PY) scripts/demo.py --e2e
 
 e2e-live: $(STAMP)
-	$(PY) -m fanout.demo --live
+	$(PY) scripts/demo.py --live
 
 bench: $(STAMP)
 	$(PY) bench/run.py $(ARGS)

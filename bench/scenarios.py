@@ -287,9 +287,9 @@ def resume(work: Workdir, *, pairs: int = 1_000_000, pending_edits: int = 10) ->
     line (empty: only their presence is ever checked), the snapshot cache and the
     index the writer saves on close, built here by the engine's own functions.
     """
-    from fanout.checkpoint import log_path, read_index, restore_missing_views
-    from fanout.edit_spool import cache_edits
-    from fanout.log_index import INDEX_NAME, save_index
+    from fanout.store.checkpoint import log_path, read_index, restore_missing_views
+    from fanout.store.edit_spool import cache_edits
+    from fanout.store.log_index import INDEX_NAME, save_index
     from fanout.records import verdict_file_name
     from workload import RCID_MARK, cloned_edits, write_log_from_templates, write_snapshot_fast
 

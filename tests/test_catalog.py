@@ -9,7 +9,7 @@ import httpx
 import pytest
 import respx
 
-from fanout.catalog import check_key, check_models, check_searxng, require_models
+from fanout.llm.catalog import check_key, check_models, check_searxng, require_models
 from fanout.config import OPENROUTER_BASE_URL, ModelSpec
 from fanout.errors import ConfigError
 from fanout.sim import running_simulator

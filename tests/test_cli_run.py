@@ -16,7 +16,7 @@ import yaml
 from fanout.cli import main
 from fanout.config import ModelSpec, RunSettings, package_data
 from fanout.records import VerdictRecord
-from fanout.runner import RunRequest, run
+from fanout.engine.runner import RunRequest, run
 
 SAMPLE = package_data("sample_snapshot.yaml")
 LOCAL = ["--base-url", "http://127.0.0.1:9/v1", "--searxng-url", "http://127.0.0.1:9"]

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from fanout.config import package_data
-from fanout.edit_context import MAX_REFERENCE_CHARS, build_edit_context
-from fanout.snapshot import load_snapshot
+from fanout.sift.edit_context import MAX_REFERENCE_CHARS, build_edit_context
+from fanout.sift.snapshot import load_snapshot
 
 SAMPLE = load_snapshot(package_data("sample_snapshot.yaml")).edits
 

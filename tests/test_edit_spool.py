@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fanout import edit_spool, snapshot
+from fanout.sift import snapshot
+from fanout.store import edit_spool
 from fanout.config import package_data
-from fanout.edit_spool import CACHE_NAME, EditSpool, cache_edits, edit_rcids, spool_snapshot
+from fanout.store.edit_spool import CACHE_NAME, EditSpool, cache_edits, edit_rcids, spool_snapshot
 from fanout.errors import ConfigError
-from fanout.snapshot import load_snapshot
+from fanout.sift.snapshot import load_snapshot
 from test_snapshot import make_edit, write_yaml
 
 SAMPLE = package_data("sample_snapshot.yaml")

@@ -18,20 +18,20 @@ import pytest
 import respx
 from anyio import wait_all_tasks_blocked
 
-from fanout.checkpoint import CheckpointWriter, log_path, read_index
+from fanout.store.checkpoint import CheckpointWriter, log_path, read_index
 from fanout.cli import run as run_cli
 from fanout.config import ModelSpec, RunSettings
 from fanout.errors import ProviderError
-from fanout.llm import ChatClient
-from fanout.loop_lag import watch_loop_lag
-from fanout.orchestrator import orchestrate
+from fanout.llm.chat import ChatClient
+from fanout.engine.loop_lag import watch_loop_lag
+from fanout.engine.orchestrator import orchestrate
 from fanout.records import VerdictRecord
 
 MODELS = tuple(ModelSpec(name) for name in ("m/a", "m/b"))
 
 
 def test_the_run_command_imports_no_openai_sdk():
-    code = "import sys, fanout.cli.run, fanout.runner, fanout.llm, fanout.verdict; print('openai' in sys.modules)"
+    code = "import sys, fanout.cli.run, fanout.engine.runner, fanout.llm.chat, fanout.sift.verdict; print('openai' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

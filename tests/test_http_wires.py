@@ -12,7 +12,7 @@ import httpx
 import pytest
 from aiohttp import web
 
-from fanout.http import make_http_client
+from fanout.http.client import make_http_client
 
 WIRES = pytest.mark.parametrize("wire", ["httpcore", "aiohttp"])
 CONCURRENCY = 120

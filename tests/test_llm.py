@@ -18,13 +18,13 @@ import pytest
 import respx
 
 from fanout.config import OPENROUTER_BASE_URL, ModelSpec, package_data
-from fanout.edit_context import build_edit_context
+from fanout.sift.edit_context import build_edit_context
 from fanout.errors import ProviderError
-from fanout.http import make_http_client
-from fanout.llm import ChatClient, parse_completion
+from fanout.http.client import make_http_client
+from fanout.llm.chat import ChatClient, parse_completion
 from fanout.retry import RetryPolicy, parse_retry_after, retry_after_from_metadata
 from fanout.sim import running_simulator
-from fanout.snapshot import load_snapshot
+from fanout.sift.snapshot import load_snapshot
 from fanout.tools import TOOL_SCHEMAS
 from scripted_chat import LOCAL, completion, error_body
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fanout.checkpoint import (
+from fanout.store.checkpoint import (
     CheckpointWriter,
     dump_yaml,
     log_path,
@@ -19,8 +19,8 @@ from fanout.checkpoint import (
     restore_missing_views,
 )
 from fanout.errors import ConfigError
-from fanout.log_index import INDEX_NAME, LogIndex, _load_saved, save_index
-from fanout.progress import Tally
+from fanout.store.log_index import INDEX_NAME, LogIndex, _load_saved, save_index
+from fanout.engine.progress import Tally
 from fanout.records import Source, ToolCallLog, TranscriptEntry, Usage, VerdictRecord
 
 MODELS = ("m/a", "vendor/m-b:free", "m/c")

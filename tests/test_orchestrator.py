@@ -17,9 +17,9 @@ import anyio
 import pytest
 from anyio import wait_all_tasks_blocked
 
-from fanout.checkpoint import CheckpointWriter, LogIndex, log_path, read_index, read_records, repair_torn_tail, restore_missing_views
+from fanout.store.checkpoint import CheckpointWriter, LogIndex, log_path, read_index, read_records, repair_torn_tail, restore_missing_views
 from fanout.config import ModelSpec, RunSettings
-from fanout.orchestrator import Pair, Schedule, StopControl, orchestrate
+from fanout.engine.orchestrator import Pair, Schedule, StopControl, orchestrate
 from fanout.records import VerdictRecord
 
 MODELS = tuple(ModelSpec(name) for name in ("m/a", "m/b", "m/c", "m/d"))

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from fanout.precheck import (
+from fanout.sift.precheck import (
     WikiDate,
     check_ontological_consistency,
     make_verification_question,

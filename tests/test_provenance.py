@@ -15,14 +15,14 @@ import pytest
 import respx
 
 from fanout.config import ModelSpec, ToolSettings, package_data
-from fanout.llm import ChatClient
-from fanout.prompt import Prompt
-from fanout.provenance import check_provenance, fetched_pages, normalise_url
+from fanout.llm.chat import ChatClient
+from fanout.sift.prompt import Prompt
+from fanout.sift.provenance import check_provenance, fetched_pages, normalise_url
 from fanout.records import Source, ToolCallLog, VerdictRecord
 from fanout.sim import SimConfig, running_simulator
-from fanout.snapshot import load_snapshot
+from fanout.sift.snapshot import load_snapshot
 from fanout.tools import ToolBox
-from fanout.verdict import run_verdict
+from fanout.sift.verdict import run_verdict
 from scripted_chat import LOCAL, ScriptedChat, completion, tool_call
 
 ARTICLE = ("<html><head><title>Obituary</title></head><body><article><h1>Douglas Adams</h1>"

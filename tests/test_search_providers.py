@@ -16,7 +16,7 @@ import respx
 
 from fanout.config import ToolSettings
 from fanout.errors import ConfigError
-from fanout.progress import Progress, Tally, show_progress
+from fanout.engine.progress import Progress, Tally, show_progress
 from fanout.tools import ToolBox
 from fanout.tools.health import SearchHealth
 from fanout.tools.pacing import HostPacer

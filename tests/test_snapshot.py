@@ -14,7 +14,7 @@ import yaml
 
 from fanout.config import package_data
 from fanout.errors import ConfigError
-from fanout.snapshot import Snapshot, load_snapshot
+from fanout.sift.snapshot import Snapshot, load_snapshot
 
 
 def make_edit(rcid: int = 123, **overrides: Any) -> dict[str, Any]:

@@ -11,7 +11,7 @@ import yaml
 
 from fanout.config import package_data
 from fanout.errors import ConfigError
-from fanout.snapshot import load_snapshot, stream_snapshot
+from fanout.sift.snapshot import load_snapshot, stream_snapshot
 from test_snapshot import INVALID_EDITS, make_edit, write_yaml
 
 

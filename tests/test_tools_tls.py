@@ -59,7 +59,7 @@ async def resolve_to_loopback(host: str, port: int) -> list[str]:
 def client(trust: ssl.SSLContext, wire: str) -> httpx.AsyncClient:
     """Both transports `make_http_client` offers must pin the address and still verify the name."""
     if wire == "aiohttp":
-        from fanout.http_aiohttp import AiohttpTransport
+        from fanout.http.transport import AiohttpTransport
 
         return httpx.AsyncClient(transport=AiohttpTransport(httpx.Limits(), verify=trust))
     return httpx.AsyncClient(verify=trust)

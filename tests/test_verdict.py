@@ -24,15 +24,15 @@ import respx
 import yaml
 
 from fanout.config import ModelSpec, ToolSettings, package_data
-from fanout.edit_context import build_edit_context
-from fanout.llm import ChatClient
-from fanout.prompt import REPAIR_REQUEST, VERDICT_REQUEST, Prompt, load_prompt
+from fanout.sift.edit_context import build_edit_context
+from fanout.llm.chat import ChatClient
+from fanout.sift.prompt import REPAIR_REQUEST, VERDICT_REQUEST, Prompt, load_prompt
 from fanout.records import VERDICTS, Usage
 from fanout.sim import SimConfig, SimHandle, profile_from_dict, running_simulator
 from fanout.sim.pages import ADS
-from fanout.snapshot import load_snapshot
+from fanout.sift.snapshot import load_snapshot
 from fanout.tools import TOOL_SCHEMAS, ToolBox, ToolResult
-from fanout.verdict import TRIM_MARKER, parse_verdict, run_verdict
+from fanout.sift.verdict import TRIM_MARKER, parse_verdict, run_verdict
 from scripted_chat import LOCAL, STALL, ScriptedChat, completion, error_response, tool_call
 
 MODEL = ModelSpec("test/model")

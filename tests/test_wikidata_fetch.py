@@ -13,7 +13,7 @@ import yaml
 from fanout.cli import main
 from fanout.cli.fetch_edits import parse_since
 from fanout.errors import ConfigError
-from fanout.snapshot import load_snapshot
+from fanout.sift.snapshot import load_snapshot
 from fanout.wikidata.fetch import listing_edit
 from fanout.wikidata.recentchanges import RecentChange
 from test_wikidata_enrich import BRITANNICA, BRITANNICA_PAGE

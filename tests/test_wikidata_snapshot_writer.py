@@ -12,7 +12,7 @@ import yaml
 
 from fanout.config import package_data
 from fanout.errors import ConfigError
-from fanout.snapshot import load_snapshot
+from fanout.sift.snapshot import load_snapshot
 from fanout.wikidata.snapshot_writer import SnapshotWriter
 
 HEADER = {"api_url": "https://www.wikidata.org/w/api.php", "enrich": True,

@@ -1,6 +1,6 @@
 """Reading a run directory for analysis, without changing anything in it.
 
-The run's own reader (fanout.checkpoint) repairs a torn tail and refuses a
+The run's own reader (fanout.store.checkpoint) repairs a torn tail and refuses a
 damaged middle line, which is right before resuming a run. A report only
 reads: it skips what it cannot parse, counts it, and says so, so a report can
 be made of a run that is still going or that crashed.

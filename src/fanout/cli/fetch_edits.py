@@ -27,7 +27,7 @@ import httpx
 from fanout import __version__
 from fanout.config import ToolSettings
 from fanout.errors import ConfigError
-from fanout.http import make_http_client
+from fanout.http.client import make_http_client
 from fanout.wikidata.api import (
     CONTACT_ENV,
     DEFAULT_API_URL,

@@ -22,8 +22,8 @@ import anyio
 import yaml
 
 from fanout.errors import ConfigError
-from fanout.http import make_http_client
-from fanout.snapshot import Snapshot, load_snapshot
+from fanout.http.client import make_http_client
+from fanout.sift.snapshot import Snapshot, load_snapshot
 from fanout.wikidata.api import (
     CONTACT_ENV,
     DEFAULT_API_URL,

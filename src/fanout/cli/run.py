@@ -53,7 +53,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fanout.runner import RunRequest, run_sync
+    from fanout.engine.runner import RunRequest, run_sync
 
     request = RunRequest(
         snapshot_path=args.snapshot,

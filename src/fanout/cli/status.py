@@ -8,10 +8,10 @@ from pathlib import Path
 from collections import deque
 from datetime import datetime
 
-from fanout.checkpoint import iter_log, log_path, read_index
+from fanout.store.checkpoint import iter_log, log_path, read_index
 from fanout.errors import ConfigError
-from fanout.manifest import load_manifest
-from fanout.progress import Tally, format_duration, status_table
+from fanout.store.manifest import load_manifest
+from fanout.engine.progress import Tally, format_duration, status_table
 
 RATE_WINDOW = 200
 """Records whose finish times give the recent rate: recent enough to reflect the current session."""

@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _call_tool(settings: ToolSettings, name: str, raw_arguments: str) -> tuple[bool, str]:
-    from fanout.http import make_http_client
+    from fanout.http.client import make_http_client
     from fanout.tools import ToolBox
 
     async with make_http_client(1, user_agent=settings.user_agent) as http:

@@ -13,7 +13,7 @@ from typing import TextIO
 
 import httpx
 
-from fanout.catalog import Check, check_searxng
+from fanout.llm.catalog import Check, check_searxng
 from fanout.config import ToolSettings
 from fanout.errors import ConfigError
 from fanout.tools.providers.base import SearchProvider

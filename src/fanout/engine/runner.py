@@ -19,20 +19,20 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import anyio
 
-from fanout.checkpoint import CheckpointWriter, log_path, read_index, repair_torn_tail, restore_missing_views
+from fanout.store.checkpoint import CheckpointWriter, log_path, read_index, repair_torn_tail, restore_missing_views
 from fanout.config import ModelSpec, RunSettings, api_key_from_env
-from fanout.edit_spool import SpooledSnapshot, spool_snapshot
-from fanout.loop_lag import lag_log_path, watch_loop_lag
-from fanout.manifest import Manifest, load_manifest, reconcile, settings_summary, utc_now, write_manifest
-from fanout.orchestrator import RunOutcome, StopControl, VerdictFn, orchestrate
-from fanout.progress import Progress, Tally, show_progress
+from fanout.store.edit_spool import SpooledSnapshot, spool_snapshot
+from fanout.engine.loop_lag import lag_log_path, watch_loop_lag
+from fanout.store.manifest import Manifest, load_manifest, reconcile, settings_summary, utc_now, write_manifest
+from fanout.engine.orchestrator import RunOutcome, StopControl, VerdictFn, orchestrate
+from fanout.engine.progress import Progress, Tally, show_progress
 
 if TYPE_CHECKING:
     from aiolimiter import AsyncLimiter
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 RUN_WIRE = os.environ.get("FANOUT_HTTP_WIRE", "aiohttp")
-"""What carries the run's HTTP (see fanout.http); FANOUT_HTTP_WIRE=httpcore is for comparing in `make bench`."""
+"""What carries the run's HTTP (see fanout.http.client); FANOUT_HTTP_WIRE=httpcore is for comparing in `make bench`."""
 
 
 @dataclass
@@ -68,7 +68,7 @@ async def run(request: RunRequest, *, verdict_fn: VerdictFn | None = None) -> Ru
 
 
 async def _checked_run(request: RunRequest, snapshot: SpooledSnapshot, verdict_fn: VerdictFn | None) -> RunReport | None:
-    from fanout.prompt import load_prompt
+    from fanout.sift.prompt import load_prompt
 
     settings = request.settings
     edits = snapshot.edits[: request.limit] if request.limit else snapshot.edits
@@ -150,10 +150,10 @@ async def _real_verdict_fn(
     lives in the run directory, so every model (and a resume) sees the same
     search results and page texts.
     """
-    from fanout.http import make_http_client
-    from fanout.llm import ChatClient
+    from fanout.http.client import make_http_client
+    from fanout.llm.chat import ChatClient
     from fanout.tools import open_run_toolbox
-    from fanout.verdict import run_verdict
+    from fanout.sift.verdict import run_verdict
 
     http = await stack.enter_async_context(
         make_http_client(settings.concurrency, user_agent=settings.tools.user_agent, wire=RUN_WIRE)
@@ -193,7 +193,7 @@ async def preflight(http: Any, settings: RunSettings, api_key: str | None) -> di
     Returns each model's spec with gaps (context window, prices) filled from the
     endpoint's listing, so the verdicts warn and trim at the right sizes.
     """
-    from fanout.catalog import check_key, check_models, require_models
+    from fanout.llm.catalog import check_key, check_models, require_models
     from fanout.config import is_openrouter
     from fanout.errors import ConfigError
     from fanout.tools.providers.status import require_search

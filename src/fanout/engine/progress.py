@@ -15,8 +15,8 @@ from typing import TextIO
 
 import anyio
 
-from fanout.checkpoint import LogEntry, LogIndex
-from fanout.orchestrator import ProgressSink
+from fanout.store.checkpoint import LogEntry, LogIndex
+from fanout.engine.orchestrator import ProgressSink
 from fanout.records import STATUSES, VerdictRecord
 
 

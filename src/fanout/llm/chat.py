@@ -29,7 +29,7 @@ import httpx
 
 from fanout.config import ModelSpec, is_openrouter
 from fanout.errors import ProviderError
-from fanout.rate_gate import RateGate
+from fanout.llm.limits import RateGate
 from fanout.retry import (
     RetryPolicy,
     Sleep,

@@ -4,9 +4,9 @@ Everything runs through the real `fanout` command in subprocesses, against the
 simulator on 127.0.0.1 (or, for --live, the real services), so what is shown
 and checked is exactly what a user gets.
 
-    python -m fanout.demo          run the sample snapshot, show progress, then the report
-    python -m fanout.demo --e2e    the same, interrupted by SIGINT midway and resumed, then checked
-    python -m fanout.demo --live   three edits through the four real models (needs a key and SearXNG)
+    python scripts/demo.py        run the sample snapshot, show progress, then the report
+    python scripts/demo.py --e2e  the same, interrupted by SIGINT midway and resumed, then checked
+    python scripts/demo.py --live three edits through the four real models (needs a key and SearXNG)
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from fanout import __version__
-from fanout.checkpoint import dump_yaml, write_atomically
+from fanout.store.checkpoint import dump_yaml, write_atomically
 from fanout.config import RunSettings
 from fanout.errors import ConfigError
 

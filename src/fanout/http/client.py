@@ -27,8 +27,8 @@ def make_http_client(
 
     Redirects are not followed here: web_fetch follows them itself so that
     every hop passes the URL guard. `wire` picks what moves the bytes under
-    httpx: its own pool with leaner bookkeeping (fanout.http_pool, so the cost
-    per request does not grow with the pool), or aiohttp (fanout.http_aiohttp,
+    httpx: its own pool with leaner bookkeeping (fanout.http.pool, so the cost
+    per request does not grow with the pool), or aiohttp (fanout.http.transport,
     a quarter of the CPU per request; what `fanout run` uses, while commands
     that tests drive through respx keep httpcore). Cookies are never kept: a page fetched
     for one model must not change what the next model sees (consent walls,
@@ -39,11 +39,11 @@ def make_http_client(
     connections = CONNECTIONS_PER_VERDICT * concurrency + SPARE_CONNECTIONS
     limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections, keepalive_expiry=30.0)
     if wire == "aiohttp":
-        from fanout.http_aiohttp import AiohttpTransport
+        from fanout.http.transport import AiohttpTransport
 
         transport: httpx.AsyncBaseTransport = AiohttpTransport(limits)
     elif wire == "httpcore":
-        from fanout.http_pool import lean_transport  # imported per wire: each costs start-up time
+        from fanout.http.pool import lean_transport  # imported per wire: each costs start-up time
 
         transport = lean_transport(limits)
     else:

@@ -2,7 +2,7 @@
 
 `fanout run` needs every edit validated before it starts, but needs each edit
 again only when its verdicts start. So the snapshot is streamed once
-(fanout.snapshot.stream_snapshot), each validated edit is written as one JSON
+(fanout.sift.snapshot.stream_snapshot), each validated edit is written as one JSON
 line to a spool file, and the run keeps in memory only two numbers per edit:
 where its line starts and its rcid. An edit is read back (one pread and one
 json.loads, about 20 us) when the scheduler hands it to a verdict.
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, overload
 
-from fanout.snapshot import file_sha256, stream_snapshot
+from fanout.sift.snapshot import file_sha256, stream_snapshot
 
 CACHE_NAME = "snapshot.cache"
 FORMAT = "fanout-edit-spool"

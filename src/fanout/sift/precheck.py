@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from fanout.snapshot import QID_RE, is_term_edit
+from fanout.sift.snapshot import QID_RE, is_term_edit
 
 HUMAN = "Q5"
 BIRTH, DEATH = "P569", "P570"

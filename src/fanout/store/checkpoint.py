@@ -9,7 +9,7 @@ and nothing is silently lost.
 
 The latest line for a key (edit_rcid, model) wins: a pair retried on resume
 appends a new line rather than rewriting history. What resume needs from the
-log is kept by fanout.log_index, which the writer saves next to the log so a
+log is kept by fanout.store.log_index, which the writer saves next to the log so a
 resume does not have to read the whole of it.
 """
 
@@ -25,7 +25,7 @@ from typing import Any
 import yaml
 
 from fanout.errors import ConfigError
-from fanout.log_index import INDEX_NAME, LogEntry, LogIndex, read_index, save_index
+from fanout.store.log_index import INDEX_NAME, LogEntry, LogIndex, read_index, save_index
 from fanout.records import VerdictRecord
 
 __all__ = [
@@ -216,7 +216,7 @@ class CheckpointWriter:
     Blocking file work runs in a worker thread through `append` being called via
     anyio.to_thread by the orchestrator; this class itself is plain and synchronous
     so tests and the crash harness can drive it directly. It also saves the
-    index next to the log now and then and when it closes (see fanout.log_index).
+    index next to the log now and then and when it closes (see fanout.store.log_index).
     """
 
     def __init__(self, run_dir: Path, index: LogIndex) -> None:

@@ -35,9 +35,9 @@ from typing import Any, NamedTuple
 import anyio
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
-from fanout.checkpoint import CheckpointWriter, LogEntry
+from fanout.store.checkpoint import CheckpointWriter, LogEntry
 from fanout.config import ModelSpec, RunSettings
-from fanout.edit_spool import edit_rcids
+from fanout.store.edit_spool import edit_rcids
 from fanout.records import VerdictRecord
 
 VerdictFn = Callable[[dict[str, Any], ModelSpec], Awaitable[VerdictRecord]]
@@ -315,7 +315,7 @@ async def _run_one(
 
 def failure_record(edit: dict[str, Any], model: ModelSpec, exc: BaseException, duration_s: float) -> VerdictRecord:
     """An `error` record for a verdict that raised: logged, and run again on resume."""
-    from fanout.manifest import utc_now
+    from fanout.store.manifest import utc_now
 
     parsed = edit.get("parsed_edit") or {}
     detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()

@@ -15,13 +15,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from fanout.precheck import (
+from fanout.sift.precheck import (
     check_ontological_consistency,
     make_verification_question,
     show_property,
     show_value,
 )
-from fanout.snapshot import is_term_edit
+from fanout.sift.snapshot import is_term_edit
 
 MAX_CLAIM_PROPERTIES = 15
 """Above this many properties, show only the edited property's group and P31."""

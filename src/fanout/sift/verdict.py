@@ -29,11 +29,11 @@ import aiolimiter
 import anyio
 
 from fanout.config import ModelSpec
-from fanout.edit_context import build_edit_context
+from fanout.sift.edit_context import build_edit_context
 from fanout.errors import ProviderError
-from fanout.llm import ChatClient, ChatResult, ToolCall
-from fanout.prompt import REPAIR_REQUEST, VERDICT_REQUEST, Prompt
-from fanout.provenance import check_provenance
+from fanout.llm.chat import ChatClient, ChatResult, ToolCall
+from fanout.sift.prompt import REPAIR_REQUEST, VERDICT_REQUEST, Prompt
+from fanout.sift.provenance import check_provenance
 from fanout.records import (
     PROVENANCES,
     VERDICTS,
