@@ -289,7 +289,8 @@ def resume(work: Workdir, *, pairs: int = 1_000_000, pending_edits: int = 10) ->
     """
     from fanout.store.checkpoint import log_path, read_index, restore_missing_views
     from fanout.store.edit_spool import cache_edits
-    from fanout.store.log_index import INDEX_NAME, save_index
+    from fanout.store.layout import INDEX_NAME
+    from fanout.store.log_index import save_index
     from fanout.records import verdict_file_name
     from workload import RCID_MARK, cloned_edits, write_log_from_templates, write_snapshot_fast
 

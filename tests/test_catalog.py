@@ -9,7 +9,8 @@ import httpx
 import pytest
 import respx
 
-from fanout.llm.catalog import check_key, check_models, check_searxng, require_models
+from fanout.llm.catalog import check_key, check_models, require_models
+from fanout.tools.providers.searxng import check_searxng
 from fanout.config import OPENROUTER_BASE_URL, ModelSpec
 from fanout.errors import ConfigError
 from fanout.sim import running_simulator

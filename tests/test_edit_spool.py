@@ -13,7 +13,8 @@ import yaml
 from fanout.sift import snapshot
 from fanout.store import edit_spool
 from fanout.config import package_data
-from fanout.store.edit_spool import CACHE_NAME, EditSpool, cache_edits, edit_rcids, spool_snapshot
+from fanout.store.layout import SPOOL_NAME
+from fanout.store.edit_spool import EditSpool, cache_edits, edit_rcids, spool_snapshot
 from fanout.errors import ConfigError
 from fanout.sift.snapshot import load_snapshot
 from test_snapshot import make_edit, write_yaml
@@ -61,7 +62,7 @@ def test_the_kept_spool_is_reused_by_a_resume_of_the_same_snapshot(tmp_path: Pat
     with spool_snapshot(SAMPLE, cache_dir=run_dir) as first:
         assert first.from_cache is False
         first.keep_in(run_dir)
-    assert (run_dir / CACHE_NAME).exists()
+    assert (run_dir / SPOOL_NAME).exists()
     with spool_snapshot(SAMPLE, cache_dir=run_dir) as again:
         assert again.from_cache is True
         assert list(again.edits) == load_snapshot(SAMPLE).edits
@@ -94,7 +95,7 @@ def test_a_cache_of_another_snapshot_or_a_damaged_one_is_ignored(tmp_path: Path)
     with spool_snapshot(path, cache_dir=run_dir) as changed:
         assert changed.from_cache is False
         assert [e["rcid"] for e in changed.edits] == [1, 3]
-    (run_dir / CACHE_NAME).write_bytes(b"not a spool")
+    (run_dir / SPOOL_NAME).write_bytes(b"not a spool")
     with spool_snapshot(path, cache_dir=run_dir) as damaged:
         assert damaged.from_cache is False
         assert [e["rcid"] for e in damaged.edits] == [1, 3]
@@ -108,7 +109,7 @@ def test_an_edit_json_cannot_hold_exactly_stays_in_memory_and_the_spool_is_not_k
         assert snapshot.edits[0]["item"]["claims"]["P569"][0]["value"] == dt.date(1952, 3, 11)
         assert list(snapshot.edits) == load_snapshot(path).edits
         snapshot.keep_in(tmp_path)
-    assert not (tmp_path / CACHE_NAME).exists()
+    assert not (tmp_path / SPOOL_NAME).exists()
 
 
 def test_cache_edits_leaves_the_cache_a_first_run_would(tmp_path: Path):

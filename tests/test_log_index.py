@@ -19,7 +19,8 @@ from fanout.store.checkpoint import (
     restore_missing_views,
 )
 from fanout.errors import ConfigError
-from fanout.store.log_index import INDEX_NAME, LogIndex, _load_saved, save_index
+from fanout.store.layout import INDEX_NAME
+from fanout.store.log_index import LogIndex, _load_saved, save_index
 from fanout.engine.progress import Tally
 from fanout.records import Source, ToolCallLog, TranscriptEntry, Usage, VerdictRecord
 

@@ -17,9 +17,8 @@ import yaml
 
 from fanout.errors import ConfigError
 from fanout.records import VerdictRecord
+from fanout.store.layout import LOG_NAME, MANIFEST_NAME
 
-LOG_NAME = "checkpoint.jsonl"
-MANIFEST_NAME = "manifest.yaml"
 
 
 @dataclass(frozen=True)

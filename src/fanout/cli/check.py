@@ -8,7 +8,8 @@ import os
 import anyio
 import httpx
 
-from fanout.llm.catalog import Check, check_key, check_models
+from fanout.checks import Check
+from fanout.llm.catalog import check_key, check_models
 from fanout.config import API_KEY_ENV, DEFAULT_MODELS, DEFAULT_SEARXNG_URL, OPENROUTER_BASE_URL, ToolSettings
 from fanout.http.client import make_http_client
 from fanout.tools.search_config import add_search_arguments, apply_search_options

@@ -1,4 +1,4 @@
-"""Checks that run before a run spends money: the models, the key and SearXNG.
+"""Checks that run before a run spends money: the models and the key.
 
 Each check returns a Check (OK, WARN or FAIL with one line of explanation)
 instead of raising, so `fanout check` can report all of them at once and
@@ -12,27 +12,13 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any
 
 import httpx
 
+from fanout.checks import Check, Level
 from fanout.config import API_KEY_ENV, ModelSpec, is_openrouter, model_spec
 from fanout.errors import ConfigError
-
-Level = Literal["OK", "WARN", "FAIL"]
-
-
-@dataclass(frozen=True)
-class Check:
-    """The outcome of one check, printable as one line."""
-
-    name: str
-    level: Level
-    message: str
-
-    def line(self) -> str:
-        return f"{self.level:<4} {self.name}: {self.message}"
-
 
 @dataclass(frozen=True)
 class ModelCheck(Check):
@@ -202,33 +188,3 @@ def key_budget(response: httpx.Response) -> str:
     elif "limit" in data and data.get("limit") is None:
         parts.append("no spending limit")
     return f" ({', '.join(parts)})" if parts else ""
-
-
-async def check_searxng(http: httpx.AsyncClient, searxng_url: str) -> Check:
-    """SearXNG must answer `format=json`; each failure names its fix."""
-    url = f"{searxng_url.rstrip('/')}/search"
-    try:
-        response = await http.get(url, params={"q": "test", "format": "json"})
-    except httpx.HTTPError as exc:
-        return Check("searxng", "FAIL", f"unreachable at {searxng_url} ({type(exc).__name__}); "
-                                        "start it with `make searxng-up`")
-    if response.status_code == 403:
-        return Check("searxng", "FAIL", "HTTP 403: JSON output is off; add `json` to search.formats "
-                                        "in searxng/settings.yml and restart it")
-    if response.status_code == 429:
-        return Check("searxng", "FAIL", "HTTP 429: its limiter blocks scripts; set server.limiter: false "
-                                        "in searxng/settings.yml")
-    if response.status_code != 200:
-        return Check("searxng", "FAIL", f"{url} answered HTTP {response.status_code}")
-    try:
-        body = response.json()
-        results = body.get("results")
-    except (ValueError, AttributeError):
-        return Check("searxng", "FAIL", f"{url} did not answer JSON")
-    if not isinstance(results, list):
-        return Check("searxng", "FAIL", f"{url} answered JSON without a `results` list")
-    if not results:
-        down = [str(e[0]) for e in body.get("unresponsive_engines") or [] if isinstance(e, list) and e]
-        detail = f" (unresponsive engines: {', '.join(down)})" if down else ""
-        return Check("searxng", "WARN", f"answers JSON but found nothing for 'test'{detail}")
-    return Check("searxng", "OK", f"answers JSON at {searxng_url} ({len(results)} results for 'test')")

@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any, BinaryIO, overload
 
 from fanout.sift.snapshot import file_sha256, stream_snapshot
+from fanout.store.layout import SPOOL_NAME
 
-CACHE_NAME = "snapshot.cache"
 FORMAT = "fanout-edit-spool"
 VERSION = 1
 HEADER_BYTES = 512
@@ -165,8 +165,8 @@ class SpooledSnapshot:
         """Store the spool as the run directory's cache (atomically), unless it came from there or cannot be kept."""
         if self.from_cache or not self._keepable:
             return
-        target = run_dir / CACHE_NAME
-        tmp = run_dir / f".{CACHE_NAME}.{os.getpid()}.tmp"
+        target = run_dir / SPOOL_NAME
+        tmp = run_dir / f".{SPOOL_NAME}.{os.getpid()}.tmp"
         self._fh.seek(0)
         with tmp.open("wb") as out:
             while chunk := self._fh.read(1 << 20):
@@ -189,7 +189,7 @@ def spool_snapshot(path: str | Path, *, cache_dir: Path | None = None) -> Spoole
     path = Path(path)
     source = source_stamp(path)
     if cache_dir is not None:
-        cached = _open_cache(cache_dir / CACHE_NAME, path, source)
+        cached = _open_cache(cache_dir / SPOOL_NAME, path, source)
         if cached is not None:
             return cached
     sha256 = file_sha256(path)

@@ -37,9 +37,9 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from fanout.errors import ConfigError
+from fanout.store.layout import INDEX_NAME, VERDICT_DIR
 from fanout.records import STATUSES, model_slug, verdict_file_name
 
-INDEX_NAME = "checkpoint.index"
 FORMAT = "fanout-log-index"
 VERSION = 1
 COST_UNKNOWN = 0x80
@@ -373,7 +373,7 @@ def _load_saved(path: Path, log: Path) -> LogIndex | None:
         return None
     views = header.get("views") or {}
     mtime = views.get("dir_mtime_ns")
-    verdict_dir = log.parent / "verdicts"
+    verdict_dir = log.parent / VERDICT_DIR
     index.views_verified = bool(views.get("verified")) and mtime is not None and _mtime_ns(verdict_dir) == mtime
     index.saved_lines = index.lines
     return index

@@ -17,11 +17,11 @@ from typing import Any
 import yaml
 
 from fanout import __version__
-from fanout.store.checkpoint import dump_yaml, write_atomically
+from fanout.store.atomic import dump_yaml, write_atomically
+from fanout.store.layout import MANIFEST_NAME
 from fanout.config import RunSettings
 from fanout.errors import ConfigError
 
-MANIFEST_NAME = "manifest.yaml"
 
 
 @dataclass

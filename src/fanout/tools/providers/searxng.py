@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 import httpx
 
+from fanout.checks import Check
 from fanout.config import ToolSettings
 from fanout.tools.providers.base import ProviderResult, SearchFailure, SearchHit, retry_after_seconds, text_of
 
@@ -126,3 +127,33 @@ def unresponsive_engines(value: object) -> tuple[str, ...]:
             reason = f" ({entry[1]})" if len(entry) > 1 and entry[1] else ""
             names.append(f"{entry[0]}{reason}")
     return tuple(names)
+
+
+async def check_searxng(http: httpx.AsyncClient, searxng_url: str) -> Check:
+    """SearXNG must answer `format=json`; each failure names its fix."""
+    url = f"{searxng_url.rstrip('/')}/search"
+    try:
+        response = await http.get(url, params={"q": "test", "format": "json"})
+    except httpx.HTTPError as exc:
+        return Check("searxng", "FAIL", f"unreachable at {searxng_url} ({type(exc).__name__}); "
+                                        "start it with `make searxng-up`")
+    if response.status_code == 403:
+        return Check("searxng", "FAIL", "HTTP 403: JSON output is off; add `json` to search.formats "
+                                        "in searxng/settings.yml and restart it")
+    if response.status_code == 429:
+        return Check("searxng", "FAIL", "HTTP 429: its limiter blocks scripts; set server.limiter: false "
+                                        "in searxng/settings.yml")
+    if response.status_code != 200:
+        return Check("searxng", "FAIL", f"{url} answered HTTP {response.status_code}")
+    try:
+        body = response.json()
+        results = body.get("results")
+    except (ValueError, AttributeError):
+        return Check("searxng", "FAIL", f"{url} did not answer JSON")
+    if not isinstance(results, list):
+        return Check("searxng", "FAIL", f"{url} answered JSON without a `results` list")
+    if not results:
+        down = [str(e[0]) for e in body.get("unresponsive_engines") or [] if isinstance(e, list) and e]
+        detail = f" (unresponsive engines: {', '.join(down)})" if down else ""
+        return Check("searxng", "WARN", f"answers JSON but found nothing for 'test'{detail}")
+    return Check("searxng", "OK", f"answers JSON at {searxng_url} ({len(results)} results for 'test')")

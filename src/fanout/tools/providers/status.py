@@ -2,7 +2,7 @@
 
 `fanout check` prints them; `fanout run` refuses to start when none works
 (and warns about the ones that do not). SearXNG keeps its own detailed check
-(catalog.check_searxng, which names each known fix); every other provider is
+(searxng.check_searxng, which names each known fix); every other provider is
 asked one probe query, so a keyed provider spends one request of its quota.
 """
 
@@ -13,11 +13,12 @@ from typing import TextIO
 
 import httpx
 
-from fanout.llm.catalog import Check, check_searxng
+from fanout.checks import Check
 from fanout.config import ToolSettings
 from fanout.errors import ConfigError
 from fanout.tools.providers.base import SearchProvider
 from fanout.tools.providers.registry import build_providers, parse_provider_names, provider_factory
+from fanout.tools.providers.searxng import check_searxng
 
 PROBE_QUERY = "test"
 
