@@ -1,7 +1,12 @@
 import dataclasses
 import json
 
-from fanout.records import Source, ToolCallLog, TranscriptEntry, Usage, VerdictRecord
+import pytest
+
+from fanout.records import (
+    LINE_HEAD_FIELDS, LineHead, Source, ToolCallLog, TranscriptEntry, Usage, VerdictRecord, log_line, read_line_head,
+    read_line_key,
+)
 
 
 def make_record(**overrides):
@@ -57,3 +62,29 @@ def test_file_names_are_unique_per_edit_and_model_even_on_the_same_item_and_day(
 def test_file_names_survive_model_names_with_odd_characters_and_no_property():
     name = make_record(model="meta/llama:free", property=None).file_name()
     assert name == "2026-02-19-Q138340290-none-2540801376-llama-free.yaml"
+
+
+def test_the_log_line_starts_with_the_head_fields_in_their_order():
+    """read_line_head depends on this order; a new field must go after them."""
+    assert tuple(f.name for f in dataclasses.fields(VerdictRecord))[: len(LINE_HEAD_FIELDS)] == LINE_HEAD_FIELDS
+
+
+@pytest.mark.parametrize("overrides, expected", [
+    ({}, LineHead("deepseek/deepseek-v3.2", 2540801376, "Q138340290", "P31", "2026-02-19T12:34:56Z", "ok", 0.00023)),
+    ({"property": None, "cost_usd": None, "status": "error"},
+     LineHead("deepseek/deepseek-v3.2", 2540801376, "Q138340290", None, "2026-02-19T12:34:56Z", "error", None)),
+    ({"model": 'odd "quoted" \\ model', "qid": "Q1é", "cost_usd": 2},
+     LineHead('odd "quoted" \\ model', 2540801376, "Q1é", "P31", "2026-02-19T12:34:56Z", "ok", 2)),
+    ({"cost_usd": 1.5e-07}, LineHead("deepseek/deepseek-v3.2", 2540801376, "Q138340290", "P31", "2026-02-19T12:34:56Z", "ok", 1.5e-07)),
+])
+def test_the_head_of_a_written_line_is_read_back_without_parsing_it(overrides, expected):
+    line = log_line(make_record(**overrides).to_dict())
+    assert line.endswith(b"\n") and json.loads(line) == make_record(**overrides).to_dict()
+    assert read_line_head(line) == expected
+    assert read_line_key(line[:250]) == (expected.edit_rcid, expected.model)
+
+
+def test_a_line_in_another_shape_is_left_to_the_json_parser():
+    reordered = json.dumps({"edit_rcid": 1, "model": "m", "status": "ok"}).encode() + b"\n"
+    assert read_line_head(reordered) is None
+    assert read_line_head(log_line(make_record().to_dict())[:-20]) is None  # cut short: no closing brace

@@ -1,17 +1,23 @@
 """The verdict record: what one (edit, model) pair produced, and its one wire format.
 
-The JSON line in checkpoint.jsonl is the source of truth (`to_dict` /
+The JSON line in checkpoint.jsonl is the source of truth (`log_line` /
 `from_dict`); the YAML file in verdicts/ is a view of it (`yaml_view`), with
 seed 000's trimmed schema at the top level so existing readers keep working.
 A cost of `None` means unknown, never zero.
+
+Resume reads the key fields of a million lines without parsing each as JSON
+(`read_line_head`); that reader and the writer (`log_line`) live together
+here, because the reader depends on the order in which the writer puts the
+fields: LINE_HEAD_FIELDS, the first fields of VerdictRecord.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 Status = Literal["ok", "timeout", "incomplete", "invalid_json", "error"]
 STATUSES: tuple[str, ...] = ("ok", "timeout", "incomplete", "invalid_json", "error")
@@ -192,3 +198,61 @@ def _plain(value: Any) -> Any:
     if kind in _FIELD_NAMES:
         return _plain_fields(value)
     raise _NotPlain
+
+
+# --- the log line --------------------------------------------------------------------------
+
+LINE_HEAD_FIELDS = ("model", "edit_rcid", "edit_revid", "qid", "property", "diff_type", "timestamp", "status")
+"""VerdictRecord's first fields, in order: what read_line_head finds at the front of every line."""
+
+
+def log_line(data: dict[str, Any]) -> bytes:
+    """A record's to_dict() as its line in checkpoint.jsonl: compact JSON, fields in declaration order."""
+    return (json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+class LineHead(NamedTuple):
+    """The fields of a log line that resume and the view's file name need."""
+
+    model: str
+    edit_rcid: int
+    qid: str
+    property: str | None
+    timestamp: str
+    status: str
+    cost_usd: float | None
+
+
+_STR = rb'"((?:[^"\\]|\\.)*)"'
+_HEAD = re.compile(
+    rb'\{"model":' + _STR + rb',"edit_rcid":(-?\d+),"edit_revid":-?\d+,"qid":' + _STR
+    + rb',"property":(?:' + _STR + rb'|null),"diff_type":(?:' + _STR + rb'|null),"timestamp":' + _STR
+    + rb',"status":' + _STR + rb','
+)
+_COST = re.compile(rb',"cost_usd":(null|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?),')
+_INT = re.compile(rb"-?\d+")
+
+
+def read_line_head(line: bytes) -> LineHead | None:
+    """The head of a line exactly as log_line writes it, read without parsing the whole line; None for
+    any other shape (a line edited by hand, a foreign writer), which the caller then parses as JSON."""
+    head = _HEAD.match(line)
+    cost = _COST.search(line, head.end()) if head is not None else None
+    if head is None or cost is None or not line.rstrip(b"\r\n").endswith(b"}"):
+        return None
+    prop, raw_cost = head.group(4), cost.group(1)
+    value = None if raw_cost == b"null" else int(raw_cost) if _INT.fullmatch(raw_cost) else float(raw_cost)
+    return LineHead(
+        _text(head.group(1)), int(head.group(2)), _text(head.group(3)), None if prop is None else _text(prop),
+        _text(head.group(6)), _text(head.group(7)), value,
+    )
+
+
+def read_line_key(line: bytes) -> tuple[int, str] | None:
+    """(edit_rcid, model) from the first bytes of a line as log_line writes it (all after the status may be cut off)."""
+    head = _HEAD.match(line)
+    return None if head is None else (int(head.group(2)), _text(head.group(1)))
+
+
+def _text(raw: bytes) -> str:
+    return json.loads(b'"' + raw + b'"') if b"\\" in raw else raw.decode("utf-8")

@@ -26,7 +26,7 @@ from fanout.errors import ConfigError
 from fanout.store.atomic import dump_yaml, write_atomically
 from fanout.store.layout import INDEX_NAME, LOG_NAME, VERDICT_DIR
 from fanout.store.log_index import LogEntry, LogIndex, read_index, save_index
-from fanout.records import VerdictRecord
+from fanout.records import VerdictRecord, log_line
 
 __all__ = [
     "CheckpointWriter", "LogEntry", "LogIndex", "iter_log", "log_path", "read_index",
@@ -156,7 +156,7 @@ class CheckpointWriter:
     def append(self, record: VerdictRecord) -> LogEntry | None:
         """Make the record durable, then visible; returns the entry it supersedes."""
         data = record.to_dict()
-        line = (json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+        line = log_line(data)
         self._fh.write(line)
         self._fh.flush()
         os.fsync(self._fh.fileno())

@@ -38,7 +38,7 @@ from typing import Any, BinaryIO
 
 from fanout.errors import ConfigError
 from fanout.store.layout import INDEX_NAME, VERDICT_DIR
-from fanout.records import STATUSES, model_slug, verdict_file_name
+from fanout.records import STATUSES, VerdictRecord, model_slug, read_line_head, read_line_key, verdict_file_name
 
 FORMAT = "fanout-log-index"
 VERSION = 1
@@ -234,16 +234,6 @@ class _Entries(Mapping[tuple[int, str], LogEntry]):
 
 # --- reading the log ---------------------------------------------------------------------
 
-_STR = rb'"((?:[^"\\]|\\.)*)"'
-_LINE_HEAD = re.compile(
-    rb'\{"model":' + _STR + rb',"edit_rcid":(-?\d+),"edit_revid":-?\d+,"qid":' + _STR
-    + rb',"property":(?:' + _STR + rb'|null),"diff_type":(?:' + _STR + rb'|null),"timestamp":' + _STR
-    + rb',"status":' + _STR + rb','
-)
-_COST = re.compile(rb',"cost_usd":(null|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?),')
-_INT = re.compile(rb"-?\d+")
-
-
 def read_index(path: Path) -> LogIndex:
     """Index the log: from its saved index and the lines after it when that fits the log, else from every line."""
     index = _load_saved(path.parent / INDEX_NAME, path)
@@ -269,17 +259,10 @@ def _scan(fh: BinaryIO, index: LogIndex, *, first_line: int) -> None:
 
 def _parse_line(line: bytes, number: int, fh: BinaryIO) -> tuple[tuple[int, str], LogEntry]:
     """The key fields from the front of a line as the writer writes it; any other shape is parsed whole."""
-    head = _LINE_HEAD.match(line)
-    cost = _COST.search(line, head.end()) if head is not None else None
-    if head is not None and cost is not None and line.rstrip(b"\r\n").endswith(b"}"):
-        model, rcid, qid, prop, _diff, timestamp, status = (
-            _text(head.group(1)), int(head.group(2)), _text(head.group(3)), head.group(4),
-            head.group(5), _text(head.group(6)), _text(head.group(7)),
-        )
-        prop_text = None if prop is None else _text(prop)
-        raw_cost = cost.group(1)
-        value = None if raw_cost == b"null" else int(raw_cost) if _INT.fullmatch(raw_cost) else float(raw_cost)
-        return (rcid, model), LogEntry(status, value, verdict_file_name(model, rcid, qid, prop_text, timestamp))
+    head = read_line_head(line)
+    if head is not None:
+        name = verdict_file_name(head.model, head.edit_rcid, head.qid, head.property, head.timestamp)
+        return (head.edit_rcid, head.model), LogEntry(head.status, head.cost_usd, name)
     try:
         data = json.loads(line)
     except ValueError as exc:
@@ -287,23 +270,13 @@ def _parse_line(line: bytes, number: int, fh: BinaryIO) -> tuple[tuple[int, str]
             f"{getattr(fh, 'name', 'the log')}: line {number} is not valid JSON ({exc}). The log was edited or "
             "damaged; move that line out of the file and run again."
         ) from None
-    from fanout.records import VerdictRecord
-
     key = (int(data["edit_rcid"]), str(data["model"]))
     return key, LogEntry(data["status"], data.get("cost_usd"), VerdictRecord.from_dict(data).file_name())
 
 
-def _text(raw: bytes) -> str:
-    return json.loads(b'"' + raw + b'"') if b"\\" in raw else raw.decode("utf-8")
-
-
 def _key_at(fh: BinaryIO, start: int, end: int) -> tuple[int, str] | None:
     """The (rcid, model) of the log line at [start, end), read from its first bytes."""
-    head = os.pread(fh.fileno(), min(end - start, 4096), start)
-    match = _LINE_HEAD.match(head)
-    if match is None:
-        return None
-    return int(match.group(2)), _text(match.group(1))
+    return read_line_key(os.pread(fh.fileno(), min(end - start, 4096), start))
 
 
 # --- the saved index ----------------------------------------------------------------------
