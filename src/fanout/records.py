@@ -13,6 +13,7 @@ fields: LINE_HEAD_FIELDS, the first fields of VerdictRecord.
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import json
 import re
@@ -115,7 +116,7 @@ class VerdictRecord:
     transcript: list[TranscriptEntry] = field(default_factory=list)
     duration_s: float | None = None
 
-    @property
+    @builtins.property  # plain `property` here would name the field above
     def key(self) -> tuple[int, str]:
         return (self.edit_rcid, self.model)
 
