@@ -105,7 +105,8 @@ def find_statement(entity: Entity | None, statement_id: str | None) -> Mapping[s
     """A statement by GUID, anywhere in the item."""
     if not entity or not statement_id:
         return None
-    for statements in (entity.get("claims") or {}).values():
+    claims: Mapping[str, Sequence[Mapping[str, Any]]] = entity.get("claims") or {}
+    for statements in claims.values():
         for statement in statements:
             if statement.get("id") == statement_id:
                 return statement

@@ -173,7 +173,8 @@ def _tagged_revert(later: list[dict[str, Any]], earlier_sha1s: set[Any]) -> dict
     """The revision that did the reverting: a revert that restores an earlier state, else the first revert."""
     reverts = [r for r in later if REVERT_TAGS & set(r.get("tags") or [])]
     restoring = [r for r in reverts if r.get("sha1") in earlier_sha1s]
-    return (restoring or reverts or [None])[0]
+    candidates = restoring or reverts
+    return candidates[0] if candidates else None
 
 
 async def _value_revert(

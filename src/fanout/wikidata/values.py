@@ -30,7 +30,7 @@ def snak_raw(snak: Mapping[str, Any] | None) -> str | None:
         return None
     snaktype = snak.get("snaktype", "value")
     if snaktype != "value":
-        return snaktype
+        return _text(snaktype)
     datavalue = snak.get("datavalue") or {}
     return datavalue_raw(datavalue.get("type"), datavalue.get("value"))
 
@@ -41,11 +41,11 @@ def datavalue_raw(kind: str | None, value: Any) -> str | None:
     if kind == "wikibase-entityid":
         return _entity_id(value)
     if kind == "time":
-        return value.get("time")
+        return _text(value.get("time"))
     if kind == "quantity":
-        return value.get("amount")
+        return _text(value.get("amount"))
     if kind == "monolingualtext":
-        return value.get("text")
+        return _text(value.get("text"))
     if kind == "globecoordinate":
         return f"{_plain_number(value.get('latitude'))},{_plain_number(value.get('longitude'))}"
     return value if isinstance(value, str) else str(value)
@@ -60,7 +60,7 @@ def snak_entity_ids(snak: Mapping[str, Any] | None) -> list[str]:
     if datavalue.get("type") == "wikibase-entityid":
         entity = _entity_id(value)
         return [entity] if entity else []
-    if datavalue.get("type") == "quantity":
+    if datavalue.get("type") == "quantity" and isinstance(value, Mapping):
         unit = unit_id(value.get("unit"))
         return [unit] if unit else []
     return []
@@ -72,7 +72,7 @@ def snak_label(snak: Mapping[str, Any] | None, labels: Mapping[str, str]) -> str
         return None
     snaktype = snak.get("snaktype", "value")
     if snaktype != "value":
-        return SPECIAL_SNAKS.get(snaktype, snaktype)
+        return SPECIAL_SNAKS.get(snaktype, _text(snaktype))
     datavalue = snak.get("datavalue") or {}
     kind, value = datavalue.get("type"), datavalue.get("value")
     if value is None:
@@ -166,6 +166,11 @@ def _entity_id(value: Any) -> str | None:
         prefix = {"item": "Q", "property": "P", "lexeme": "L"}.get(str(kind))
         return f"{prefix}{number}" if prefix and number is not None else None
     return str(value) if value is not None else None
+
+
+def _text(found: Any) -> str | None:
+    """A JSON field that Wikibase always sends as a string, typed as one (None stays None)."""
+    return found if found is None or isinstance(found, str) else str(found)
 
 
 def _group_thousands(amount: str) -> str:
