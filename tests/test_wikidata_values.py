@@ -63,3 +63,8 @@ def test_the_entities_a_value_names_are_its_item_or_its_unit() -> None:
     assert snak_entity_ids(CASES[10][0]) == ["Q174728"]
     assert snak_entity_ids(CASES[9][0]) == []
     assert snak_entity_ids({"snaktype": "novalue", "property": "P40"}) == []
+
+
+def test_a_snak_whose_value_is_missing_names_no_entity() -> None:
+    assert snak_entity_ids(value_snak("quantity", None, "quantity")) == []
+    assert snak_entity_ids(value_snak("wikibase-entityid", None, "wikibase-item")) == []
