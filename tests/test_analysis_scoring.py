@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,15 @@ def test_an_unrecognised_or_missing_labels_file_is_a_config_error(tmp_path: Path
         load_labels(write_yaml(tmp_path / "x.yaml", {"edits": []}))
     with pytest.raises(ConfigError, match=r"outcomes\[0\] has no integer rcid"):
         load_labels(write_yaml(tmp_path / "y.yaml", {"outcomes": [{"outcome": "reverted"}]}))
+
+
+def test_an_rcid_written_as_digits_is_read_and_any_other_rcid_is_a_config_error(tmp_path: Path) -> None:
+    path = write_yaml(tmp_path / "l.yaml", {"labels": [{"rcid": "12", "truth": "correct"}]})
+    assert load_labels(path).truth == {12: "correct"}
+    for rcid in ("twelve", [12], None):
+        path = write_yaml(tmp_path / "l.yaml", {"labels": [{"rcid": rcid, "truth": "correct"}]})
+        with pytest.raises(ConfigError, match=rf"labels\[0\] has no integer rcid \(got {re.escape(repr(rcid))}\)"):
+            load_labels(path)
 
 
 def test_score_counts_accuracy_reject_precision_recall_and_cost_per_correct_exactly() -> None:

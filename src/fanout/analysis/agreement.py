@@ -21,12 +21,14 @@ from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from fractions import Fraction
 from itertools import combinations
+from typing import TypeVar
 
 from fanout.analysis.scales import stance
 from fanout.records import VERDICTS
 
 Label = Hashable
-Ratings = Mapping[Hashable, Mapping[str, str | None]]
+Item = TypeVar("Item", bound=Hashable)
+Ratings = Mapping[Item, Mapping[str, str | None]]
 """item -> model -> verdict (None or absent = missing)."""
 
 
@@ -55,7 +57,7 @@ def fleiss_kappa(items: Iterable[Mapping[Label, int]]) -> float | None:
         totals.update(counts)
     observed = agreement / len(rated)
     n = sum(totals.values())
-    expected = sum(Fraction(c, n) ** 2 for c in totals.values())
+    expected = sum((Fraction(c, n) ** 2 for c in totals.values()), Fraction(0))
     return _chance_corrected(observed, expected)
 
 
@@ -90,7 +92,7 @@ def _chance_corrected(observed: Fraction, expected: Fraction) -> float:
     return float((observed - expected) / (1 - expected))
 
 
-def verdict_distribution(ratings: Ratings, models: list[str]) -> list[dict[str, object]]:
+def verdict_distribution(ratings: Ratings[Item], models: list[str]) -> list[dict[str, object]]:
     """Per model: how often each verdict, each stance, and no verdict at all."""
     rows = []
     for model in models:
@@ -105,7 +107,7 @@ def verdict_distribution(ratings: Ratings, models: list[str]) -> list[dict[str, 
     return rows
 
 
-def pairwise_agreement(ratings: Ratings, models: list[str]) -> list[dict[str, object]]:
+def pairwise_agreement(ratings: Ratings[Item], models: list[str]) -> list[dict[str, object]]:
     """Per pair of models, over edits both answered: agreement rates and Cohen's kappa."""
     rows = []
     for a, b in combinations(models, 2):
@@ -123,7 +125,7 @@ def pairwise_agreement(ratings: Ratings, models: list[str]) -> list[dict[str, ob
     return rows
 
 
-def overall_agreement(ratings: Ratings, models: list[str]) -> list[dict[str, object]]:
+def overall_agreement(ratings: Ratings[Item], models: list[str]) -> list[dict[str, object]]:
     """Across all models, on the exact and the three-way scale."""
     rows = []
     for scale, convert in (("exact", _same), ("three_way", stance)):

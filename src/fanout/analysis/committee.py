@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from fanout.analysis.dawid_skene import DawidSkene
 
@@ -64,13 +65,13 @@ def majority_vote(stances: list[str]) -> Vote:
 
 def weighted_vote(votes: Mapping[str, str], weights: Mapping[str, float]) -> Vote:
     """Each model's vote counts its reliability; a tie in weight is no decision."""
-    scores: Counter[str] = Counter()
+    scores: dict[str, float] = {}
     for model, given in votes.items():
-        scores[given] += weights.get(model, 0.0)
+        scores[given] = scores.get(given, 0.0) + weights.get(model, 0.0)
     total = sum(scores.values())
     if total <= 0:
         return Vote(None, None)
-    ranked = scores.most_common()
+    ranked = sorted(scores.items(), key=itemgetter(1), reverse=True)
     top = ranked[0][1]
     if len(ranked) > 1 and ranked[1][1] == top:
         return Vote(None, top / total)

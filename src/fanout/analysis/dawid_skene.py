@@ -20,8 +20,11 @@ import math
 from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 Item = Hashable
+Keyed = TypeVar("Keyed", bound=Hashable)
+"""The caller's item type (a report keys edits by rcid); the fit itself only hashes items."""
 Pattern = tuple[tuple[str, str], ...]
 """One edit's answers: sorted (rater, answer) pairs."""
 
@@ -52,7 +55,7 @@ class DawidSkene:
 
 
 def dawid_skene(
-    ratings: Mapping[Item, Mapping[str, str | None]],
+    ratings: Mapping[Keyed, Mapping[str, str | None]],
     classes: Sequence[str],
     *,
     max_iterations: int = 500,
@@ -79,7 +82,7 @@ def dawid_skene(
         priors, confusion = _maximise(counts, posteriors, raters, classes, smoothing)
         converged = abs(likelihood - previous) <= tolerance * max(1.0, abs(likelihood))
         previous = likelihood
-    by_item = {item: dict(posteriors[p]) for item, p in item_patterns.items()}
+    by_item: dict[Item, dict[str, float]] = {item: dict(posteriors[p]) for item, p in item_patterns.items()}
     return DawidSkene(classes, priors, confusion, by_item, iterations, converged)
 
 

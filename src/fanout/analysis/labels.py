@@ -8,6 +8,7 @@ happened to the edit, which is a proxy: see OUTCOMES_BIAS.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -94,7 +95,7 @@ def _from_outcomes(path: Path, entries: list[Any]) -> Labels:
 
 def _rcid(path: Path, key: str, index: int, entry: Any) -> int:
     rcid = entry.get("rcid") if isinstance(entry, dict) else None
-    try:
-        return int(rcid)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{path}: {key}[{index}] has no integer rcid (got {rcid!r}).") from None
+    if isinstance(rcid, (str, int, float)):  # what YAML gives that int() takes
+        with contextlib.suppress(ValueError):
+            return int(rcid)
+    raise ConfigError(f"{path}: {key}[{index}] has no integer rcid (got {rcid!r}).")
