@@ -297,7 +297,7 @@ def save_index(index: LogIndex, path: Path, *, views_dir: Path | None = None) ->
     """Write the index next to the log (temp file and rename); False when it cannot describe the log."""
     if index.lines and index.log_bytes < 0 or not isinstance(index._rcid, array) or any("\n" in h for h in index._heads):
         return False
-    views = {"verified": False, "dir_mtime_ns": None}
+    views: dict[str, bool | int | None] = {"verified": False, "dir_mtime_ns": None}
     if views_dir is not None and index.views_verified:
         views = {"verified": True, "dir_mtime_ns": _settled_mtime_ns(views_dir)}
     heads = "\n".join(index._heads).encode("utf-8")
