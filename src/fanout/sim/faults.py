@@ -153,8 +153,8 @@ def with_overrides(profile: FaultProfile, assignments: list[str]) -> FaultProfil
             profile = dataclasses.replace(profile, search=section)
         elif target:
             base = profile.models.get(target, profile.defaults)
-            section = _model_faults({key: parsed}, base, f"--fault {target}")
-            profile = dataclasses.replace(profile, models={**profile.models, target: section})
+            faults = _model_faults({key: parsed}, base, f"--fault {target}")
+            profile = dataclasses.replace(profile, models={**profile.models, target: faults})
         else:
             defaults = _model_faults({key: parsed}, profile.defaults, "--fault")
             models = {n: _model_faults({key: parsed}, m, "--fault") for n, m in profile.models.items()}
