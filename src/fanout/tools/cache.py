@@ -126,16 +126,18 @@ class ToolCache:
     def _fresh_after(self) -> float:
         return float("-inf") if self._ttl_s is None else self._clock() - self._ttl_s
 
-    def _select_search(self, provider: str, query: str) -> tuple[Any, ...] | None:
-        return self._db.execute(
+    def _select_search(self, provider: str, query: str) -> tuple[str] | None:
+        row: tuple[str] | None = self._db.execute(
             "SELECT answer FROM search WHERE provider = ? AND query = ? AND stored_at >= ?",
             (provider, query, self._fresh_after()),
         ).fetchone()
+        return row
 
-    def _select_page(self, url: str) -> tuple[Any, ...] | None:
-        return self._db.execute(
+    def _select_page(self, url: str) -> tuple[str, str | None] | None:
+        row: tuple[str, str | None] | None = self._db.execute(
             "SELECT text, final_url FROM page WHERE url = ? AND stored_at >= ?", (url, self._fresh_after())
         ).fetchone()
+        return row
 
     def _write_behind(self, sql: str, values: tuple[Any, ...]) -> None:
         """Queue a write in the cache's thread and go on without waiting for it.

@@ -113,7 +113,8 @@ def _join(target: Target, location: str) -> httpx.URL:
 
 
 def _media_type(response: httpx.Response) -> str:
-    return response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    content_type: str = response.headers.get("content-type", "")
+    return content_type.split(";", 1)[0].strip().lower()
 
 
 def _looks_like_html(data: bytes) -> bool:
