@@ -660,6 +660,21 @@ async def test_a_plugin_that_raises_is_an_error_and_the_next_provider_answers(ht
     assert json.loads(result.text)["provider"] == "wikipedia"
 
 
+async def test_a_plugin_that_returns_something_else_than_a_provider_result_is_an_error_naming_what_it_returned(http):
+    class Sloppy:
+        name = "sloppy"
+
+        async def search(self, query: str, http: httpx.AsyncClient) -> Any:
+            return {"hits": []}
+
+    box = ToolBox(http, ToolSettings(), providers=[Sloppy()])
+
+    result = await box.web_search("x")
+
+    assert json.loads(result.text) == {"results": [],
+                                       "error": "web search is unavailable: sloppy returned dict, not a ProviderResult"}
+
+
 # --- configuration, `fanout check` and the run's preflight -----------------------------------------
 
 def test_a_search_config_file_sets_providers_and_cache_and_the_flag_wins(tmp_path):

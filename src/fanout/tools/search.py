@@ -145,9 +145,13 @@ class SearchChain:
 
 
 async def _upstream(provider: SearchProvider, query: str, http: httpx.AsyncClient) -> ProviderResult:
-    """A plug-in that raises instead of returning an error result must not end the search."""
+    """A plug-in that raises, or returns something other than a ProviderResult, must not end the search.
+
+    A plug-in is third-party code loaded from an entry point, checked by no type checker
+    of ours, so what it returns is unknown (`object`) until the isinstance check below.
+    """
     try:
-        result = await provider.search(query, http)
+        result: object = await provider.search(query, http)
     except Exception as exc:  # noqa: BLE001 -- third-party code; invariant 4 holds for it too
         return ProviderResult([], f"{provider.name} failed unexpectedly ({type(exc).__name__}: {exc})", True)
     if not isinstance(result, ProviderResult):
