@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 
 from fanout.config import ToolSettings
+from fanout.secret import Secret
 from fanout.tools.providers.base import (
     ProviderResult,
     SearchFailure,
@@ -26,7 +27,7 @@ from fanout.tools.providers.base import (
     send,
     strip_html,
 )
-from fanout.tools.providers.keys import Secret, key_from_env
+from fanout.tools.providers.keys import key_from_env
 
 ENDPOINT = "https://api.search.brave.com/res/v1/web/search"
 KEY_VARIABLE = "BRAVE_API_KEY"

@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 
 from fanout.config import ToolSettings
+from fanout.secret import Secret
 from fanout.tools.providers.base import (
     ProviderResult,
     SearchFailure,
@@ -26,7 +27,7 @@ from fanout.tools.providers.base import (
     send,
     text_of,
 )
-from fanout.tools.providers.keys import Secret, key_from_env
+from fanout.tools.providers.keys import key_from_env
 
 ENDPOINT = "https://api.tavily.com/search"
 KEY_VARIABLE = "TAVILY_API_KEY"
