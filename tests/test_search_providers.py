@@ -17,6 +17,7 @@ import respx
 from fanout.config import ToolSettings
 from fanout.errors import ConfigError
 from fanout.engine.progress import Progress, Tally, show_progress
+from fanout.secret import Secret
 from fanout.tools import ToolBox
 from fanout.tools.health import SearchHealth
 from fanout.tools.pacing import HostPacer
@@ -26,7 +27,6 @@ from fanout.tools.providers.arxiv import ArxivProvider
 from fanout.tools.providers.base import retry_after_seconds, strip_html
 from fanout.tools.providers.brave import BraveProvider
 from fanout.tools.providers.duckduckgo import DuckDuckGoProvider
-from fanout.tools.providers.keys import Secret
 from fanout.tools.providers.searxng import SearxngProvider
 from fanout.tools.providers.tavily import TavilyProvider
 from fanout.tools.providers.wikipedia import WikipediaProvider
@@ -515,6 +515,27 @@ def test_a_plugin_cannot_take_over_a_built_in_name(echo_plugin):
     (provider,) = build_providers(ToolSettings(search_providers=("searxng",)))
 
     assert isinstance(provider, SearxngProvider)
+
+
+NOT_A_FACTORY = "echo"
+
+
+def make_a_dict(settings: ToolSettings) -> dict[str, str]:
+    return {"name": "dict"}
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("no_such_module_for_fanout:make", r"search provider 'bad' \(no_such_module_for_fanout:make\) failed to load: "
+                                       r"No module named 'no_such_module_for_fanout'"),
+    (f"{__name__}:NOT_A_FACTORY", rf"search provider 'bad' \({__name__}:NOT_A_FACTORY\) is not a factory"),
+    (f"{__name__}:make_a_dict", r"search provider 'bad' does not have `name` and an async `search\(query, http\)`"),
+])
+def test_a_plugin_that_does_not_load_or_build_a_provider_is_a_config_error(monkeypatch, value: str, message: str):
+    plugin = EntryPoint(name="bad", value=value, group=ENTRY_POINT_GROUP)
+    monkeypatch.setattr(registry, "entry_points", lambda group: [plugin])
+
+    with pytest.raises(ConfigError, match=f"^{message}$"):
+        build_providers(ToolSettings(search_providers=("bad",)))
 
 
 # --- fallback --------------------------------------------------------------------------------------

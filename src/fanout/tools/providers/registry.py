@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from importlib.metadata import EntryPoint, entry_points
+from typing import cast
 
 from fanout.config import ToolSettings
 from fanout.errors import ConfigError
@@ -57,12 +58,13 @@ def provider_factory(name: str) -> ProviderFactory:
     if plugin is None:
         raise ConfigError(f"unknown search provider {name!r}; available: {', '.join(available_providers())}")
     try:
-        factory = plugin.load()
+        factory: object = plugin.load()
     except Exception as exc:  # noqa: BLE001 -- any import failure of a plug-in is a set-up problem
         raise ConfigError(f"search provider {name!r} ({plugin.value}) failed to load: {exc}") from exc
     if not callable(factory):
         raise ConfigError(f"search provider {name!r} ({plugin.value}) is not a factory")
-    return factory
+    # Python cannot check a callable's signature: build_providers checks what the factory builds.
+    return cast(ProviderFactory, factory)
 
 
 def parse_provider_names(text: str | Iterable[str]) -> tuple[str, ...]:
