@@ -201,13 +201,23 @@ def test_status_prints_counts_spend_and_the_last_errors_from_the_log(tmp_path, c
     assert lines[5:] == ["last errors:", "  m/b rcid 2540801101: HTTP 502", "  m/b rcid 2540801102: HTTP 502"]
 
 
+def test_status_refuses_a_negative_error_count_and_shows_none_for_zero(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    scripted_run(SAMPLE, run_dir)
+    capsys.readouterr()
+    assert main(["status", str(run_dir), "--errors", "-1"]) == 2
+    assert one_line_error(capsys) == "fanout status: error: --errors must be at least 0 (got -1)."
+    assert main(["status", str(run_dir), "--errors", "0"]) == 0
+    assert "last errors:" not in capsys.readouterr().out
+
+
 def test_status_of_a_folder_that_is_not_a_run_says_so(tmp_path, capsys):
     assert main(["status", str(tmp_path)]) == 2
     assert "is not a run directory" in one_line_error(capsys)
 
 
 def test_status_gives_the_recent_rate_from_the_finish_times_in_the_log(tmp_path):
-    from fanout.cli.status import scan_log
+    from fanout.engine.status import scan_log
 
     log = tmp_path / "checkpoint.jsonl"
     times = ["10:00:00", "10:00:30", "10:01:00", "10:02:00"]
