@@ -17,7 +17,7 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import yaml
@@ -126,8 +126,8 @@ DEFAULT_MODELS: tuple[ModelSpec, ...] = (
 KNOWN_MODELS = {m.name: m for m in DEFAULT_MODELS}
 
 
-def model_spec(name: str, **overrides: object) -> ModelSpec:
-    """The table's entry for `name` (or a bare spec), with overrides applied."""
+def model_spec(name: str, **overrides: Any) -> ModelSpec:
+    """The table's entry for `name` (or a bare spec), with overrides applied (ModelSpec checks them)."""
     base = KNOWN_MODELS.get(name, ModelSpec(name))
     clean = {k: v for k, v in overrides.items() if v is not None}
     return dataclasses.replace(base, **clean) if clean else base
