@@ -73,23 +73,80 @@ def test_openrouter_without_a_key_stops_before_any_work(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("flags", "expected"),
     [
-        (["--retry", "timeout,oops"], "--retry: unknown status oops"),
+        (["--retry", "timeout,oops"], "--retry: unknown status oops; choose from timeout, incomplete, invalid_json, error."),
+        (["--retry", "ok"], "--retry: unknown status ok; choose from timeout, incomplete, invalid_json, error."),
+        (["--models", ""], "a model name must be a non-empty string (got '')."),
         (["--concurrency", "0"], "--concurrency must be at least 1 (got 0)."),
-        (["--fetch-delay", "-1"], "--fetch-delay must not be negative."),
+        (["--concurrency", "-3"], "--concurrency must be at least 1 (got -3)."),
+        (["--per-model-concurrency", "0"], "--per-model-concurrency must be at least 1 (got 0)."),
+        (["--rpm", "0"], "--rpm must be more than 0 (got 0)."),
+        (["--rpm", "-5"], "--rpm must be more than 0 (got -5)."),
+        (["--rpm", "nan"], "--rpm must be a finite number (got nan)."),
+        (["--rpm", "inf"], "--rpm must be a finite number (got inf)."),
+        (["--timeout", "0"], "--timeout must be more than 0 (got 0)."),
+        (["--timeout", "nan"], "--timeout must be a finite number (got nan)."),
+        (["--timeout", "inf"], "--timeout must be a finite number (got inf)."),
+        (["--request-timeout", "0"], "--request-timeout must be more than 0 (got 0)."),
+        (["--request-timeout", "-1"], "--request-timeout must be more than 0 (got -1)."),
+        (["--request-timeout", "nan"], "--request-timeout must be a finite number (got nan)."),
+        (["--grace", "-1"], "--grace must not be negative (got -1)."),
+        (["--grace", "nan"], "--grace must be a finite number (got nan)."),
+        (["--fetch-delay", "-1"], "--fetch-delay must not be negative (got -1)."),
+        (["--fetch-delay", "inf"], "--fetch-delay must be a finite number (got inf)."),
+        (["--max-cost", "-0.5"], "--max-cost must not be negative (got -0.5)."),
+        (["--max-cost", "inf"], "--max-cost must be a finite number (got inf)."),
+        (["--max-cost", "nan"], "--max-cost must be a finite number (got nan)."),
+        (["--max-turns", "0"], "--max-turns must be at least 1 (got 0)."),
+        (["--max-lead", "0"], "--max-lead must be at least 1 (got 0)."),
+        (["--limit", "0"], "--limit must be at least 1 (got 0)."),
+        (["--base-url", "openrouter.ai/api/v1"],
+         "--base-url must be an http:// or https:// URL with a host (got 'openrouter.ai/api/v1')."),
+        (["--base-url", "ftp://example.org/v1"],
+         "--base-url must be an http:// or https:// URL with a host (got 'ftp://example.org/v1')."),
+        (["--base-url", "http:///v1"], "--base-url must be an http:// or https:// URL with a host (got 'http:///v1')."),
+        (["--searxng-url", "localhost:8080"],
+         "--searxng-url must be an http:// or https:// URL with a host (got 'localhost:8080')."),
+        (["--searxng-url", "http://127.0.0.1:99999"],
+         "--searxng-url must be an http:// or https:// URL with a host (got 'http://127.0.0.1:99999')."),
+        (["--searxng-url", "http://127.0.0.1:port"],
+         "--searxng-url must be an http:// or https:// URL with a host (got 'http://127.0.0.1:port')."),
     ],
 )
-def test_bad_flags_are_refused_with_the_fix(tmp_path, capsys, flags, expected):
+def test_each_bad_flag_is_refused_in_one_line_with_the_fix_before_anything_is_written(tmp_path, capsys, flags, expected):
+    # --base-url and --searxng-url come after LOCAL's, so theirs win.
     code = main(["run", str(SAMPLE), "--run-dir", str(tmp_path / "run"), *LOCAL, *flags])
     assert code == 2
-    assert expected in one_line_error(capsys)
+    assert one_line_error(capsys) == f"fanout run: error: {expected}"
+    assert not (tmp_path / "run").exists()
 
 
-def test_a_limits_table_with_an_unknown_key_is_refused(tmp_path, capsys):
+@pytest.mark.parametrize(
+    ("table", "expected"),
+    [
+        ("deepseek/deepseek-v3.2: {rpm: 10}\n",
+         "deepseek/deepseek-v3.2: allowed keys are max_concurrency, requests_per_minute, context_window, input_price, "
+         "output_price."),
+        ("deepseek/deepseek-v3.2: {max_concurrency: abc}\n",
+         "model deepseek/deepseek-v3.2: max_concurrency must be a whole number (got 'abc')."),
+        ("deepseek/deepseek-v3.2: {max_concurrency: 2.5}\n",
+         "model deepseek/deepseek-v3.2: max_concurrency must be a whole number (got 2.5)."),
+        ("deepseek/deepseek-v3.2: {max_concurrency: 0}\n",
+         "model deepseek/deepseek-v3.2: max_concurrency must be at least 1 (got 0)."),
+        ("m/a: {requests_per_minute: -1}\n", "model m/a: requests_per_minute must be more than 0 (got -1)."),
+        ("m/a: {input_price: .nan}\n", "model m/a: input_price must be a finite number (got nan)."),
+        ("m/a: {output_price: -0.1}\n", "model m/a: output_price must not be negative (got -0.1)."),
+        ("m/a: {context_window: 0}\n", "model m/a: context_window must be at least 1 (got 0)."),
+        ("m/a: {context_window: yes}\n", "model m/a: context_window must be a whole number (got True)."),
+        ("[m/a]\n", "expected a mapping of model name to settings."),
+    ],
+)
+def test_a_bad_limits_table_is_refused_naming_the_file_the_model_and_the_key(tmp_path, capsys, table, expected):
     limits = tmp_path / "limits.yaml"
-    limits.write_text("deepseek/deepseek-v3.2: {rpm: 10}\n")
+    limits.write_text(table)
     code = main(["run", str(SAMPLE), "--run-dir", str(tmp_path / "run"), *LOCAL, "--limits", str(limits)])
     assert code == 2
-    assert "allowed keys are max_concurrency, requests_per_minute" in one_line_error(capsys)
+    assert one_line_error(capsys) == f"fanout run: error: --limits {limits}: {expected}"
+    assert not (tmp_path / "run").exists()
 
 
 def test_a_dry_run_shows_the_plan_and_what_a_resume_would_skip_and_writes_nothing(tmp_path, capsys):
@@ -144,13 +201,23 @@ def test_status_prints_counts_spend_and_the_last_errors_from_the_log(tmp_path, c
     assert lines[5:] == ["last errors:", "  m/b rcid 2540801101: HTTP 502", "  m/b rcid 2540801102: HTTP 502"]
 
 
+def test_status_refuses_a_negative_error_count_and_shows_none_for_zero(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    scripted_run(SAMPLE, run_dir)
+    capsys.readouterr()
+    assert main(["status", str(run_dir), "--errors", "-1"]) == 2
+    assert one_line_error(capsys) == "fanout status: error: --errors must be at least 0 (got -1)."
+    assert main(["status", str(run_dir), "--errors", "0"]) == 0
+    assert "last errors:" not in capsys.readouterr().out
+
+
 def test_status_of_a_folder_that_is_not_a_run_says_so(tmp_path, capsys):
     assert main(["status", str(tmp_path)]) == 2
     assert "is not a run directory" in one_line_error(capsys)
 
 
 def test_status_gives_the_recent_rate_from_the_finish_times_in_the_log(tmp_path):
-    from fanout.cli.status import scan_log
+    from fanout.engine.status import scan_log
 
     log = tmp_path / "checkpoint.jsonl"
     times = ["10:00:00", "10:00:30", "10:01:00", "10:02:00"]

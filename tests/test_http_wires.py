@@ -134,7 +134,3 @@ async def test_an_unknown_wire_is_refused():
     with pytest.raises(ValueError, match="wire must be httpcore or aiohttp"):
         make_http_client(1, user_agent="x", wire="carrier-pigeon")
 
-
-def test_a_concurrency_below_one_is_refused():
-    with pytest.raises(ValueError, match="concurrency must be at least 1, got 0"):
-        make_http_client(0, user_agent="x")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import respx
 import yaml
 
 from fanout.cli import main
-from fanout.cli.fetch_edits import parse_since
+from fanout.wikidata.fetch_edits import FetchEditsOptions, fetch_edits, parse_since
 from fanout.errors import ConfigError
 from fanout.sift.snapshot import load_snapshot
 from fanout.wikidata.fetch import listing_edit
@@ -94,6 +95,21 @@ def test_without_credentials_a_notice_names_the_variables_and_the_newcomer_fallb
     assert not any("!patrolled" in c.get("rcshow", "") for c in fake.api_calls)
 
 
+async def test_fetch_edits_from_code_returns_its_report_and_writes_notices_to_the_log_it_is_given(tmp_path: Path) -> None:
+    output = tmp_path / "listing.yaml"
+    log = io.StringIO()
+    with respx.mock(assert_all_called=False) as router:
+        FakeWikidata(router)
+        report = await fetch_edits(FetchEditsOptions(output=output, limit=2, contact=CONTACT), log=log)
+    assert (report.path, report.outcome.written, report.outcome.skipped) == (output, 2, 0)
+    assert report.lines() == [
+        f"wrote 2 edits to {output} (0 skipped, {report.requests} requests to Wikidata)",
+        "notice: without --enrich this is a listing; `fanout run` needs an enriched snapshot",
+    ]
+    assert log.getvalue().startswith("notice: no Wikidata credentials in the environment")
+    assert [e["rcid"] for e in yaml.safe_load(output.read_text(encoding="utf-8"))["edits"]] == [2540801101, 2540801098]
+
+
 def test_an_account_without_the_patrol_right_falls_back_with_a_notice(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -123,6 +139,34 @@ def test_wikidata_is_not_contacted_without_a_contact_address(tmp_path: Path, cap
         assert main(["fetch-edits", "--enrich", "-o", str(tmp_path / "s.yaml")]) == 2
     assert "Pass --contact you@example.org (or a URL) or export FANOUT_CONTACT" in capsys.readouterr().err
     assert fake.requests == []
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        (["--limit", "0"], "--limit must be at least 1 (got 0)."),
+        (["--concurrency", "0"], "--concurrency must be at least 1 (got 0)."),
+        (["--concurrency", "5"],
+         "--concurrency 5 is more than Wikimedia's API etiquette allows a script; use at most 4"),
+        (["--max-references", "-1"], "--max-references must be at least 0 (got -1)."),
+        (["--api-url", "www.wikidata.org/w/api.php"],
+         "--api-url must be an http:// or https:// URL with a host (got 'www.wikidata.org/w/api.php')."),
+        (["--fallback", "everyone"], "--fallback 'everyone': choose from newcomers, anon, none"),
+        (["--operations", "claims"],
+         "--operations 'claims': unknown claims; choose from statements, terms, sitelinks (comma-separated)"),
+        (["--since", "tomorrow"],
+         "--since 'tomorrow' is neither a date/time (2026-02-19, 2026-02-19T08:00:00Z) nor an age (24h, 7d)"),
+    ],
+)
+def test_each_bad_option_is_refused_in_one_line_before_anything_is_asked_or_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str], expected: str
+) -> None:
+    with respx.mock(assert_all_called=False) as router:
+        fake = FakeWikidata(router)
+        assert main(fetch(tmp_path / "s.yaml", *flags)) == 2
+    assert capsys.readouterr().err == f"fanout fetch-edits: error: {expected}\n"
+    assert fake.requests == []
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_an_existing_snapshot_is_not_overwritten_and_nothing_is_asked_of_wikidata(

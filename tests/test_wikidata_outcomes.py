@@ -142,6 +142,31 @@ def test_the_outcomes_command_writes_one_outcome_per_edit_with_counts(
     assert "wrote 4 outcomes" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        (["--concurrency", "0"], "--concurrency must be at least 1 (got 0)."),
+        (["--concurrency", "9"],
+         "--concurrency 9 is more than Wikimedia's API etiquette allows a script; use at most 4"),
+        (["--max-revisions", "0"], "--max-revisions must be at least 1 (got 0)."),
+        (["--api-url", "ftp://www.wikidata.org/w/api.php"],
+         "--api-url must be an http:// or https:// URL with a host (got 'ftp://www.wikidata.org/w/api.php')."),
+    ],
+)
+def test_each_bad_option_of_the_outcomes_command_is_refused_in_one_line_before_anything_is_asked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str], expected: str
+) -> None:
+    snapshot = tmp_path / "snap.yaml"
+    snapshot.write_text(yaml.safe_dump({"edits": [_full(Q42)]}, sort_keys=False), encoding="utf-8")
+    output = tmp_path / "outcomes.yaml"
+    with respx.mock(assert_all_called=False) as router:
+        fake = FakeWikidata(router)
+        assert main(["outcomes", str(snapshot), "-o", str(output), "--contact", CONTACT, *flags]) == 2
+    assert capsys.readouterr().err == f"fanout outcomes: error: {expected}\n"
+    assert fake.requests == []
+    assert not output.exists()
+
+
 def _full(short: dict[str, Any]) -> dict[str, Any]:
     """A snapshot edit the loader accepts, around the fields outcomes reads."""
     return {

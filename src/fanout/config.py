@@ -3,18 +3,80 @@
 Prices are USD per million tokens and are only a fallback: the cost a
 provider reports in `usage.cost` always wins. An unknown price or context
 window is `None`, never a guess.
+
+Each default is written once, on the dataclasses below (the command line
+reads it from there), and each setting is checked once, when its dataclass
+is built: a bad value is a ConfigError naming the flag (or field) and what
+it must be, however the settings were made.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+import yaml
+
+from fanout.errors import ConfigError
+from fanout.records import STATUSES
+
+T = TypeVar("T")
 
 OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
 DEFAULT_SEARXNG_URL = "http://127.0.0.1:8080"
 API_KEY_ENV = "OPENROUTER_API_KEY"
+RETRY_CHOICES = STATUSES[1:]
+"""Record statuses a resume may run again (`ok` never does)."""
+LEAD_PER_SLOT = 4
+"""Edits of lead per verdict slot and model when --max-lead is not given (see RunSettings.from_options)."""
+
+
+def require_count(value: int | None, name: str, *, minimum: int = 1) -> None:
+    """A whole number of at least `minimum`; None is "not set" and passes."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"{name} must be a whole number (got {value!r}).")
+    if value < minimum:
+        raise ConfigError(f"{name} must be at least {minimum} (got {value}).")
+
+
+def require_positive(value: float | None, name: str) -> None:
+    """A finite number above 0 (a timeout, a rate); None passes."""
+    if value is not None and _finite(value, name) <= 0:
+        raise ConfigError(f"{name} must be more than 0 (got {value:g}).")
+
+
+def require_not_negative(value: float | None, name: str) -> None:
+    """A finite number of 0 or more (a delay, a price, a budget); None passes."""
+    if value is not None and _finite(value, name) < 0:
+        raise ConfigError(f"{name} must not be negative (got {value:g}).")
+
+
+def _finite(value: float, name: str) -> float:
+    # NaN passes every comparison and inf every upper bound, so both are refused by name.
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"{name} must be a number (got {value!r}).")
+    if not math.isfinite(value):
+        raise ConfigError(f"{name} must be a finite number (got {value:g}).")
+    return value
+
+
+def require_http_url(value: str, name: str) -> None:
+    """An http(s) URL with a host, so a typo stops the command instead of the first request."""
+    try:
+        parts = urlsplit(value)
+        # .port raises ValueError for a port that is not a number in range
+        usable = parts.scheme in ("http", "https") and bool(parts.hostname) and parts.port != 0
+    except (TypeError, ValueError, AttributeError):
+        usable = False
+    if not usable:
+        raise ConfigError(f"{name} must be an http:// or https:// URL with a host (got {value!r}).")
 
 
 @dataclass(frozen=True)
@@ -33,6 +95,16 @@ class ModelSpec:
     """Verdicts of this model in flight at once; None = only the global bound."""
     requests_per_minute: float | None = None
     """Chat requests per minute for this model; None = no client-side limit."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise ConfigError(f"a model name must be a non-empty string (got {self.name!r}).")
+        label = f"model {self.name}:"
+        require_count(self.context_window, f"{label} context_window")
+        require_not_negative(self.input_price, f"{label} input_price")
+        require_not_negative(self.output_price, f"{label} output_price")
+        require_count(self.max_concurrency, f"{label} max_concurrency")
+        require_positive(self.requests_per_minute, f"{label} requests_per_minute")
 
     @property
     def slug(self) -> str:
@@ -54,11 +126,34 @@ DEFAULT_MODELS: tuple[ModelSpec, ...] = (
 KNOWN_MODELS = {m.name: m for m in DEFAULT_MODELS}
 
 
-def model_spec(name: str, **overrides: object) -> ModelSpec:
-    """The table's entry for `name` (or a bare spec), with overrides applied."""
+def model_spec(name: str, **overrides: Any) -> ModelSpec:
+    """The table's entry for `name` (or a bare spec), with overrides applied (ModelSpec checks them)."""
     base = KNOWN_MODELS.get(name, ModelSpec(name))
     clean = {k: v for k, v in overrides.items() if v is not None}
     return dataclasses.replace(base, **clean) if clean else base
+
+
+LIMIT_FIELDS = ("max_concurrency", "requests_per_minute", "context_window", "input_price", "output_price")
+
+
+def load_limits(path: Path) -> dict[str, dict[str, object]]:
+    """The per-model table of --limits FILE, each entry checked as the ModelSpec it will become."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"--limits {path}: cannot read it ({exc}).") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"--limits {path}: expected a mapping of model name to settings.")
+    table: dict[str, dict[str, object]] = {}
+    for model, fields in data.items():
+        if not isinstance(fields, dict) or set(fields) - set(LIMIT_FIELDS):
+            raise ConfigError(f"--limits {path}: {model}: allowed keys are {', '.join(LIMIT_FIELDS)}.")
+        try:
+            model_spec(str(model), **fields)
+        except ConfigError as exc:
+            raise ConfigError(f"--limits {path}: {exc}") from None
+        table[str(model)] = dict(fields)
+    return table
 
 
 def package_data(name: str) -> Path:
@@ -72,8 +167,6 @@ def is_openrouter(base_url: str) -> bool:
 
 def api_key_from_env(base_url: str) -> str | None:
     """The key, required only for OpenRouter; local servers take any string."""
-    from fanout.errors import ConfigError
-
     key = os.environ.get(API_KEY_ENV) or None
     if key is None and is_openrouter(base_url):
         raise ConfigError(
@@ -116,6 +209,18 @@ class ToolSettings:
     """A search cache shared by all runs (optional); answers older than global_cache_ttl_s are asked again."""
     global_cache_ttl_s: float = 7 * 86_400.0
 
+    def __post_init__(self) -> None:
+        require_http_url(self.searxng_url, "--searxng-url")
+        require_not_negative(self.per_host_delay_s, "--fetch-delay")
+        require_count(self.fetch_max_chars, "--max-chars")
+        require_count(self.max_results, "max_results")
+        require_count(self.fetch_max_bytes, "fetch_max_bytes")
+        require_count(self.max_redirects, "max_redirects", minimum=0)
+        require_positive(self.fetch_timeout_s, "fetch_timeout_s")
+        require_positive(self.search_timeout_s, "search_timeout_s")
+        require_positive(self.search_cache_ttl_s, "search_cache_ttl_s")
+        require_positive(self.global_cache_ttl_s, "global_cache_ttl_s")
+
 
 @dataclass(frozen=True)
 class RunSettings:
@@ -125,10 +230,139 @@ class RunSettings:
     base_url: str = OPENROUTER_BASE_URL
     tools: ToolSettings = field(default_factory=ToolSettings)
     concurrency: int = 8
+    """Verdicts in flight at once, across models."""
     max_turns: int = 15
+    """Tool-calling turns in the investigation phase."""
     verdict_timeout_s: float = 180.0
+    """Seconds per verdict, both phases together."""
+    chat_timeout_s: float = 120.0
+    """Seconds one chat request may take before it counts as failed (and is retried)."""
     max_lead: int = 10
+    """Edits any model may run ahead of the slowest; from_options raises it to what `concurrency` needs."""
     grace_s: float = 30.0
+    """Seconds verdicts in flight get to finish after the first Ctrl-C."""
     max_cost_usd: float | None = None
     retry_statuses: frozenset[str] = frozenset({"error"})
     """Record statuses that run again on resume; `error` always does by default."""
+
+    def __post_init__(self) -> None:
+        if not self.models:
+            raise ConfigError("--models: name at least one model.")
+        require_http_url(self.base_url, "--base-url")
+        require_count(self.concurrency, "--concurrency")
+        require_count(self.max_turns, "--max-turns")
+        require_positive(self.verdict_timeout_s, "--timeout")
+        require_positive(self.chat_timeout_s, "--request-timeout")
+        require_count(self.max_lead, "--max-lead")
+        require_not_negative(self.grace_s, "--grace")
+        require_not_negative(self.max_cost_usd, "--max-cost")
+        unknown = self.retry_statuses - set(RETRY_CHOICES)
+        if unknown:
+            raise ConfigError(
+                f"--retry: unknown status {', '.join(sorted(unknown))}; choose from {', '.join(RETRY_CHOICES)}."
+            )
+
+    @classmethod
+    def from_options(cls, options: RunOptions) -> RunSettings:
+        """The settings a user asked for: each option left as None takes the default above."""
+        require_count(options.per_model_concurrency, "--per-model-concurrency")
+        require_positive(options.requests_per_minute, "--rpm")
+        settings = cls(
+            models=_models(options),
+            base_url=_or(options.base_url, cls.base_url),
+            tools=_tool_settings(options),
+            concurrency=_or(options.concurrency, cls.concurrency),
+            max_turns=_or(options.max_turns, cls.max_turns),
+            verdict_timeout_s=_or(options.verdict_timeout_s, cls.verdict_timeout_s),
+            chat_timeout_s=_or(options.chat_timeout_s, cls.chat_timeout_s),
+            max_lead=_or(options.max_lead, cls.max_lead),
+            grace_s=_or(options.grace_s, cls.grace_s),
+            max_cost_usd=options.max_cost_usd,
+            retry_statuses=_statuses(options.retry),
+        )
+        if options.max_lead is None:
+            settings = dataclasses.replace(settings, max_lead=settings.lead_for_concurrency())
+        return settings
+
+    def lead_for_concurrency(self) -> int:
+        """The default lead, or more when `concurrency` needs it.
+
+        The lead bound lets at most about lead x models verdicts be in flight when
+        the models keep pace, so a fixed 10 would hold --concurrency 256 with four
+        models to about 40. Four times the edits the concurrency spans lets one
+        verdict take twice the usual time without idling slots: at twice, `make
+        bench` saw --concurrency 256 drop to 216 in flight while a slow verdict
+        held the window.
+        """
+        return max(RunSettings.max_lead, math.ceil(LEAD_PER_SLOT * self.concurrency / len(self.models)))
+
+    def lead_warning(self) -> str | None:
+        """Why fewer verdicts than `concurrency` can run at once, when max_lead is what holds them."""
+        room = self.max_lead * len(self.models)
+        if room >= self.concurrency:
+            return None
+        return (f"--max-lead {self.max_lead} with {len(self.models)} model(s) lets about {room} verdicts run at once, "
+                f"fewer than --concurrency {self.concurrency}")
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What a user asked for, as given: None everywhere means "the default", which lives on the settings."""
+
+    models: tuple[str, ...] = ()
+    """Model names in the order given (duplicates dropped); () = the default models."""
+    limits_file: Path | None = None
+    """A YAML table {model: {max_concurrency, requests_per_minute, ...}}; the flags below win over it."""
+    per_model_concurrency: int | None = None
+    requests_per_minute: float | None = None
+    base_url: str | None = None
+    searxng_url: str | None = None
+    allow_private_urls: bool = False
+    fetch_delay_s: float | None = None
+    search_providers: str | None = None
+    """Comma-separated provider names, as --search-providers takes them."""
+    search_config: Path | None = None
+    concurrency: int | None = None
+    verdict_timeout_s: float | None = None
+    chat_timeout_s: float | None = None
+    max_turns: int | None = None
+    max_lead: int | None = None
+    """None = enough lead for `concurrency` (RunSettings.lead_for_concurrency)."""
+    grace_s: float | None = None
+    max_cost_usd: float | None = None
+    retry: str | None = None
+    """Comma-separated statuses, as --retry takes them."""
+
+
+def _models(options: RunOptions) -> tuple[ModelSpec, ...]:
+    if not options.models:
+        names: tuple[str, ...] = tuple(m.name for m in DEFAULT_MODELS)
+    else:
+        names = tuple(dict.fromkeys(options.models))
+    table = load_limits(options.limits_file) if options.limits_file else {}
+    flags = {"max_concurrency": options.per_model_concurrency, "requests_per_minute": options.requests_per_minute}
+    flags = {k: v for k, v in flags.items() if v is not None}
+    return tuple(model_spec(name, **{**table.get(name, {}), **flags}) for name in names)
+
+
+def _tool_settings(options: RunOptions) -> ToolSettings:
+    # The search providers' names and file format belong to the tools, which import this module.
+    from fanout.tools.search_config import apply_search_options
+
+    tools = ToolSettings(
+        searxng_url=_or(options.searxng_url, ToolSettings.searxng_url),
+        allow_private_urls=options.allow_private_urls,
+        per_host_delay_s=_or(options.fetch_delay_s, ToolSettings.per_host_delay_s),
+    )
+    return apply_search_options(tools, providers=options.search_providers, config=options.search_config)
+
+
+def _or(value: T | None, default: T) -> T:
+    """The value given, or the dataclass default (read from the class, so it is written only there)."""
+    return default if value is None else value
+
+
+def _statuses(text: str | None) -> frozenset[str]:
+    if text is None:
+        return RunSettings.retry_statuses
+    return frozenset(s.strip() for s in text.split(",") if s.strip())

@@ -64,8 +64,8 @@ class Schedule:
         max_lead: int,
     ) -> None:
         self.caps = list(caps)
-        self.concurrency = max(1, concurrency)
-        self.max_lead = max(1, max_lead)
+        self.concurrency = concurrency
+        self.max_lead = max_lead
         self.pending = [
             deque(e for e in range(n_edits) if Pair(e, m) not in done) for m in range(len(caps))
         ]
@@ -232,7 +232,7 @@ async def orchestrate(
         control.request(f"Spend cap ${spend.cap_usd:g} already reached (${spend.spent_usd:.4f} recorded)")
     # Bounded, and a verdict keeps its slot until its record is queued: when the writer falls behind
     # (fsync, YAML), new verdicts wait instead of finished records piling up in memory.
-    send, receive = anyio.create_memory_object_stream[VerdictRecord](max(1, settings.concurrency))
+    send, receive = anyio.create_memory_object_stream[VerdictRecord](settings.concurrency)
     async with anyio.create_task_group() as tg:
         tg.start_soon(_write_records, receive, writer, progress, outcome)
         async with send:

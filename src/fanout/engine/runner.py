@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import anyio
 
 from fanout.store.checkpoint import CheckpointWriter, log_path, read_index, repair_torn_tail, restore_missing_views
-from fanout.config import ModelSpec, RunSettings, api_key_from_env
+from fanout.config import ModelSpec, RunSettings, api_key_from_env, require_count
 from fanout.store.edit_spool import SpooledSnapshot, spool_snapshot
 from fanout.engine.loop_lag import lag_log_path, watch_loop_lag
 from fanout.store.manifest import Manifest, load_manifest, reconcile, settings_summary, utc_now, write_manifest
@@ -46,6 +46,9 @@ class RunRequest:
     handle_signals: bool = True
     out: TextIO = field(default_factory=lambda: sys.stdout)
     progress_interval_s: float | None = None
+
+    def __post_init__(self) -> None:
+        require_count(self.limit, "--limit")
 
 
 @dataclass
@@ -159,7 +162,7 @@ async def _real_verdict_fn(
         make_http_client(settings.concurrency, user_agent=settings.tools.user_agent, wire=RUN_WIRE)
     )
     checked = await preflight(http, settings, api_key)
-    chat = ChatClient(base_url=settings.base_url, api_key=api_key, http=http)
+    chat = ChatClient(base_url=settings.base_url, api_key=api_key, http=http, request_timeout_s=settings.chat_timeout_s)
     tools = await stack.enter_async_context(open_run_toolbox(http, settings.tools, run_dir))
     limiters = {m.name: request_pacer(m.requests_per_minute) for m in settings.models if m.requests_per_minute}
 

@@ -34,8 +34,6 @@ def make_http_client(
     for one model must not change what the next model sees (consent walls,
     sessions), and a jar shared by thousands of fetches would only grow.
     """
-    if concurrency < 1:
-        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
     connections = CONNECTIONS_PER_VERDICT * concurrency + SPARE_CONNECTIONS
     limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections, keepalive_expiry=30.0)
     if wire == "aiohttp":

@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 import aiolimiter
 import anyio
 
-from fanout.config import ModelSpec
+from fanout.config import ModelSpec, RunSettings
 from fanout.sift.edit_context import build_edit_context
 from fanout.errors import ProviderError
 from fanout.llm.chat import ChatClient, ChatResult, ToolCall
@@ -139,8 +139,8 @@ async def run_verdict(
     chat: ChatClient,
     tools: ToolBox,
     prompt: Prompt,
-    max_turns: int = 15,
-    timeout_s: float = 180.0,
+    max_turns: int = RunSettings.max_turns,
+    timeout_s: float = RunSettings.verdict_timeout_s,
     rate_limiter: aiolimiter.AsyncLimiter | None = None,
 ) -> VerdictRecord:
     """Both phases for one (edit, model) pair, within `timeout_s`; always returns a record."""

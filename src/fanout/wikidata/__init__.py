@@ -8,8 +8,11 @@
     labels          English labels via wbgetentities, 50 ids a batch
     enrich          one recent change -> one snapshot edit
     snapshot_writer partial output as it goes; resume; the final YAML
-    fetch           fetch-edits as a library call
+    fetch           the listing walked by a few workers into the snapshot writer
+    fetch_edits     `fanout fetch-edits` as a library call: FetchEditsOptions in, a snapshot out
     outcomes        reverted / patrolled / stands, with evidence
+    outcomes_file   `fanout outcomes` as a library call: OutcomesOptions in, the outcomes file out
+    etiquette       the requests in flight Wikimedia allows a script
 """
 
 from fanout.wikidata.api import DEFAULT_API_URL, ApiSettings, WikidataClient, require_contact, user_agent
@@ -19,8 +22,10 @@ from fanout.wikidata.entity_diff import Change, EntityDiff, diff_entities
 from fanout.wikidata.enrich import Enricher, EnrichSettings
 from fanout.wikidata.errors import LoginFailed, PermissionDenied, RevisionUnavailable, WikidataError
 from fanout.wikidata.fetch import FetchOutcome, resolve_access, run_fetch
+from fanout.wikidata.fetch_edits import FetchEditsOptions, FetchEditsReport, fetch_edits
 from fanout.wikidata.labels import LabelCache
 from fanout.wikidata.outcomes import OutcomeSettings, collect_outcomes, find_outcome
+from fanout.wikidata.outcomes_file import OutcomesOptions, OutcomesReport, record_outcomes
 from fanout.wikidata.recentchanges import ListingPlan, RecentChange, list_changes
 from fanout.wikidata.snapshot_writer import SnapshotWriter
 
@@ -32,12 +37,16 @@ __all__ = [
     "Enricher",
     "EnrichSettings",
     "EntityDiff",
+    "FetchEditsOptions",
+    "FetchEditsReport",
     "FetchOutcome",
     "LabelCache",
     "ListingPlan",
     "LoginFailed",
     "OAuthToken",
     "OutcomeSettings",
+    "OutcomesOptions",
+    "OutcomesReport",
     "ParsedSummary",
     "PermissionDenied",
     "RecentChange",
@@ -48,9 +57,11 @@ __all__ = [
     "collect_outcomes",
     "credentials_from_env",
     "diff_entities",
+    "fetch_edits",
     "find_outcome",
     "list_changes",
     "parse_summary",
+    "record_outcomes",
     "require_contact",
     "resolve_access",
     "run_fetch",

@@ -1,0 +1,107 @@
+"""A run's progress read from its files alone: what `fanout status` shows, without running anything.
+
+`read_status` gathers it (manifest, log index, one pass over the log for the
+newest errors and the recent rate) into a StatusReport; `render_status` turns
+that into the lines a terminal shows. Nothing here writes, so it is safe to
+use on a run in progress.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from fanout.config import require_count
+from fanout.engine.progress import Tally, format_duration, status_table
+from fanout.errors import ConfigError
+from fanout.store.checkpoint import iter_log, log_path, read_index
+from fanout.store.manifest import Manifest, load_manifest
+
+RATE_WINDOW = 200
+"""Records whose finish times give the recent rate: recent enough to reflect the current session."""
+DEFAULT_ERRORS = 5
+
+
+class RecentError(NamedTuple):
+    model: str
+    edit_rcid: int
+    message: str | None
+
+
+class LogScan(NamedTuple):
+    errors: list[RecentError]
+    """The newest error records, oldest first."""
+    per_minute: float | None
+    """Verdicts per minute over the last RATE_WINDOW records; None when they span no time."""
+
+
+@dataclass(frozen=True)
+class StatusReport:
+    run_dir: Path
+    manifest: Manifest | None
+    """None for a log whose manifest is missing: models and total then come from the log."""
+    tally: Tally
+    scan: LogScan
+
+    @property
+    def total(self) -> int:
+        return self.tally.total
+
+
+def read_status(run_dir: Path, *, n_errors: int = DEFAULT_ERRORS) -> StatusReport:
+    """Everything `fanout status` shows; a ConfigError when `run_dir` holds no run."""
+    require_count(n_errors, "--errors", minimum=0)
+    manifest = load_manifest(run_dir)
+    path = log_path(run_dir)
+    if manifest is None and not path.exists():
+        raise ConfigError(f"{run_dir} is not a run directory (no manifest.yaml or checkpoint.jsonl).")
+    index = read_index(path)
+    models = manifest.models if manifest else sorted({m for _, m in index.entries})
+    total = manifest.total_pairs if manifest else len(index.entries)
+    return StatusReport(run_dir, manifest, Tally.from_index(index, total, models), scan_log(path, n_errors))
+
+
+def scan_log(path: Path, n_errors: int) -> LogScan:
+    """The newest error messages and the recent verdicts per minute, in one pass over the log."""
+    errors: deque[RecentError] = deque(maxlen=n_errors)
+    finished: deque[datetime] = deque(maxlen=RATE_WINDOW)
+    for data in iter_log(path):
+        if data.get("status") == "error" and n_errors > 0:
+            errors.append(RecentError(data["model"], data["edit_rcid"], data.get("error")))
+        finished.append(_finish_time(data))
+    return LogScan(list(errors), _per_minute(finished))
+
+
+def _finish_time(data: dict[str, Any]) -> datetime:
+    return datetime.fromisoformat(str(data["timestamp"]).replace("Z", "+00:00"))
+
+
+def _per_minute(finished: deque[datetime]) -> float | None:
+    span = (finished[-1] - finished[0]).total_seconds() if len(finished) > 1 else 0.0
+    return (len(finished) - 1) / span * 60 if span > 0 else None
+
+
+def render_status(report: StatusReport) -> list[str]:
+    """The report as terminal lines: totals, sessions, rate and time left, the per-model table, errors."""
+    tally, total, manifest = report.tally, report.total, report.manifest
+    pct = 100 * tally.done / total if total else 100.0
+    unknown = f" ({tally.unknown_cost} verdict(s) with unknown cost)" if tally.unknown_cost else ""
+    lines = [f"{report.run_dir}: {tally.done}/{total} pairs done ({pct:.0f}%), spend ${tally.spent_usd:.4f}{unknown}"]
+    if manifest and manifest.starts:
+        lines.append(f"started {manifest.starts[0]}, {len(manifest.starts)} session(s); snapshot {manifest.snapshot_path}")
+    per_minute = report.scan.per_minute
+    if per_minute:
+        eta = (total - tally.done) / per_minute * 60
+        lines.append(f"recent rate {per_minute:.1f} verdicts/min; at that rate the rest takes {format_duration(eta)}")
+    lines.extend(status_table(tally))
+    lines.extend(_error_lines(report.scan.errors))
+    return lines
+
+
+def _error_lines(errors: Iterable[RecentError]) -> list[str]:
+    shown = [f"  {e.model} rcid {e.edit_rcid}: {e.message}" for e in errors]
+    return ["last errors:", *shown] if shown else []
