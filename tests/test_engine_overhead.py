@@ -68,8 +68,11 @@ class BlockedWriter(CheckpointWriter):
     """A writer held up (a slow disk) until the test lets it go."""
 
     gate = threading.Event()
+    entered: anyio.Event
+    """Set from the writer's thread when it takes up its first record."""
 
     def append(self, record: VerdictRecord):
+        anyio.from_thread.run_sync(self.entered.set)
         self.gate.wait(timeout=30)
         return super().append(record)
 
@@ -87,14 +90,14 @@ async def test_when_the_writer_falls_behind_new_verdicts_wait_instead_of_records
     settings = RunSettings(models=MODELS, concurrency=2, max_lead=100)
     BlockedWriter.gate.clear()
     writer = BlockedWriter(tmp_path, read_index(log_path(tmp_path)))
+    writer.entered = anyio.Event()
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(orchestrate, edits, settings, writer, verdict)
-            for _ in range(20):
-                await wait_all_tasks_blocked()
-                await anyio.sleep(0.01)
-            # one batch with the writer, its queue (2) full, two verdicts holding their slots
-            assert len(started) <= 2 + 2 + 2 + 2
+            await writer.entered.wait()  # the writer's thread holds its first batch at the gate,
+            await wait_all_tasks_blocked()  # and the verdicts have gone as far as they can without it
+            # one record with the writer, its queue (2) full, two verdicts holding their slots
+            assert len(started) == 1 + 2 + 2
             BlockedWriter.gate.set()
         assert len(started) == 100
         assert len(writer.index.entries) == 100

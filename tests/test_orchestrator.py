@@ -19,7 +19,7 @@ from anyio import wait_all_tasks_blocked
 
 from fanout.store.checkpoint import CheckpointWriter, LogIndex, log_path, read_index, read_records, repair_torn_tail, restore_missing_views
 from fanout.config import ModelSpec, RunSettings
-from fanout.engine.orchestrator import Pair, Schedule, StopControl, orchestrate
+from fanout.engine.orchestrator import Pair, ProgressSink, Schedule, StopControl, orchestrate
 from fanout.records import VerdictRecord
 
 MODELS = tuple(ModelSpec(name) for name in ("m/a", "m/b", "m/c", "m/d"))
@@ -88,6 +88,36 @@ class Script:
         return record_for(edit, model, self.status)
 
 
+class LoggedRecords(ProgressSink):
+    """Counts the records the writer has logged, so a test can wait for the writer's thread."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._logged = anyio.Event()
+
+    def recorded(self, record: VerdictRecord, previous: object = None) -> None:
+        self.count += 1
+        self._logged.set()
+
+    async def wait_for(self, count: int) -> None:
+        while self.count < count:
+            self._logged = anyio.Event()
+            await self._logged.wait()
+
+
+async def settle(script: Script, logged: LoggedRecords) -> None:
+    """Wait until every task is blocked and every finished verdict is in the log.
+
+    `wait_all_tasks_blocked()` alone is not enough: the writer appends in a
+    worker thread, and while it does, its task counts as blocked although the
+    verdicts queued behind it still hold their slots.
+    """
+    await wait_all_tasks_blocked()
+    while (finished := sum(script.finished.values())) > logged.count:
+        await logged.wait_for(finished)
+        await wait_all_tasks_blocked()
+
+
 # --- the schedule alone -------------------------------------------------------
 
 
@@ -146,9 +176,10 @@ async def test_ac3_4_interleaved_order_gives_every_model_the_same_coverage(tmp_p
 async def test_a_slow_model_keeps_its_share_of_slots_and_the_others_run_up_to_the_lead_bound(tmp_path, writer_for):
     script = Script(hold={"m/a"})
     writer = writer_for(tmp_path)
+    logged = LoggedRecords()
     async with anyio.create_task_group() as tg:
-        tg.start_soon(orchestrate, make_edits(30), settings(), writer, script)
-        await wait_all_tasks_blocked()
+        tg.start_soon(lambda: orchestrate(make_edits(30), settings(), writer, script, progress=logged))
+        await settle(script, logged)
         # While the others still had work, the slow model never held more than its share (8 slots / 4 models).
         assert script.max_held_while_others_start == 2
         # The others ran exactly edits 0..9 (the lead bound), then the slow model took the idle slots.
@@ -286,9 +317,11 @@ async def test_interrupted_runs_keep_per_model_coverage_within_the_lead_bound(tm
     script = Script(hold={"m/d"})
     control = StopControl(on_message=lambda _: None)
     writer = writer_for(tmp_path)
+    logged = LoggedRecords()
     async with anyio.create_task_group() as tg:
-        tg.start_soon(lambda: orchestrate(make_edits(40), settings(max_lead=4, grace_s=0), writer, script, control=control))
-        await wait_all_tasks_blocked()
+        tg.start_soon(lambda: orchestrate(make_edits(40), settings(max_lead=4, grace_s=0), writer, script, control=control,
+                                          progress=logged))
+        await settle(script, logged)
         assert script.finished == {"m/a": 4, "m/b": 4, "m/c": 4}
         control.request("Interrupted (SIGINT)", grace_s=0)
     coverage = Counter(m for (_, m) in writer.index.entries)

@@ -204,7 +204,9 @@ async def test_the_same_seed_injects_the_same_faults():
         async with running_simulator(SimConfig(seed=seed, profile=profile)) as sim, httpx.AsyncClient() as http:
             return [(await ask(sim, http)).status_code for _ in range(12)]
 
-    assert await statuses(4) == await statuses(4)
+    first = await statuses(4)
+    assert set(first) == {200, 502, 503}  # faults were drawn at all, so the equality below means something
+    assert await statuses(4) == first
 
 
 async def test_an_unresponsive_engine_is_listed_and_its_results_are_lost():

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from fanout.wikidata.autocomment import parse_summary, split_user_comment
+from fanout.wikidata.autocomment import FAMILIES, parse_summary, split_user_comment
 
 QS = "#quickstatements; [[:toollabs:quickstatements/#/batch/9516|batch #9516]] by [[User:Sic19|]]"
 
@@ -39,6 +39,11 @@ CASES: list[tuple[str, tuple[object, ...]]] = [
      ("wbcreateclaim-create", "statement", "P345", "nm0000158", None, None)),
     ("/* wbcreateclaim-create:1| */ [[Property:P214]]: 113230702, #quickstatements; #temporary_batch_1553059981737",
      ("wbcreateclaim-create", "statement", "P214", "113230702", None, "#quickstatements; #temporary_batch_1553059981737")),
+    # Legacy forms: no count after the key, and the older key without a suffix.
+    ("/* wbsetclaim-update: */ [[Property:P31]]: [[Q5]]",
+     ("wbsetclaim-update", "statement", "P31", "Q5", None, None)),
+    ("/* wbremoveclaims:1 */ [[Property:P31]]: [[Q5]]",
+     ("wbremoveclaims", "statement", "P31", "Q5", None, None)),
     ("/* wbsetclaimvalue:1| */ [[Property:P1082]]: 3,837,260",
      ("wbsetclaimvalue", "statement", "P1082", "3,837,260", None, None)),
     ("/* wbremoveclaims-remove:1| */ [[Property:P321]]: unknown value, user comment 2",
@@ -130,8 +135,15 @@ CASES: list[tuple[str, tuple[object, ...]]] = [
 ]
 
 
-def test_the_table_holds_at_least_thirty_real_summary_forms() -> None:
-    assert len({comment for comment, _ in CASES}) >= 30
+def test_every_kind_of_edit_the_parser_knows_has_a_real_summary_in_the_table() -> None:
+    assert {family for _, (_, family, *_) in CASES if family} == set(FAMILIES.values())
+
+
+def test_an_autocomment_the_parser_has_not_met_is_unknown_and_keeps_its_text_as_the_comment() -> None:
+    parsed = parse_summary("/* wbsetsomething-new:1|en */ some text, more")
+    assert (parsed.operation, parsed.family, parsed.args) == ("wbsetsomething-new", "unknown", ("1", "en"))
+    assert parsed.language is None
+    assert (parsed.property, parsed.value_raw, parsed.user_comment) == (None, None, "some text, more")
 
 
 @pytest.mark.parametrize(("comment", "expected"), CASES, ids=[c[:48] or "empty" for c, _ in CASES])

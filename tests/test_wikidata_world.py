@@ -5,7 +5,8 @@ the way the real api.php and Special:EntityData do (formatversion=2 JSON,
 `permissiondenied` for !patrolled without the right, `maxlag` with
 Retry-After when asked to, a session cookie after action=login) and records
 every request so tests can check what fanout sent. The tests in this module
-check that the fixtures themselves keep the documented shapes.
+read the whole fixture world through fanout's own parsers: every listed row,
+and the diff of every edit whose two revisions are stored.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from urllib.parse import parse_qs
 
 import httpx
 import respx
+
+from fanout.wikidata.entity_diff import diff_entities
+from fanout.wikidata.recentchanges import RecentChange
 
 FIXTURES = Path(__file__).parent / "fixtures" / "wikidata"
 API_URL = "https://www.wikidata.org/w/api.php"
@@ -187,26 +191,60 @@ class FakeWikidata:
         return httpx.Response(200, json=load(f"entities/{path.name}"))
 
 
-# --- the fixtures keep the documented shapes ---------------------------------------------
-
-RC_FIELDS = {"type", "ns", "title", "pageid", "revid", "old_revid", "rcid", "timestamp", "tags"}
+# --- the fixture world read by fanout ----------------------------------------------------
 
 
-def test_every_recentchanges_fixture_row_has_the_fields_rcprop_asks_for() -> None:
-    for name in sorted(FIXTURES.glob("recentchanges_*.json")):
-        rows = json.loads(name.read_text(encoding="utf-8"))["query"]["recentchanges"]
-        for row in rows:
-            assert RC_FIELDS <= set(row), (name.name, row["rcid"])
-            assert ("comment" in row) != bool(row.get("commenthidden")), (name.name, row["rcid"])
+def listed_changes() -> list[RecentChange]:
+    """Every row of every recentchanges listing (a revision in two listings comes twice)."""
+    return [
+        RecentChange.from_api(row)
+        for path in sorted(FIXTURES.glob("recentchanges_*.json"))
+        for row in load(path.name)["query"]["recentchanges"]
+    ]
 
 
-def test_every_entity_fixture_is_special_entitydata_json_for_its_own_item_and_revision() -> None:
-    for path in sorted((FIXTURES / "entities").glob("*.json")):
-        qid, revision = path.stem.split("-")
-        entity = json.loads(path.read_text(encoding="utf-8"))["entities"][qid]
-        assert (entity["id"], entity["type"], entity["lastrevid"]) == (qid, "item", int(revision))
-        for pid, statements in entity["claims"].items():
-            for statement in statements:
-                assert statement["id"].startswith(f"{qid}$")
-                assert statement["mainsnak"]["property"] == pid
-                assert {"snaktype", "hash", "datatype"} <= set(statement["mainsnak"])
+HIDDEN = ("userhidden", "commenthidden", "sha1hidden", "suppressed")
+LISTED = {
+    # rcid: (revid, parent_revid, title, user, hidden), (family, property, value, user comment)
+    2540801101: ((2464599101, 2463871150, "Q42", "81.107.44.12", ()), ("statement", "P569", "11 March 1852", None)),
+    2540801100: ((2464599050, 2464598820, "Q7259", "Analytical Engine Fan", ()), ("label", None, "Ada Lovelace", None)),
+    2540801099: ((2464599317, 2462209841, "Q80", "Citation Hunter", ()), ("reference", "P569", "8 June 1955", None)),
+    2540801098: ((2464598990, 2462774108, "Q76", "Potus Ledger", ()), ("statement", "P39", "Q11696", None)),
+    2540801097: ((2464598900, 2464598000, "Q999", None, HIDDEN), (None, None, None, None)),
+    2540801096: ((2464598800, 2464598100, "Q1000", "Gone Editor", ()), ("statement", "P31", "Q5", None)),
+    2540801095: ((2464598700, 2463990215, "Q937", "Quantumfoam77", ()), ("statement", "P106", "Q169470", "not a physicist")),
+}
+
+
+def test_every_listed_row_is_read_into_its_revisions_editor_hidden_parts_and_summary() -> None:
+    changes = listed_changes()
+    for change in changes:
+        summary = change.summary
+        got = ((change.revid, change.parent_revid, change.title, change.user, change.hidden),
+               (summary.family, summary.property, summary.value_raw, summary.user_comment))
+        assert got == LISTED[change.rcid], change.rcid
+    assert {change.rcid for change in changes} == set(LISTED)
+
+
+DIFFS = {
+    # rcid: the change between its parent revision and its own (type, property, detail property, old, new)
+    2540801101: ("value_changed", "P569", None, "+1952-03-11T00:00:00Z", "+1852-03-11T00:00:00Z"),
+    2540801099: ("reference_added", "P569", "P854", None, "https://www.britannica.com/biography/Tim-Berners-Lee"),
+    2540801098: ("qualifier_added", "P39", "P580", None, "+2009-01-20T00:00:00Z"),
+    2540801095: ("value_removed", "P106", None, "Q169470", None),
+}
+
+
+def stored_item(qid: str, revision: int) -> dict[str, Any] | None:
+    path = FIXTURES / "entities" / f"{qid}-{revision}.json"
+    return load(f"entities/{path.name}")["entities"][qid] if path.exists() else None
+
+
+def test_every_edit_whose_revisions_are_stored_is_diffed_into_exactly_its_one_change() -> None:
+    diffed: dict[int, list[tuple[object, ...]]] = {}
+    for change in listed_changes():
+        old, new = stored_item(change.title, change.parent_revid), stored_item(change.title, change.revid)
+        if old is not None and new is not None:
+            diffed[change.rcid] = [(c.type, c.property, c.detail_property, c.old, c.new)
+                                   for c in diff_entities(old, new).changes]
+    assert diffed == {rcid: [expected] for rcid, expected in DIFFS.items()}

@@ -106,16 +106,6 @@ class ModelSpec:
         require_count(self.max_concurrency, f"{label} max_concurrency")
         require_positive(self.requests_per_minute, f"{label} requests_per_minute")
 
-    @property
-    def slug(self) -> str:
-        """File-name-safe short name: `deepseek/deepseek-v3.2` -> `deepseek-v3.2`."""
-        return self.name.rsplit("/", 1)[-1].replace(":", "-")
-
-    def estimate_cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:
-        if self.input_price is None or self.output_price is None:
-            return None
-        return (prompt_tokens * self.input_price + completion_tokens * self.output_price) / 1e6
-
 
 DEFAULT_MODELS: tuple[ModelSpec, ...] = (
     ModelSpec("nvidia/nemotron-3-nano-30b-a3b", 262_144, 0.05, 0.20),

@@ -48,7 +48,6 @@ class Conversation:
     fetched: list[str] = field(default_factory=list)
     """URLs whose fetch returned text rather than an error."""
     json_mode: bool = False
-    has_tools: bool = False
     max_tokens: int | None = None
 
     @property
@@ -72,7 +71,6 @@ def read_conversation(body: dict[str, Any]) -> Conversation:
         phase=_phase(body, messages),
         turn=len(assistants),
         json_mode=(body.get("response_format") or {}).get("type") in ("json_object", "json_schema"),
-        has_tools=bool(body.get("tools")),
         max_tokens=body.get("max_completion_tokens") or body.get("max_tokens"),
     )
     _read_tool_traffic(conv, messages)

@@ -16,7 +16,7 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import yaml
@@ -24,7 +24,6 @@ import yaml
 from fanout.config import package_data
 from fanout.errors import ConfigError
 
-Stance = Literal["supports", "contradicts", "vague", "namesake", "offtopic"]
 STANCES: tuple[str, ...] = ("supports", "contradicts", "vague", "namesake", "offtopic")
 TRUTHS: tuple[str, ...] = ("correct", "incorrect", "unverifiable")
 WEB_PREFIX = "/web/"

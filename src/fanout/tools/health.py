@@ -31,8 +31,6 @@ class SearchHealth:
         self._cool_until: dict[str, float] = {}
         self.failed_in_a_row = 0
         self.last_failures: dict[str, str] = {}
-        self.searches = 0
-        self.failed_searches = 0
 
     def record_provider(self, name: str, result: ProviderResult) -> None:
         """One upstream answer: a rate limit starts a cool-down, anything that answered ends it."""
@@ -49,11 +47,9 @@ class SearchHealth:
 
     def record_search(self, failures: Mapping[str, str], *, answered: bool) -> None:
         """One web_search that went upstream: `answered` = some provider gave a usable answer."""
-        self.searches += 1
         if answered:
             self.failed_in_a_row = 0
             return
-        self.failed_searches += 1
         self.failed_in_a_row += 1
         self.last_failures = dict(failures)
 

@@ -27,7 +27,6 @@ class LabelCache:
         self._client = client
         self._labels: dict[str, str] = {}
         self._asked: set[str] = set()
-        self.batches_sent = 0
 
     def get(self, entity_id: str) -> str | None:
         return self._labels.get(entity_id)
@@ -44,7 +43,6 @@ class LabelCache:
         return {i: self._labels[i] for i in wanted if i in self._labels}
 
     async def _fetch(self, batch: list[str]) -> None:
-        self.batches_sent += 1
         data = await self._client.query(
             {
                 "action": "wbgetentities",
