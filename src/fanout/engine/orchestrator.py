@@ -315,7 +315,7 @@ async def _run_one(
 
 def failure_record(edit: dict[str, Any], model: ModelSpec, exc: BaseException, duration_s: float) -> VerdictRecord:
     """An `error` record for a verdict that raised: logged, and run again on resume."""
-    from fanout.store.manifest import utc_now
+    from fanout.records import utc_now
 
     parsed = edit.get("parsed_edit") or {}
     detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()

@@ -21,9 +21,10 @@ import anyio
 
 from fanout.store.checkpoint import CheckpointWriter, log_path, read_index, repair_torn_tail, restore_missing_views
 from fanout.config import ModelSpec, RunSettings, api_key_from_env
+from fanout.records import utc_now
 from fanout.store.edit_spool import SpooledSnapshot, spool_snapshot
 from fanout.engine.loop_lag import lag_log_path, watch_loop_lag
-from fanout.store.manifest import Manifest, load_manifest, reconcile, settings_summary, utc_now, write_manifest
+from fanout.store.manifest import Manifest, load_manifest, reconcile, settings_summary, write_manifest
 from fanout.engine.orchestrator import RunOutcome, StopControl, VerdictFn, orchestrate
 from fanout.engine.progress import Progress, Tally, show_progress
 
