@@ -78,7 +78,7 @@ async def _collect(args: argparse.Namespace, contact: str | None, snapshot: Snap
             try:
                 return await collect_outcomes(
                     client,
-                    snapshot.edits,
+                    [edit.source for edit in snapshot.edits],
                     settings=OutcomeSettings(max_revisions=args.max_revisions, workers=args.concurrency),
                     progress=progress,
                 )

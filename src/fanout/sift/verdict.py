@@ -29,6 +29,7 @@ import aiolimiter
 import anyio
 
 from fanout.config import ModelSpec
+from fanout.sift.edit import Edit
 from fanout.sift.edit_context import build_edit_context
 from fanout.errors import ProviderError
 from fanout.llm.chat import ChatClient, ChatResult, ToolCall
@@ -133,7 +134,7 @@ class ParsedVerdict(NamedTuple):
 
 
 async def run_verdict(
-    edit: dict[str, Any],
+    edit: Edit,
     model: ModelSpec,
     *,
     chat: ChatClient,
@@ -370,7 +371,7 @@ def normalised(found: dict[str, Any]) -> dict[str, Any]:
 
 
 def build_record(
-    edit: dict[str, Any],
+    edit: Edit,
     model: ModelSpec,
     prompt: Prompt,
     state: Investigation,
@@ -390,14 +391,13 @@ def build_record(
         (Source(s["url"], s["supports_claim"], s["provenance"]) for s in verdict.get("sources", [])), state.tool_log
     )
     warnings.extend(provenance_warnings)
-    parsed_edit = edit.get("parsed_edit") or {}
     return VerdictRecord(
         model=model.name,
-        edit_rcid=int(edit["rcid"]),
-        edit_revid=int(edit.get("revid") or 0),
-        qid=str(edit.get("title") or ""),
-        property=parsed_edit.get("property"),
-        diff_type=(edit.get("edit_diff") or {}).get("type"),
+        edit_rcid=edit.rcid,
+        edit_revid=edit.revid,
+        qid=edit.title,
+        property=edit.parsed.property,
+        diff_type=edit.diff_type,
         timestamp=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         status=outcome.status,
         verdict=verdict.get("verdict"),
@@ -407,7 +407,7 @@ def build_record(
         cost_usd=state.cost_usd(),
         timeout=outcome.status == "timeout",
         served_model=state.served_model,
-        edit_timestamp=edit.get("timestamp"),
+        edit_timestamp=edit.timestamp,
         error=outcome.error,
         raw_verdict=None if outcome.verdict else outcome.raw,
         warnings=warnings,
