@@ -40,6 +40,7 @@ from fanout.config import ModelSpec, RunSettings
 from fanout.store.edit_spool import edit_rcids
 from fanout.records import VerdictRecord
 from fanout.sift.edit import Edit
+from fanout.sift.record import new_record
 
 VerdictFn = Callable[[Edit, ModelSpec], Awaitable[VerdictRecord]]
 WRITE_BATCH = 32
@@ -316,20 +317,12 @@ async def _run_one(
 
 def failure_record(edit: Edit, model: ModelSpec, exc: BaseException, duration_s: float) -> VerdictRecord:
     """An `error` record for a verdict that raised: logged, and run again on resume."""
-    from fanout.records import utc_now
-
     detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-    return VerdictRecord(
-        model=model.name,
-        edit_rcid=edit.rcid,
-        edit_revid=edit.revid,
-        qid=edit.title,
-        property=edit.parsed.property,
-        diff_type=edit.diff_type,
-        timestamp=utc_now(),
-        status="error",
+    return new_record(
+        edit,
+        model.name,
+        "error",
         error=f"verdict failed: {detail}" if not isinstance(exc, TimeoutError) else "verdict did not return after its timeout",
-        edit_timestamp=edit.timestamp,
         duration_s=round(duration_s, 3),
     )
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
 import aiolimiter
@@ -35,6 +34,7 @@ from fanout.errors import ProviderError
 from fanout.llm.chat import ChatClient, ChatResult, ToolCall
 from fanout.sift.prompt import REPAIR_REQUEST, VERDICT_REQUEST, Prompt
 from fanout.sift.provenance import check_provenance
+from fanout.sift.record import new_record
 from fanout.records import (
     PROVENANCES,
     VERDICTS,
@@ -391,23 +391,16 @@ def build_record(
         (Source(s["url"], s["supports_claim"], s["provenance"]) for s in verdict.get("sources", [])), state.tool_log
     )
     warnings.extend(provenance_warnings)
-    return VerdictRecord(
-        model=model.name,
-        edit_rcid=edit.rcid,
-        edit_revid=edit.revid,
-        qid=edit.title,
-        property=edit.parsed.property,
-        diff_type=edit.diff_type,
-        timestamp=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        status=outcome.status,
+    return new_record(
+        edit,
+        model.name,
+        outcome.status,
         verdict=verdict.get("verdict"),
         rationale=verdict.get("rationale"),
         sources=sources,
         token_usage=state.usage,
         cost_usd=state.cost_usd(),
-        timeout=outcome.status == "timeout",
         served_model=state.served_model,
-        edit_timestamp=edit.timestamp,
         error=outcome.error,
         raw_verdict=None if outcome.verdict else outcome.raw,
         warnings=warnings,
