@@ -44,6 +44,15 @@ def test_a_slice_is_a_view_with_its_own_rcids_and_indexes():
             first[5]
 
 
+def test_models_asking_for_one_edit_in_turn_share_one_read_of_it():
+    with spool_snapshot(SAMPLE) as snapshot:
+        first = snapshot.edits[3]
+        assert snapshot.edits[3] is first
+        assert snapshot.edits[4].rcid == 2540801105
+        again = snapshot.edits[3]
+        assert again is not first and again == first
+
+
 def test_edit_rcids_also_reads_a_plain_list():
     assert edit_rcids([make_edit(3), make_edit(4)]) == [3, 4]
 

