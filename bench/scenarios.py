@@ -288,6 +288,7 @@ def resume(work: Workdir, *, pairs: int = 1_000_000, pending_edits: int = 10) ->
     index the writer saves on close, built here by the engine's own functions.
     """
     from fanout.store.checkpoint import log_path, read_index, restore_missing_views
+    from fanout.sift.edit import Edit
     from fanout.store.edit_spool import cache_edits
     from fanout.store.layout import INDEX_NAME
     from fanout.store.log_index import save_index
@@ -304,7 +305,7 @@ def resume(work: Workdir, *, pairs: int = 1_000_000, pending_edits: int = 10) ->
     start = time.perf_counter()
     snapshot = write_snapshot_fast(root / "snapshot.yaml", done_edits + pending_edits)
     run_dir = root / "run"
-    cache_edits(run_dir, snapshot, cloned_edits(done_edits + pending_edits))
+    cache_edits(run_dir, snapshot, map(Edit.from_validated, cloned_edits(done_edits + pending_edits)))
     lines, log_bytes = write_log_from_templates(log_path(run_dir), templates, done_edits)
     views = run_dir / "verdicts"
     views.mkdir()

@@ -33,8 +33,8 @@ def scripted_run(snapshot: Path, run_dir: Path, limit: int = 2) -> None:
 
     async def verdict(edit, model):
         return VerdictRecord(
-            model=model.name, edit_rcid=edit["rcid"], edit_revid=edit["revid"], qid=edit["title"],
-            property=edit["parsed_edit"]["property"], diff_type=edit["edit_diff"]["type"],
+            model=model.name, edit_rcid=edit.rcid, edit_revid=edit.revid, qid=edit.title,
+            property=edit.parsed.property, diff_type=edit.diff_type,
             timestamp="2026-11-22T10:00:00Z", status="error" if model.name == "m/b" else "ok",
             verdict="plausible", cost_usd=0.25, error="HTTP 502" if model.name == "m/b" else None,
         )

@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
-import copy
 import re
 from typing import Any
 
 import pytest
 
+from edits import data_of
 from fanout.config import package_data
+from fanout.sift.edit import Edit
 from fanout.sift.edit_context import MAX_REFERENCE_CHARS, build_edit_context
 from fanout.sift.snapshot import load_snapshot
 
 SAMPLE = load_snapshot(package_data("sample_snapshot.yaml")).edits
 
 
-def sample_edit(rcid: int) -> dict[str, Any]:
-    return copy.deepcopy(next(e for e in SAMPLE if e["rcid"] == rcid))
+def sample_edit(rcid: int) -> Edit:
+    return next(e for e in SAMPLE if e.rcid == rcid)
+
+
+def sample_data(rcid: int) -> dict[str, Any]:
+    """A copy of the sample edit's snapshot entry, to change before building an Edit of it."""
+    return data_of(sample_edit(rcid))
 
 
 def test_the_message_for_a_changed_birth_date_reads_exactly_so() -> None:
@@ -108,23 +114,23 @@ def test_the_edit_facts_name_the_old_and_new_values(rcid: int, lines: list[str])
         assert line in text_lines
 
 
-@pytest.mark.parametrize("edit", SAMPLE, ids=[str(e["rcid"]) for e in SAMPLE])
-def test_every_sample_message_names_its_rcid_and_qid_on_their_own_lines(edit: dict[str, Any]) -> None:
+@pytest.mark.parametrize("edit", SAMPLE, ids=[str(e.rcid) for e in SAMPLE])
+def test_every_sample_message_names_its_rcid_and_qid_on_their_own_lines(edit: Edit) -> None:
     text = build_edit_context(edit)
-    assert re.findall(r"^rcid: (\d+)$", text, flags=re.M) == [str(edit["rcid"])]
-    assert re.findall(r"^qid: (Q\d+)$", text, flags=re.M) == [edit["title"]]
+    assert re.findall(r"^rcid: (\d+)$", text, flags=re.M) == [str(edit.rcid)]
+    assert re.findall(r"^qid: (Q\d+)$", text, flags=re.M) == [edit.title]
 
 
-def big_item_edit() -> dict[str, Any]:
+def big_item_data() -> dict[str, Any]:
     """Douglas Adams with 30 identifier properties, as real items have."""
-    edit = sample_edit(2540801101)
+    edit = sample_data(2540801101)
     for n in range(30):
         edit["item"]["claims"][f"P{9000 + n}"] = [{"value": f"id-{n}"}]
     return edit
 
 
 def test_a_big_item_is_trimmed_to_p31_and_the_edited_property_group() -> None:
-    text = build_edit_context(big_item_edit())
+    text = build_edit_context(Edit.from_validated(big_item_data()))
     section = text.split("Item claims at this revision")[1].split("\n\n")[0]
     assert section == (
         " (after the edit); 5 of 40 properties: P31 and those related to the edit\n"
@@ -137,10 +143,10 @@ def test_a_big_item_is_trimmed_to_p31_and_the_edited_property_group() -> None:
 
 
 def test_a_big_item_under_a_label_edit_keeps_what_identifies_it() -> None:
-    edit = big_item_edit()
-    edit["parsed_edit"] = {**sample_edit(2540801107)["parsed_edit"]}
+    edit = big_item_data()
+    edit["parsed_edit"] = sample_data(2540801107)["parsed_edit"]
     edit["edit_diff"] = {"type": "label_changed", "old": "Douglas Adam", "new": "Douglas Adams"}
-    section = build_edit_context(edit).split("Item claims at this revision")[1].split("\n\n")[0]
+    section = build_edit_context(Edit.from_validated(edit)).split("Item claims at this revision")[1].split("\n\n")[0]
     assert section.splitlines()[1:] == [
         "instance of (P31): human (Q5)",
         "sex or gender (P21): male (Q6581097)",
@@ -151,9 +157,9 @@ def test_a_big_item_under_a_label_edit_keeps_what_identifies_it() -> None:
 
 
 def test_a_rank_change_shows_the_statement_and_both_ranks() -> None:
-    edit = sample_edit(2540801101)
+    edit = sample_data(2540801101)
     edit["edit_diff"] = {"type": "rank_changed", "old": "normal", "new": "deprecated"}
-    lines = build_edit_context(edit).splitlines()
+    lines = build_edit_context(Edit.from_validated(edit)).splitlines()
     assert lines[9:12] == [
         "property: date of birth (P569)",
         "statement value: 11 March 1852",
@@ -162,24 +168,24 @@ def test_a_rank_change_shows_the_statement_and_both_ranks() -> None:
 
 
 def test_a_property_with_many_values_shows_ten_and_counts_the_rest() -> None:
-    edit = sample_edit(2540801103)
+    edit = sample_data(2540801103)
     edit["item"]["claims"]["P106"] = [{"value": f"Q{100 + n}", "label": f"job {n}"} for n in range(13)]
-    lines = build_edit_context(edit).splitlines()
+    lines = build_edit_context(Edit.from_validated(edit)).splitlines()
     expected = "; ".join(f"job {n} (Q{100 + n})" for n in range(10)) + "; ... and 3 more"
     assert f"occupation (P106): {expected}" in lines
 
 
 def test_a_long_prefetched_reference_is_truncated_with_a_marker() -> None:
-    edit = sample_edit(2540801104)
+    edit = sample_data(2540801104)
     edit["prefetched_references"] = [{"url": "https://example.org/long", "text": "a" * (MAX_REFERENCE_CHARS + 500)}]
-    lines = build_edit_context(edit).splitlines()
+    lines = build_edit_context(Edit.from_validated(edit)).splitlines()
     assert "a" * MAX_REFERENCE_CHARS + " [... truncated: 500 more characters]" in lines
 
 
 def test_only_the_first_three_references_are_shown() -> None:
-    edit = sample_edit(2540801104)
+    edit = sample_data(2540801104)
     edit["prefetched_references"] = [{"url": f"https://example.org/{n}", "text": f"page {n}"} for n in range(5)]
-    text = build_edit_context(edit)
+    text = build_edit_context(Edit.from_validated(edit))
     assert re.findall(r"^\[\d\] (\S+)$", text, flags=re.M) == [
         "https://example.org/0", "https://example.org/1", "https://example.org/2",
     ]
@@ -187,9 +193,9 @@ def test_only_the_first_three_references_are_shown() -> None:
 
 
 def test_an_edit_without_tags_comment_or_references_says_so() -> None:
-    edit = sample_edit(2540801102)
+    edit = sample_data(2540801102)
     edit["tags"] = []
     del edit["comment"]
-    lines = build_edit_context(edit).splitlines()
+    lines = build_edit_context(Edit.from_validated(edit)).splitlines()
     assert ["tags: (none)", "comment: (none)"] == [ln for ln in lines if ln.startswith(("tags:", "comment:"))]
     assert not any(ln.startswith("References attached") for ln in lines)

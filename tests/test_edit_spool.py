@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import time
 from pathlib import Path
@@ -14,10 +15,11 @@ from fanout.sift import snapshot
 from fanout.store import edit_spool
 from fanout.config import package_data
 from fanout.store.layout import SPOOL_NAME
-from fanout.store.edit_spool import EditSpool, cache_edits, edit_rcids, spool_snapshot
+from fanout.store.edit_spool import HEADER_BYTES, EditSpool, cache_edits, edit_rcids, spool_snapshot
 from fanout.errors import ConfigError
 from fanout.sift.snapshot import load_snapshot
-from test_snapshot import make_edit, write_yaml
+from edits import edit_data, make_edit
+from test_snapshot import write_yaml
 
 SAMPLE = package_data("sample_snapshot.yaml")
 
@@ -29,7 +31,7 @@ def test_the_spool_reads_back_every_edit_load_snapshot_returns():
         assert len(snapshot.edits) == 12
         assert list(snapshot.edits) == expected.edits
         assert snapshot.edits[-1] == expected.edits[-1]
-        assert list(snapshot.edits.rcids) == [e["rcid"] for e in expected.edits]
+        assert list(snapshot.edits.rcids) == [e.rcid for e in expected.edits]
 
 
 def test_a_slice_is_a_view_with_its_own_rcids_and_indexes():
@@ -38,17 +40,26 @@ def test_a_slice_is_a_view_with_its_own_rcids_and_indexes():
         first = snapshot.edits[:5]
         assert isinstance(first, EditSpool)
         assert len(first) == 5 and list(first) == expected[:5]
-        assert list(edit_rcids(first)) == [e["rcid"] for e in expected[:5]]
+        assert list(edit_rcids(first)) == [e.rcid for e in expected[:5]]
         with pytest.raises(IndexError):
             first[5]
 
 
+def test_models_asking_for_one_edit_in_turn_share_one_read_of_it():
+    with spool_snapshot(SAMPLE) as snapshot:
+        first = snapshot.edits[3]
+        assert snapshot.edits[3] is first
+        assert snapshot.edits[4].rcid == 2540801105
+        again = snapshot.edits[3]
+        assert again is not first and again == first
+
+
 def test_edit_rcids_also_reads_a_plain_list():
-    assert edit_rcids([{"rcid": 3}, {"rcid": "4"}]) == [3, 4]
+    assert edit_rcids([make_edit(3), make_edit(4)]) == [3, 4]
 
 
 def test_a_bad_snapshot_is_refused_with_load_snapshots_message(tmp_path: Path):
-    path = write_yaml(tmp_path, {"edits": [make_edit(1), make_edit(1)]})
+    path = write_yaml(tmp_path, {"edits": [edit_data(1), edit_data(1)]})
     with pytest.raises(ConfigError) as spooled:
         spool_snapshot(path)
     with pytest.raises(ConfigError) as loaded:
@@ -68,10 +79,23 @@ def test_the_kept_spool_is_reused_by_a_resume_of_the_same_snapshot(tmp_path: Pat
         assert list(again.edits) == load_snapshot(SAMPLE).edits
 
 
+def test_the_kept_spool_holds_each_edits_snapshot_entry_as_one_json_line_as_version_1_did(tmp_path: Path):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    path = write_yaml(tmp_path, {"edits": [edit_data(1), edit_data(2)]})
+    with spool_snapshot(path) as first:
+        first.keep_in(run_dir)
+    data = (run_dir / SPOOL_NAME).read_bytes()
+    header = json.loads(data[:HEADER_BYTES])
+    assert (header["format"], header["version"], header["edits"]) == ("fanout-edit-spool", 1, 2)
+    lines = data[HEADER_BYTES:header["index_at"]].splitlines()
+    assert [json.loads(line) for line in lines] == [edit_data(1), edit_data(2)]
+
+
 def test_a_resume_of_a_settled_unchanged_snapshot_trusts_the_cached_hash(tmp_path: Path, monkeypatch):
     run_dir = tmp_path / "run"
     run_dir.mkdir()
-    path = write_yaml(tmp_path, {"edits": [make_edit(1), make_edit(2)]})
+    path = write_yaml(tmp_path, {"edits": [edit_data(1), edit_data(2)]})
     hour_ago = time.time_ns() - 3600 * 1_000_000_000
     os.utime(path, ns=(hour_ago, hour_ago))
     with spool_snapshot(path, cache_dir=run_dir) as first:
@@ -88,25 +112,25 @@ def test_a_resume_of_a_settled_unchanged_snapshot_trusts_the_cached_hash(tmp_pat
 def test_a_cache_of_another_snapshot_or_a_damaged_one_is_ignored(tmp_path: Path):
     run_dir = tmp_path / "run"
     run_dir.mkdir()
-    path = write_yaml(tmp_path, {"edits": [make_edit(1), make_edit(2)]})
+    path = write_yaml(tmp_path, {"edits": [edit_data(1), edit_data(2)]})
     with spool_snapshot(path, cache_dir=run_dir) as first:
         first.keep_in(run_dir)
-    path.write_text(yaml.safe_dump({"edits": [make_edit(1), make_edit(3)]}), encoding="utf-8")
+    path.write_text(yaml.safe_dump({"edits": [edit_data(1), edit_data(3)]}), encoding="utf-8")
     with spool_snapshot(path, cache_dir=run_dir) as changed:
         assert changed.from_cache is False
-        assert [e["rcid"] for e in changed.edits] == [1, 3]
+        assert [e.rcid for e in changed.edits] == [1, 3]
     (run_dir / SPOOL_NAME).write_bytes(b"not a spool")
     with spool_snapshot(path, cache_dir=run_dir) as damaged:
         assert damaged.from_cache is False
-        assert [e["rcid"] for e in damaged.edits] == [1, 3]
+        assert [e.rcid for e in damaged.edits] == [1, 3]
 
 
 def test_an_edit_json_cannot_hold_exactly_stays_in_memory_and_the_spool_is_not_kept(tmp_path: Path):
-    edit = make_edit(1)
+    edit = edit_data(1)
     edit["item"]["claims"]["P569"] = [{"value": dt.date(1952, 3, 11), "label": "11 March 1952"}]
-    path = write_yaml(tmp_path, {"edits": [edit, make_edit(2)]})
+    path = write_yaml(tmp_path, {"edits": [edit, edit_data(2)]})
     with spool_snapshot(path) as snapshot:
-        assert snapshot.edits[0]["item"]["claims"]["P569"][0]["value"] == dt.date(1952, 3, 11)
+        assert snapshot.edits[0].item.claims["P569"][0]["value"] == dt.date(1952, 3, 11)
         assert list(snapshot.edits) == load_snapshot(path).edits
         snapshot.keep_in(tmp_path)
     assert not (tmp_path / SPOOL_NAME).exists()

@@ -26,6 +26,8 @@ from fanout.llm.chat import ChatClient
 from fanout.engine.loop_lag import watch_loop_lag
 from fanout.engine.orchestrator import orchestrate
 from fanout.records import VerdictRecord
+from fanout.sift.edit import Edit
+from edits import make_edit
 
 MODELS = tuple(ModelSpec(name) for name in ("m/a", "m/b"))
 
@@ -80,13 +82,13 @@ class BlockedWriter(CheckpointWriter):
 async def test_when_the_writer_falls_behind_new_verdicts_wait_instead_of_records_piling_up(tmp_path: Path):
     started: list[int] = []
 
-    async def verdict(edit: dict, model: ModelSpec) -> VerdictRecord:
-        started.append(edit["rcid"])
+    async def verdict(edit: Edit, model: ModelSpec) -> VerdictRecord:
+        started.append(edit.rcid)
         await anyio.sleep(0)
-        return VerdictRecord(model=model.name, edit_rcid=edit["rcid"], edit_revid=1, qid="Q1", property="P31",
+        return VerdictRecord(model=model.name, edit_rcid=edit.rcid, edit_revid=1, qid="Q1", property="P31",
                              diff_type="value_added", timestamp="2026-11-22T10:00:00Z", status="ok", cost_usd=0.001)
 
-    edits = [{"rcid": 100 + i} for i in range(50)]
+    edits = [make_edit(100 + i) for i in range(50)]
     settings = RunSettings(models=MODELS, concurrency=2, max_lead=100)
     BlockedWriter.gate.clear()
     writer = BlockedWriter(tmp_path, read_index(log_path(tmp_path)))

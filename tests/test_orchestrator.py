@@ -21,21 +21,19 @@ from fanout.store.checkpoint import CheckpointWriter, LogIndex, log_path, read_i
 from fanout.config import ModelSpec, RunSettings
 from fanout.engine.orchestrator import Pair, ProgressSink, Schedule, StopControl, orchestrate
 from fanout.records import VerdictRecord
+from fanout.sift.edit import Edit
+from edits import make_edit
 
 MODELS = tuple(ModelSpec(name) for name in ("m/a", "m/b", "m/c", "m/d"))
 
 
-def make_edits(n: int) -> list[dict]:
-    return [
-        {"rcid": 1000 + i, "revid": 5000 + i, "title": f"Q{i + 1}", "timestamp": "2026-11-01T00:00:00Z",
-         "parsed_edit": {"property": "P569"}, "edit_diff": {"type": "value_changed"}}
-        for i in range(n)
-    ]
+def make_edits(n: int) -> list[Edit]:
+    return [make_edit(1000 + i, revid=5000 + i, title=f"Q{i + 1}") for i in range(n)]
 
 
-def record_for(edit: dict, model: ModelSpec, status: str = "ok", cost: float | None = 0.001) -> VerdictRecord:
+def record_for(edit: Edit, model: ModelSpec, status: str = "ok", cost: float | None = 0.001) -> VerdictRecord:
     return VerdictRecord(
-        model=model.name, edit_rcid=edit["rcid"], edit_revid=edit["revid"], qid=edit["title"],
+        model=model.name, edit_rcid=edit.rcid, edit_revid=edit.revid, qid=edit.title,
         property="P569", diff_type="value_changed", timestamp="2026-11-22T10:00:00Z",
         status=status, verdict="plausible" if status == "ok" else None, cost_usd=cost,
     )
@@ -72,8 +70,8 @@ class Script:
         self.max_held_while_others_start = 0
         self.status = status
 
-    async def __call__(self, edit: dict, model: ModelSpec) -> VerdictRecord:
-        self.started.append((edit["rcid"], model.name))
+    async def __call__(self, edit: Edit, model: ModelSpec) -> VerdictRecord:
+        self.started.append((edit.rcid, model.name))
         if model.name not in self.hold:
             self.max_held_while_others_start = max(self.max_held_while_others_start, sum(self.running[m] for m in self.hold))
         self.running[model.name] += 1

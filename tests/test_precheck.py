@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from fanout.sift.edit import Edit
 from fanout.sift.precheck import (
     WikiDate,
     check_ontological_consistency,
@@ -35,8 +36,8 @@ def make_edit(
     new: Any = None,
     timestamp: str = "2026-02-19T12:34:56Z",
     **parsed_extra: Any,
-) -> dict[str, Any]:
-    return {
+) -> Edit:
+    return Edit.from_validated({
         "rcid": 2540801376,
         "revid": 2464598906,
         "title": title,
@@ -57,7 +58,7 @@ def make_edit(
             "description_en": description,
             "claims": ADAMS_CLAIMS if claims is None else claims,
         },
-    }
+    })
 
 
 QUESTIONS = [
@@ -185,7 +186,7 @@ QUESTIONS = [
 
 
 @pytest.mark.parametrize(("edit", "question"), QUESTIONS)
-def test_the_question_asks_about_exactly_what_changed(edit: dict[str, Any], question: str) -> None:
+def test_the_question_asks_about_exactly_what_changed(edit: Edit, question: str) -> None:
     assert make_verification_question(edit) == question
 
 
@@ -331,7 +332,7 @@ WARNINGS = [
 
 @pytest.mark.parametrize(("edit", "warnings"), WARNINGS)
 def test_consistency_warnings_come_from_the_item_and_the_edited_value(
-    edit: dict[str, Any], warnings: list[str]
+    edit: Edit, warnings: list[str]
 ) -> None:
     assert check_ontological_consistency(edit) == warnings
 

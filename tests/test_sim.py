@@ -22,7 +22,7 @@ from fanout.sift.snapshot import load_snapshot
 from fanout.tools import TOOL_SCHEMAS
 
 SNAPSHOT = load_snapshot(package_data("sample_snapshot.yaml"))
-EDITS = {edit["rcid"]: edit for edit in SNAPSHOT.edits}
+EDITS = {edit.rcid: edit for edit in SNAPSHOT.edits}
 HAIKU = "anthropic/claude-4.5-haiku-20251001"
 VERDICT_REQUEST = "Give your final verdict as a JSON object with verdict, rationale and sources."
 

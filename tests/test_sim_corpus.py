@@ -13,7 +13,7 @@ from fanout.sift.snapshot import load_snapshot
 
 CORPUS = load_corpus()
 TRUTH = yaml.safe_load(package_data("sample_truth.yaml").read_text())["truth"]
-SNAPSHOT_RCIDS = [edit["rcid"] for edit in load_snapshot(package_data("sample_snapshot.yaml")).edits]
+SNAPSHOT_RCIDS = [edit.rcid for edit in load_snapshot(package_data("sample_snapshot.yaml")).edits]
 CHROME = ("Accept all cookies", "Advertisement", "Most read", "All rights reserved", "Sign up", "Share on", "Sport")
 
 

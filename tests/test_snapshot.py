@@ -14,35 +14,9 @@ import yaml
 
 from fanout.config import package_data
 from fanout.errors import ConfigError
+from fanout.sift.edit import Edit, Item, ParsedEdit, Reference
 from fanout.sift.snapshot import Snapshot, load_snapshot
-
-
-def make_edit(rcid: int = 123, **overrides: Any) -> dict[str, Any]:
-    edit: dict[str, Any] = {
-        "rcid": rcid,
-        "revid": 2464598906,
-        "parent_revid": 2464598000,
-        "title": "Q42",
-        "user": "Example User",
-        "timestamp": "2026-02-19T12:34:56Z",
-        "tags": ["wikidata-ui"],
-        "comment": "/* wbsetclaim-update:2||1 */ [[Property:P569]]: 12 March 1953",
-        "parsed_edit": {
-            "operation": "wbsetclaim-update",
-            "property": "P569",
-            "property_label": "date of birth",
-            "value_raw": "+1953-03-12T00:00:00Z",
-            "value_label": "12 March 1953",
-        },
-        "edit_diff": {"type": "value_changed", "old": "+1952-03-11T00:00:00Z", "new": "+1953-03-12T00:00:00Z"},
-        "item": {
-            "label_en": "Douglas Adams",
-            "description_en": "English author and humourist",
-            "claims": {"P31": [{"value": "Q5", "label": "human"}]},
-        },
-    }
-    edit.update(overrides)
-    return edit
+from edits import edit_data
 
 
 def write_yaml(tmp_path: Path, data: Any, name: str = "snap.yaml") -> Path:
@@ -51,33 +25,65 @@ def write_yaml(tmp_path: Path, data: Any, name: str = "snap.yaml") -> Path:
     return path
 
 
+def sources(snapshot: Snapshot) -> list[dict[str, Any]]:
+    return [dict(edit.source) for edit in snapshot.edits]
+
+
 def test_a_mapping_with_an_edits_list_loads_with_the_sha256_of_its_bytes(tmp_path: Path) -> None:
-    path = write_yaml(tmp_path, {"edits": [make_edit(1), make_edit(2)]})
+    path = write_yaml(tmp_path, {"edits": [edit_data(1), edit_data(2)]})
     snapshot = load_snapshot(path)
-    assert snapshot == Snapshot(
-        path=path,
-        sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
-        edits=[make_edit(1), make_edit(2)],
+    assert (snapshot.path, snapshot.sha256) == (path, hashlib.sha256(path.read_bytes()).hexdigest())
+    assert sources(snapshot) == [edit_data(1), edit_data(2)]
+
+
+def test_each_edit_comes_out_typed_with_every_field_of_its_entry(tmp_path: Path) -> None:
+    entry = edit_data(1, prefetched_references=[{"url": "https://example.org/adams", "text": "Born 1952."}])
+    [edit] = load_snapshot(write_yaml(tmp_path, [entry])).edits
+    assert edit == Edit(
+        rcid=1,
+        revid=2464598906,
+        parent_revid=2464598000,
+        title="Q42",
+        user="Example User",
+        timestamp="2026-02-19T12:34:56Z",
+        tags=("wikidata-ui",),
+        comment="/* wbsetclaim-update:2||1 */ [[Property:P569]]: 12 March 1953",
+        parsed=ParsedEdit("wbsetclaim-update", "P569", "date of birth", "+1953-03-12T00:00:00Z", "12 March 1953",
+                          entry["parsed_edit"]),
+        diff_type="value_changed",
+        diff={"type": "value_changed", "old": "+1952-03-11T00:00:00Z", "new": "+1953-03-12T00:00:00Z"},
+        item=Item("Douglas Adams", "English author and humourist", {"P31": [{"value": "Q5", "label": "human"}]}),
+        references=(Reference("https://example.org/adams", "Born 1952."),),
+        source=entry,
     )
+    assert edit.is_term_edit is False
+
+
+def test_optional_fields_left_out_come_out_as_none_or_empty(tmp_path: Path) -> None:
+    entry = edit_data(1)
+    del entry["parent_revid"], entry["comment"], entry["item"]["description_en"]
+    [edit] = load_snapshot(write_yaml(tmp_path, [entry])).edits
+    assert (edit.parent_revid, edit.comment, edit.item.description_en, edit.references) == (None, None, None, ())
 
 
 def test_a_bare_list_of_edits_loads_too(tmp_path: Path) -> None:
-    path = write_yaml(tmp_path, [make_edit(7)])
-    assert load_snapshot(str(path)).edits == [make_edit(7)]
+    path = write_yaml(tmp_path, [edit_data(7)])
+    assert sources(load_snapshot(str(path))) == [edit_data(7)]
 
 
 def test_an_unquoted_yaml_timestamp_is_kept_as_the_wikidata_string(tmp_path: Path) -> None:
     path = tmp_path / "snap.yaml"
-    text = yaml.safe_dump([make_edit(7)], sort_keys=False).replace(
+    text = yaml.safe_dump([edit_data(7)], sort_keys=False).replace(
         "timestamp: '2026-02-19T12:34:56Z'", "timestamp: 2026-02-19T12:34:56Z"
     )
     assert "timestamp: 2026-02-19T12:34:56Z" in text
     path.write_text(text)
-    assert load_snapshot(path).edits[0]["timestamp"] == "2026-02-19T12:34:56Z"
+    edit = load_snapshot(path).edits[0]
+    assert (edit.timestamp, edit.source["timestamp"]) == ("2026-02-19T12:34:56Z", "2026-02-19T12:34:56Z")
 
 
 def test_a_label_edit_may_have_a_null_property_and_value(tmp_path: Path) -> None:
-    edit = make_edit(
+    edit = edit_data(
         parsed_edit={
             "operation": "wbsetlabel-remove",
             "property": None,
@@ -87,30 +93,32 @@ def test_a_label_edit_may_have_a_null_property_and_value(tmp_path: Path) -> None
         },
         edit_diff={"type": "label_removed", "old": "Douglas Adams", "new": None},
     )
-    assert load_snapshot(write_yaml(tmp_path, [edit])).edits == [edit]
+    snapshot = load_snapshot(write_yaml(tmp_path, [edit]))
+    assert sources(snapshot) == [edit]
+    assert (snapshot.edits[0].parsed.property, snapshot.edits[0].is_term_edit) == (None, True)
 
 
 def test_the_shipped_sample_has_twelve_edits_with_unique_rcids() -> None:
     snapshot = load_snapshot(package_data("sample_snapshot.yaml"))
-    rcids = [e["rcid"] for e in snapshot.edits]
+    rcids = [e.rcid for e in snapshot.edits]
     assert len(rcids) == 12
     assert len(set(rcids)) == 12
 
 
 def test_the_shipped_sample_covers_the_edit_kinds_the_demo_needs() -> None:
     snapshot = load_snapshot(package_data("sample_snapshot.yaml"))
-    kinds = Counter(e["edit_diff"]["type"] for e in snapshot.edits)
+    kinds = Counter(e.diff_type for e in snapshot.edits)
     assert kinds == Counter(
         value_added=5, value_changed=3, value_removed=1, qualifier_added=1, reference_added=1, label_changed=1
     )
-    properties = {e["parsed_edit"]["property"] for e in snapshot.edits}
+    properties = {e.parsed.property for e in snapshot.edits}
     assert {"P569", "P31", "P345", "P106", "P39", None, "P1082", "P19", "P27", "P570"} == properties
 
 
 def test_the_shipped_truth_covers_every_sample_rcid_with_six_four_two() -> None:
     snapshot = load_snapshot(package_data("sample_snapshot.yaml"))
     truth = yaml.safe_load(package_data("sample_truth.yaml").read_text(encoding="utf-8"))["truth"]
-    assert [t["rcid"] for t in truth] == [e["rcid"] for e in snapshot.edits]
+    assert [t["rcid"] for t in truth] == [e.rcid for e in snapshot.edits]
     assert Counter(t["truth"] for t in truth) == Counter(correct=6, incorrect=4, unverifiable=2)
     assert all(t["facts"].strip() and t["evidence_hint"].strip() for t in truth)
 
@@ -147,6 +155,9 @@ INVALID_EDITS = [
     pytest.param(put("rcid", True), "(rcid unknown): field rcid must be an integer (the recent-changes id), got True (bool)", id="rcid-bool"),
     pytest.param(drop("revid"), "(rcid 123): field revid is missing; add an integer (the revision id)", id="no-revid"),
     pytest.param(put("parent_revid", "x"), "(rcid 123): field parent_revid must be an integer or null, got 'x' (str)", id="parent-text"),
+    pytest.param(drop("title"), "(rcid 123): field title is missing; add the item's QID, like Q42", id="no-title"),
+    pytest.param(put("title", None), "(rcid 123): field title must be the item's QID, like Q42, got null", id="title-null"),
+    pytest.param(put("title", ""), "(rcid 123): field title must be the item's QID, like Q42, got '' (str)", id="title-empty"),
     pytest.param(put("title", "Douglas Adams"), "(rcid 123): field title must be the item's QID, like Q42, got 'Douglas Adams' (str)", id="title-label"),
     pytest.param(put("title", "P31"), "(rcid 123): field title must be the item's QID, like Q42, got 'P31' (str)", id="title-pid"),
     pytest.param(
@@ -256,16 +267,16 @@ INVALID_EDITS = [
 
 @pytest.mark.parametrize(("mutate", "expected"), INVALID_EDITS)
 def test_an_invalid_edit_is_named_by_index_rcid_and_field(tmp_path: Path, mutate: Any, expected: str) -> None:
-    bad = copy.deepcopy(make_edit(123))
+    bad = copy.deepcopy(edit_data(123))
     mutate(bad)
-    path = write_yaml(tmp_path, {"edits": [make_edit(1), bad]})
+    path = write_yaml(tmp_path, {"edits": [edit_data(1), bad]})
     with pytest.raises(ConfigError) as info:
         load_snapshot(path)
     assert str(info.value) == f"snapshot {path}: edit #2 {expected}"
 
 
 def test_a_duplicate_rcid_names_both_edits(tmp_path: Path) -> None:
-    path = write_yaml(tmp_path, [make_edit(5), make_edit(6), make_edit(5)])
+    path = write_yaml(tmp_path, [edit_data(5), edit_data(6), edit_data(5)])
     with pytest.raises(ConfigError) as info:
         load_snapshot(path)
     assert str(info.value) == (
@@ -275,7 +286,7 @@ def test_a_duplicate_rcid_names_both_edits(tmp_path: Path) -> None:
 
 
 def test_an_edit_that_is_not_a_mapping_is_named_by_index(tmp_path: Path) -> None:
-    path = write_yaml(tmp_path, [make_edit(5), "rcid 6"])
+    path = write_yaml(tmp_path, [edit_data(5), "rcid 6"])
     with pytest.raises(ConfigError) as info:
         load_snapshot(path)
     assert str(info.value) == (

@@ -12,15 +12,17 @@ import yaml
 from fanout.config import package_data
 from fanout.errors import ConfigError
 from fanout.sift.snapshot import load_snapshot, stream_snapshot
-from test_snapshot import INVALID_EDITS, make_edit, write_yaml
+from edits import edit_data
+from fanout.sift.edit import Edit
+from test_snapshot import INVALID_EDITS, write_yaml
 
 
 class ListSink:
     def __init__(self) -> None:
-        self.edits: list[dict[str, Any]] = []
+        self.edits: list[Edit] = []
         self.clears = 0
 
-    def add(self, edit: dict[str, Any]) -> None:
+    def add(self, edit: Edit) -> None:
         self.edits.append(edit)
 
     def clear(self) -> None:
@@ -28,7 +30,7 @@ class ListSink:
         self.clears += 1
 
 
-def streamed(path: Path) -> list[dict[str, Any]]:
+def streamed(path: Path) -> list[Edit]:
     sink = ListSink()
     stream_snapshot(path, sink)
     return sink.edits
@@ -54,26 +56,26 @@ def test_the_shipped_sample_streams_to_the_edits_load_snapshot_returns() -> None
     ],
 )
 def test_every_accepted_shape_streams_to_the_same_edits(tmp_path: Path, text: str | None) -> None:
-    edits = [make_edit(1), make_edit(2), make_edit(3)]
+    edits = [edit_data(1), edit_data(2), edit_data(3)]
     data: Any = {"edits": edits}
     if text == "bare":
         data = edits
     elif text == "extra-keys":
         data = {"fetched": "2026-02-19", "edits": edits, "source": {"wiki": "wikidata"}}
     path = write_yaml(tmp_path, data)
-    assert streamed(path) == load_snapshot(path).edits == edits
+    assert streamed(path) == load_snapshot(path).edits == [Edit.from_validated(e) for e in edits]
 
 
 def test_anchors_aliases_and_unquoted_timestamps_stream_as_they_load(tmp_path: Path) -> None:
     path = tmp_path / "snap.yaml"
-    first = yaml.safe_dump(make_edit(1), sort_keys=False).replace("timestamp: '2026-02-19T12:34:56Z'", "timestamp: 2026-02-19T12:34:56Z")
+    first = yaml.safe_dump(edit_data(1), sort_keys=False).replace("timestamp: '2026-02-19T12:34:56Z'", "timestamp: 2026-02-19T12:34:56Z")
     path.write_text(
         "edits:\n- &first\n" + "".join(f"  {line}\n" for line in first.splitlines())
         + "- <<: *first\n  rcid: 2\n",
         encoding="utf-8",
     )
     assert streamed(path) == load_snapshot(path).edits
-    assert [e["rcid"] for e in streamed(path)] == [1, 2]
+    assert [e.rcid for e in streamed(path)] == [1, 2]
 
 
 @pytest.mark.parametrize(
@@ -88,8 +90,8 @@ def test_anchors_aliases_and_unquoted_timestamps_stream_as_they_load(tmp_path: P
 def test_what_the_event_builder_leaves_to_load_snapshot_still_loads_the_same(
     tmp_path: Path, extra: str, falls_back: bool
 ) -> None:
-    first = yaml.safe_dump({"edits": [make_edit(1)]}, sort_keys=False).replace("  item:\n", "  item: &item\n", 1)
-    second = yaml.safe_dump([{k: v for k, v in make_edit(2).items() if k != "item"}], sort_keys=False)
+    first = yaml.safe_dump({"edits": [edit_data(1)]}, sort_keys=False).replace("  item:\n", "  item: &item\n", 1)
+    second = yaml.safe_dump([{k: v for k, v in edit_data(2).items() if k != "item"}], sort_keys=False)
     path = tmp_path / "snap.yaml"
     path.write_text(first + second + extra, encoding="utf-8")
     sink = ListSink()
@@ -105,14 +107,14 @@ def test_what_the_event_builder_leaves_to_load_snapshot_still_loads_the_same(
     assert got == expected
     assert sink.clears == (1 if falls_back else 0)
     if not falls_back:
-        assert [e["rcid"] for e in got] == [1, 2] and got[1]["item"] == make_edit(1)["item"]
+        assert [e.rcid for e in got] == [1, 2] and got[1].source["item"] == edit_data(1)["item"]
 
 
 @pytest.mark.parametrize(("mutate", "expected"), INVALID_EDITS)
 def test_an_invalid_edit_gets_the_message_load_snapshot_gives(tmp_path: Path, mutate: Any, expected: str) -> None:
-    bad = copy.deepcopy(make_edit(123))
+    bad = copy.deepcopy(edit_data(123))
     mutate(bad)
-    path = write_yaml(tmp_path, {"edits": [make_edit(1), bad, make_edit(3)]})
+    path = write_yaml(tmp_path, {"edits": [edit_data(1), bad, edit_data(3)]})
     assert error_of(streamed, path) == error_of(load_snapshot, path)
 
 
@@ -137,8 +139,8 @@ def test_every_other_shape_gets_the_message_load_snapshot_gives(tmp_path: Path, 
 
 
 def test_a_yaml_error_after_an_invalid_edit_is_the_one_reported_as_load_snapshot_does(tmp_path: Path) -> None:
-    good = yaml.safe_dump([make_edit(1)], sort_keys=False)
-    bad = yaml.safe_dump([make_edit(2, title="not a qid")], sort_keys=False)
+    good = yaml.safe_dump([edit_data(1)], sort_keys=False)
+    bad = yaml.safe_dump([edit_data(2, title="not a qid")], sort_keys=False)
     path = tmp_path / "snap.yaml"
     path.write_text("edits:\n" + good + bad + "- [unclosed\n", encoding="utf-8")
     message = error_of(streamed, path)
@@ -153,7 +155,7 @@ def test_a_missing_file_and_a_directory_get_the_messages_load_snapshot_gives(tmp
 
 def test_a_restarted_stream_clears_what_it_had_added_first(tmp_path: Path) -> None:
     path = tmp_path / "snap.yaml"
-    path.write_text(yaml.safe_dump({"edits": [make_edit(1), make_edit(2)]}) + "edits_again: 1\n", encoding="utf-8")
+    path.write_text(yaml.safe_dump({"edits": [edit_data(1), edit_data(2)]}) + "edits_again: 1\n", encoding="utf-8")
     text = path.read_text(encoding="utf-8").replace("edits_again: 1\n", "") + "---\nedits: []\n"
     path.write_text(text, encoding="utf-8")
     sink = ListSink()

@@ -24,6 +24,7 @@ import respx
 import yaml
 
 from fanout.config import ModelSpec, ToolSettings, package_data
+from fanout.sift.edit import Edit
 from fanout.sift.edit_context import build_edit_context
 from fanout.llm.chat import ChatClient
 from fanout.sift.prompt import REPAIR_REQUEST, VERDICT_REQUEST, Prompt, load_prompt
@@ -50,7 +51,7 @@ GOOD_VERDICT = {
 
 
 @pytest.fixture(scope="module")
-def edit() -> dict:
+def edit() -> Edit:
     """Edit 1 of the packaged sample: Douglas Adams's date of birth moved a century back."""
     return load_snapshot(package_data("sample_snapshot.yaml")).edits[0]
 
@@ -113,7 +114,7 @@ class Simulated:
     chat: ChatClient
     tools: ToolBox
 
-    async def verdict(self, edit: dict, model: ModelSpec = HAIKU, *, prompt: Prompt = SMALL_PROMPT, **kwargs: Any):
+    async def verdict(self, edit: Edit, model: ModelSpec = HAIKU, *, prompt: Prompt = SMALL_PROMPT, **kwargs: Any):
         return await run_verdict(edit, model, chat=self.chat, tools=self.tools, prompt=prompt, **kwargs)
 
 
@@ -182,7 +183,7 @@ async def test_ac2_3_tokens_and_cost_are_summed_over_every_chat_call(edit):
                                        completion_tokens=sum(u["completion_tokens"] for u in usages),
                                        turns=len(usages))
     assert record.cost_usd == sum(u["cost"] for u in usages)
-    assert record.cost_usd == pytest.approx(tally["cost_usd"]["by_edit"][str(edit["rcid"])][HAIKU_SERVED], rel=1e-12)
+    assert record.cost_usd == pytest.approx(tally["cost_usd"]["by_edit"][str(edit.rcid)][HAIKU_SERVED], rel=1e-12)
     assert record.token_usage.prompt_tokens == tally["tokens"][HAIKU_SERVED]["prompt_tokens"]
     assert record.warnings == []
 

@@ -56,8 +56,8 @@ def test_with_a_patrollers_bot_password_unpatrolled_edits_are_fetched_enriched_a
         fake = FakeWikidata(router, bot_user=BOT_USER, bot_password=BOT_PASSWORD)
         assert main(fetch(output, "--limit", "4")) == 0
     snapshot = load_snapshot(output)
-    assert [e["rcid"] for e in snapshot.edits] == [2540801101, 2540801099, 2540801098, 2540801095]
-    assert [e["edit_diff"]["type"] for e in snapshot.edits] == [
+    assert [e.rcid for e in snapshot.edits] == [2540801101, 2540801099, 2540801098, 2540801095]
+    assert [e.diff_type for e in snapshot.edits] == [
         "value_changed", "reference_added", "qualifier_added", "value_removed",
     ]
     document = yaml.safe_load(output.read_text(encoding="utf-8"))
@@ -88,7 +88,7 @@ def test_without_credentials_a_notice_names_the_variables_and_the_newcomer_fallb
     assert ("notice: no Wikidata credentials in the environment (WIKIDATA_BOT_USER + WIKIDATA_BOT_PASSWORD, "
             "or WIKIDATA_OAUTH_TOKEN), so unpatrolled edits cannot be listed. Falling back to --fallback newcomers") in err
     assert "the listing ran out after 3 of 10 edits" in err
-    assert [e["rcid"] for e in load_snapshot(output).edits] == [2540801101, 2540801098, 2540801095]
+    assert [e.rcid for e in load_snapshot(output).edits] == [2540801101, 2540801098, 2540801095]
     assert {c.get("rctag") for c in fake.api_calls if c.get("list") == "recentchanges"} == {
         "new editor changing statement", "new editor removing statement",
     }
@@ -205,7 +205,7 @@ def test_an_interrupted_fetch_keeps_its_edits_and_the_same_command_resumes_witho
         router.get(BRITANNICA).mock(return_value=httpx.Response(200, html=BRITANNICA_PAGE))
         healthy = FakeWikidata(router, bot_user=BOT_USER, bot_password=BOT_PASSWORD)
         assert main(command) == 0
-    assert [e["rcid"] for e in load_snapshot(output).edits] == [2540801101, 2540801099, 2540801098, 2540801095]
+    assert [e.rcid for e in load_snapshot(output).edits] == [2540801101, 2540801099, 2540801098, 2540801095]
     assert ("Q42", 2464599101) not in healthy.entity_calls
     assert ("Q80", 2464599317) in healthy.entity_calls
 

@@ -56,7 +56,7 @@ def test_the_finished_snapshot_is_sorted_newest_first_loads_with_load_snapshot_a
     path = writer.finish({"mode": "unpatrolled", "fetched_at": START})
     snapshot = load_snapshot(path)
     expected = sorted(edits, key=lambda e: (e["timestamp"], e["rcid"]), reverse=True)
-    assert [e["rcid"] for e in snapshot.edits] == [e["rcid"] for e in expected]
+    assert [e.rcid for e in snapshot.edits] == [e["rcid"] for e in expected]
     document = yaml.safe_load(path.read_text(encoding="utf-8"))
     assert document["fetch"] == {"mode": "unpatrolled", "fetched_at": START}
     assert document["skipped"] == [{"rcid": 1, "revid": 2, "reason": "gone"}]

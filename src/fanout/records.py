@@ -18,6 +18,7 @@ import dataclasses
 import json
 import re
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Literal, NamedTuple
 
 Status = Literal["ok", "timeout", "incomplete", "invalid_json", "error"]
@@ -31,6 +32,11 @@ VERDICTS: tuple[str, ...] = (
     "incorrect",
 )
 PROVENANCES: tuple[str, ...] = ("verified", "reported")
+
+
+def utc_now() -> str:
+    """Now, as records and manifests write a time: UTC, ISO 8601, whole seconds (2026-02-19T08:02:14Z)."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass

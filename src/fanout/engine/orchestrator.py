@@ -30,7 +30,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Sequence, Set
 from dataclasses import dataclass, field
 from itertools import compress
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import anyio
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
@@ -39,8 +39,10 @@ from fanout.store.checkpoint import CheckpointWriter, LogEntry
 from fanout.config import ModelSpec, RunSettings
 from fanout.store.edit_spool import edit_rcids
 from fanout.records import VerdictRecord
+from fanout.sift.edit import Edit
+from fanout.sift.record import new_record
 
-VerdictFn = Callable[[dict[str, Any], ModelSpec], Awaitable[VerdictRecord]]
+VerdictFn = Callable[[Edit, ModelSpec], Awaitable[VerdictRecord]]
 WRITE_BATCH = 32
 
 
@@ -207,7 +209,7 @@ class RunOutcome:
 
 
 async def orchestrate(
-    edits: Sequence[dict[str, Any]],
+    edits: Sequence[Edit],
     settings: RunSettings,
     writer: CheckpointWriter,
     verdict_fn: VerdictFn,
@@ -243,7 +245,7 @@ async def orchestrate(
 
 async def _run_verdicts(
     schedule: Schedule,
-    edits: Sequence[dict[str, Any]],
+    edits: Sequence[Edit],
     models: list[ModelSpec],
     verdict_fn: VerdictFn,
     send: ObjectSendStream[VerdictRecord],
@@ -278,7 +280,7 @@ async def _run_verdicts(
 
 async def _run_one(
     pair: Pair,
-    edit: dict[str, Any],
+    edit: Edit,
     model: ModelSpec,
     verdict_fn: VerdictFn,
     send: ObjectSendStream[VerdictRecord],
@@ -313,23 +315,14 @@ async def _run_one(
         control.request(f"Spend cap ${spend.cap_usd:g} reached (${spend.spent_usd:.4f} spent)", grace_s=settings.grace_s)
 
 
-def failure_record(edit: dict[str, Any], model: ModelSpec, exc: BaseException, duration_s: float) -> VerdictRecord:
+def failure_record(edit: Edit, model: ModelSpec, exc: BaseException, duration_s: float) -> VerdictRecord:
     """An `error` record for a verdict that raised: logged, and run again on resume."""
-    from fanout.store.manifest import utc_now
-
-    parsed = edit.get("parsed_edit") or {}
     detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-    return VerdictRecord(
-        model=model.name,
-        edit_rcid=int(edit["rcid"]),
-        edit_revid=int(edit.get("revid") or 0),
-        qid=str(edit.get("title")),
-        property=parsed.get("property"),
-        diff_type=(edit.get("edit_diff") or {}).get("type"),
-        timestamp=utc_now(),
-        status="error",
+    return new_record(
+        edit,
+        model.name,
+        "error",
         error=f"verdict failed: {detail}" if not isinstance(exc, TimeoutError) else "verdict did not return after its timeout",
-        edit_timestamp=edit.get("timestamp"),
         duration_s=round(duration_s, 3),
     )
 

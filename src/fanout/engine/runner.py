@@ -21,9 +21,11 @@ import anyio
 
 from fanout.store.checkpoint import CheckpointWriter, log_path, read_index, repair_torn_tail, restore_missing_views
 from fanout.config import ModelSpec, RunSettings, api_key_from_env, require_count
+from fanout.records import VerdictRecord, utc_now
+from fanout.sift.edit import Edit
 from fanout.store.edit_spool import SpooledSnapshot, spool_snapshot
 from fanout.engine.loop_lag import lag_log_path, watch_loop_lag
-from fanout.store.manifest import Manifest, load_manifest, reconcile, settings_summary, utc_now, write_manifest
+from fanout.store.manifest import Manifest, load_manifest, reconcile, settings_summary, write_manifest
 from fanout.engine.orchestrator import RunOutcome, StopControl, VerdictFn, orchestrate
 from fanout.engine.progress import Progress, Tally, show_progress
 
@@ -102,7 +104,7 @@ async def _checked_run(request: RunRequest, snapshot: SpooledSnapshot, verdict_f
 
 
 async def _run_in(
-    request: RunRequest, edits: Sequence[dict[str, Any]], manifest: Manifest, verdict_fn: VerdictFn,
+    request: RunRequest, edits: Sequence[Edit], manifest: Manifest, verdict_fn: VerdictFn,
     search_health: Callable[[], str | None] | None = None, snapshot: SpooledSnapshot | None = None,
 ) -> RunReport:
     run_dir, out, settings = request.run_dir, request.out, request.settings
@@ -166,7 +168,7 @@ async def _real_verdict_fn(
     tools = await stack.enter_async_context(open_run_toolbox(http, settings.tools, run_dir))
     limiters = {m.name: request_pacer(m.requests_per_minute) for m in settings.models if m.requests_per_minute}
 
-    async def verdict(edit: dict[str, Any], model: ModelSpec) -> Any:
+    async def verdict(edit: Edit, model: ModelSpec) -> VerdictRecord:
         return await run_verdict(
             edit, checked.get(model.name, model), chat=chat, tools=tools, prompt=prompt,
             max_turns=settings.max_turns, timeout_s=settings.verdict_timeout_s,
@@ -214,7 +216,7 @@ async def preflight(http: Any, settings: RunSettings, api_key: str | None) -> di
     return specs
 
 
-def describe_plan(request: RunRequest, edits: Sequence[dict[str, Any]], manifest: Manifest) -> None:
+def describe_plan(request: RunRequest, edits: Sequence[Edit], manifest: Manifest) -> None:
     """What --dry-run prints: the work, and what a resume would skip. Writes nothing."""
     out = request.out
     path = log_path(request.run_dir)

@@ -12,16 +12,16 @@ offline simulator can tell which edit it is being asked about.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from fanout.sift.edit import Edit
 from fanout.sift.precheck import (
     check_ontological_consistency,
     make_verification_question,
     show_property,
     show_value,
 )
-from fanout.sift.snapshot import is_term_edit
 
 MAX_CLAIM_PROPERTIES = 15
 """Above this many properties, show only the edited property's group and P31."""
@@ -57,7 +57,7 @@ PROPERTY_LABELS: dict[str, str] = {
 }
 
 
-def build_edit_context(edit: Mapping[str, Any]) -> str:
+def build_edit_context(edit: Edit) -> str:
     """The user message that opens a model's investigation of this edit."""
     sections = [
         f"Verification question: {make_verification_question(edit)}",
@@ -78,36 +78,36 @@ def build_edit_context(edit: Mapping[str, Any]) -> str:
 # --- the edit itself ---------------------------------------------------------------------
 
 
-def _edit_lines(edit: Mapping[str, Any]) -> list[str]:
-    p = edit["parsed_edit"]
-    item = edit["item"]
-    lines = [f"rcid: {edit['rcid']}", f"qid: {edit['title']}"]
-    parent = edit.get("parent_revid")
-    lines.append(f"revid: {edit['revid']}" + (f" (parent {parent})" if parent is not None else ""))
-    lines.append(f"item label: {item.get('label_en') or '(no English label)'}")
-    lines.append(f"item description: {item.get('description_en') or '(none)'}")
-    lines.append(f"change: {edit['edit_diff']['type']} ({p['operation']})")
-    if p["property"]:
-        lines.append(f"property: {show_property(p['property'], p['property_label'])}")
+def _edit_lines(edit: Edit) -> list[str]:
+    p = edit.parsed
+    lines = [f"rcid: {edit.rcid}", f"qid: {edit.title}"]
+    parent = edit.parent_revid
+    lines.append(f"revid: {edit.revid}" + (f" (parent {parent})" if parent is not None else ""))
+    lines.append(f"item label: {edit.item.label_en or '(no English label)'}")
+    lines.append(f"item description: {edit.item.description_en or '(none)'}")
+    lines.append(f"change: {edit.diff_type} ({p.operation})")
+    if p.property:
+        lines.append(f"property: {show_property(p.property, p.property_label)}")
     lines.extend(_value_lines(edit))
-    lines.append(f"user: {edit['user']}")
-    lines.append(f"timestamp: {edit['timestamp']}")
-    lines.append(f"tags: {', '.join(edit['tags']) if edit['tags'] else '(none)'}")
-    lines.append(f"comment: {edit.get('comment') or '(none)'}")
+    lines.append(f"user: {edit.user}")
+    lines.append(f"timestamp: {edit.timestamp}")
+    lines.append(f"tags: {', '.join(edit.tags) if edit.tags else '(none)'}")
+    lines.append(f"comment: {edit.comment or '(none)'}")
     return lines
 
 
-def _value_lines(edit: Mapping[str, Any]) -> list[str]:
-    p = edit["parsed_edit"]
-    diff = edit["edit_diff"]
-    diff_type = str(diff["type"])
-    value = show_value(p["value_raw"], p["value_label"])
+def _value_lines(edit: Edit) -> list[str]:
+    p = edit.parsed.fields
+    diff = edit.diff
+    diff_type = edit.diff_type
+    value = show_value(edit.parsed.value_raw, edit.parsed.value_label)
     old_raw = p.get("old_value_raw", diff.get("old"))
     old = None if old_raw is None else show_value(old_raw, p.get("old_value_label"))
-    if is_term_edit(edit):
+    if edit.is_term_edit:
         kind = diff_type.split("_", 1)[0]
         language = p.get("language") or diff.get("language") or "en"
-        return [f"old {kind} ({language}): {_quoted(old)}", f"new {kind} ({language}): {_quoted(p['value_raw'])}"]
+        new = edit.parsed.value_raw
+        return [f"old {kind} ({language}): {_quoted(old)}", f"new {kind} ({language}): {_quoted(new)}"]
     if diff_type == "value_removed":
         return [f"removed value: {value}"]
     if diff_type.startswith("qualifier_"):
@@ -132,8 +132,8 @@ def _quoted(text: Any) -> str:
 # --- the item's claims --------------------------------------------------------------------
 
 
-def _claim_section(edit: Mapping[str, Any]) -> list[str]:
-    claims: Mapping[str, list[Mapping[str, Any]]] = edit["item"]["claims"]
+def _claim_section(edit: Edit) -> list[str]:
+    claims = edit.item.claims
     shown = _properties_to_show(edit, list(claims))
     header = "Item claims at this revision (after the edit)"
     if len(shown) < len(claims):
@@ -146,11 +146,11 @@ def _claim_section(edit: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _properties_to_show(edit: Mapping[str, Any], pids: list[str]) -> list[str]:
+def _properties_to_show(edit: Edit, pids: list[str]) -> list[str]:
     ordered = sorted(pids, key=lambda pid: (pid != "P31", int(pid[1:])))
     if len(ordered) <= MAX_CLAIM_PROPERTIES:
         return ordered
-    keep = {"P31"} | _group_of(edit["parsed_edit"]["property"])
+    keep = {"P31"} | _group_of(edit.parsed.property)
     return [pid for pid in ordered if pid in keep]
 
 
@@ -161,13 +161,13 @@ def _group_of(pid: str | None) -> frozenset[str]:
     return frozenset({pid}).union(*groups)
 
 
-def _property_name(edit: Mapping[str, Any], pid: str) -> str:
-    p = edit["parsed_edit"]
-    label = p["property_label"] if pid == p["property"] else PROPERTY_LABELS.get(pid)
+def _property_name(edit: Edit, pid: str) -> str:
+    p = edit.parsed
+    label = p.property_label if pid == p.property else PROPERTY_LABELS.get(pid)
     return show_property(pid, label)
 
 
-def _claim_values(values: list[Mapping[str, Any]]) -> str:
+def _claim_values(values: Sequence[Mapping[str, Any]]) -> str:
     shown = [_claim_value(v) for v in values[:MAX_VALUES_PER_PROPERTY]]
     extra = len(values) - len(shown)
     if extra > 0:
@@ -192,14 +192,14 @@ def _claim_value(claim: Mapping[str, Any]) -> str:
 # --- prefetched references and warnings ---------------------------------------------------
 
 
-def _reference_section(edit: Mapping[str, Any]) -> list[str]:
-    references = edit.get("prefetched_references") or []
+def _reference_section(edit: Edit) -> list[str]:
+    references = edit.references
     if not references:
         return []
     lines = ["References attached to the edit (text fetched in advance; check it yourself)"]
     for n, ref in enumerate(references[:MAX_REFERENCES], start=1):
-        lines.append(f"[{n}] {ref['url']}")
-        lines.append(_truncate(str(ref["text"]).strip(), MAX_REFERENCE_CHARS))
+        lines.append(f"[{n}] {ref.url}")
+        lines.append(_truncate(ref.text.strip(), MAX_REFERENCE_CHARS))
     if len(references) > MAX_REFERENCES:
         lines.append(f"({len(references) - MAX_REFERENCES} more references not shown)")
     return lines
@@ -211,7 +211,7 @@ def _truncate(text: str, limit: int) -> str:
     return f"{text[:limit]} [... truncated: {len(text) - limit} more characters]"
 
 
-def _warning_section(edit: Mapping[str, Any]) -> list[str]:
+def _warning_section(edit: Edit) -> list[str]:
     warnings = check_ontological_consistency(edit)
     lines = ["Consistency warnings (from the item's own claims)"]
     lines.extend(f"- {w}" for w in warnings)

@@ -14,10 +14,10 @@ adding one is a one-line change.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from fanout.sift.snapshot import QID_RE, is_term_edit
+from fanout.sift.edit import Edit
+from fanout.sift.snapshot import QID_RE
 
 HUMAN = "Q5"
 BIRTH, DEATH = "P569", "P570"
@@ -94,10 +94,10 @@ NOT_FOR_PEOPLE: dict[str, NotForPeople] = {
 ADDED_OR_CHANGED = ("value_added", "value_changed")
 
 
-def subject(edit: Mapping[str, Any]) -> str:
+def subject(edit: Edit) -> str:
     """`Douglas Adams (Q42)`, or the bare QID for an item without an English label."""
-    label = edit["item"].get("label_en")
-    return f"{label} ({edit['title']})" if label else str(edit["title"])
+    label = edit.item.label_en
+    return f"{label} ({edit.title})" if label else edit.title
 
 
 def show_value(raw: Any, label: Any) -> str:
@@ -118,11 +118,11 @@ def show_property(pid: str | None, label: str | None) -> str:
 # --- the verification question ----------------------------------------------------------
 
 
-def make_verification_question(edit: Mapping[str, Any]) -> str:
+def make_verification_question(edit: Edit) -> str:
     """One question about exactly what this edit changed."""
-    diff_type = str(edit["edit_diff"]["type"])
+    diff_type = edit.diff_type
     kind = diff_type.split("_", 1)[0]
-    if is_term_edit(edit):
+    if edit.is_term_edit:
         return _term_question(edit, kind, diff_type)
     if kind == "qualifier":
         return _qualifier_question(edit, diff_type)
@@ -133,21 +133,21 @@ def make_verification_question(edit: Mapping[str, Any]) -> str:
     return _value_question(edit, diff_type)
 
 
-def _claim_phrase(edit: Mapping[str, Any]) -> str:
-    p = edit["parsed_edit"]
-    value = show_value(p["value_raw"], p["value_label"])
-    return f"{subject(edit)} has {show_property(p['property'], p['property_label'])} {value}"
+def _claim_phrase(edit: Edit) -> str:
+    p = edit.parsed
+    value = show_value(p.value_raw, p.value_label)
+    return f"{subject(edit)} has {show_property(p.property, p.property_label)} {value}"
 
 
-def _old_value(edit: Mapping[str, Any]) -> str | None:
-    p = edit["parsed_edit"]
-    raw = p.get("old_value_raw", edit["edit_diff"].get("old"))
+def _old_value(edit: Edit) -> str | None:
+    fields = edit.parsed.fields
+    raw = fields.get("old_value_raw", edit.diff.get("old"))
     if raw is None:
         return None
-    return show_value(raw, p.get("old_value_label"))
+    return show_value(raw, fields.get("old_value_label"))
 
 
-def _value_question(edit: Mapping[str, Any], diff_type: str) -> str:
+def _value_question(edit: Edit, diff_type: str) -> str:
     if diff_type == "value_removed":
         return f"Was it right to remove the claim that {_claim_phrase(edit)}?"
     old = _old_value(edit)
@@ -156,19 +156,19 @@ def _value_question(edit: Mapping[str, Any], diff_type: str) -> str:
     return f"Is it correct that {_claim_phrase(edit)}?"
 
 
-def _qualifier_question(edit: Mapping[str, Any], diff_type: str) -> str:
-    p = edit["parsed_edit"]
+def _qualifier_question(edit: Edit, diff_type: str) -> str:
+    p = edit.parsed.fields
     qualifier = show_property(p.get("qualifier_property"), p.get("qualifier_property_label"))
-    value = show_value(p.get("qualifier_value_raw", edit["edit_diff"].get("new")), p.get("qualifier_value_label"))
+    value = show_value(p.get("qualifier_value_raw", edit.diff.get("new")), p.get("qualifier_value_label"))
     if diff_type == "qualifier_removed":
-        value = show_value(edit["edit_diff"].get("old"), p.get("qualifier_value_label"))
+        value = show_value(edit.diff.get("old"), p.get("qualifier_value_label"))
         return f"Was it right to remove {qualifier} {value} from the statement that {_claim_phrase(edit)}?"
     return f"Is it correct that {qualifier} is {value} for the statement that {_claim_phrase(edit)}?"
 
 
-def _reference_question(edit: Mapping[str, Any], diff_type: str) -> str:
-    p = edit["parsed_edit"]
-    diff = edit["edit_diff"]
+def _reference_question(edit: Edit, diff_type: str) -> str:
+    p = edit.parsed.fields
+    diff = edit.diff
     removed = diff_type == "reference_removed"
     ref = p.get("reference_value", diff.get("old") if removed else diff.get("new"))
     ref_text = str(ref)
@@ -179,24 +179,23 @@ def _reference_question(edit: Mapping[str, Any], diff_type: str) -> str:
     return f"Does {ref_text} support the statement that {_claim_phrase(edit)}?"
 
 
-def _rank_question(edit: Mapping[str, Any]) -> str:
-    diff = edit["edit_diff"]
+def _rank_question(edit: Edit) -> str:
+    diff = edit.diff
     return (
         f"Was it right to change the rank of the statement that {_claim_phrase(edit)} "
         f"from {diff.get('old')} to {diff.get('new')}?"
     )
 
 
-def _term_question(edit: Mapping[str, Any], kind: str, diff_type: str) -> str:
-    p = edit["parsed_edit"]
-    language = p.get("language") or edit["edit_diff"].get("language") or "en"
+def _term_question(edit: Edit, kind: str, diff_type: str) -> str:
+    language = edit.parsed.fields.get("language") or edit.diff.get("language") or "en"
     if kind == "sitelink":
         term = f"{language} sitelink"
     else:
         term = f"{'English' if language == 'en' else repr(language)} {kind}"
-    old, new = edit["edit_diff"].get("old"), p["value_raw"]
-    description = edit["item"].get("description_en")
-    about = f'{edit["title"]} (described as "{description}")' if description else str(edit["title"])
+    old, new = edit.diff.get("old"), edit.parsed.value_raw
+    description = edit.item.description_en
+    about = f'{edit.title} (described as "{description}")' if description else edit.title
     if diff_type.endswith("_removed") or new is None:
         return f'Was it right to remove the {term} "{old}" from {about}?'
     if old:
@@ -241,18 +240,19 @@ def parse_time(value: Any) -> WikiDate | None:
     return WikiDate(year, int(m.group(3)), int(m.group(4)))
 
 
-def check_ontological_consistency(edit: Mapping[str, Any]) -> list[str]:
+def check_ontological_consistency(edit: Edit) -> list[str]:
     """Warnings from the item's own claims and the edited value; [] when nothing is off."""
     return [*_kind_warnings(edit), *_people_warnings(edit), *_date_warnings(edit)]
 
 
-def _edited_values(edit: Mapping[str, Any]) -> list[tuple[str, Any, str]]:
+def _edited_values(edit: Edit) -> list[tuple[str, Any, str]]:
     """(property, new raw value, readable property) for each value this edit puts in."""
-    p = edit["parsed_edit"]
-    diff_type = str(edit["edit_diff"]["type"])
+    p = edit.parsed.fields
+    diff_type = edit.diff_type
     out: list[tuple[str, Any, str]] = []
-    if diff_type in ADDED_OR_CHANGED and p["property"]:
-        out.append((p["property"], p["value_raw"], show_property(p["property"], p["property_label"])))
+    if diff_type in ADDED_OR_CHANGED and edit.parsed.property:
+        pid = edit.parsed.property
+        out.append((pid, edit.parsed.value_raw, show_property(pid, edit.parsed.property_label)))
     if diff_type in ("qualifier_added", "qualifier_changed") and p.get("qualifier_property"):
         qp = p["qualifier_property"]
         out.append((qp, p.get("qualifier_value_raw"), show_property(qp, p.get("qualifier_property_label"))))
@@ -262,7 +262,7 @@ def _edited_values(edit: Mapping[str, Any]) -> list[tuple[str, Any, str]]:
     return out
 
 
-def _kind_warnings(edit: Mapping[str, Any]) -> list[str]:
+def _kind_warnings(edit: Edit) -> list[str]:
     warnings = []
     for pid, raw, shown in _edited_values(edit):
         problem = _kind_problem(pid, raw)
@@ -296,14 +296,13 @@ def _fits(kind: str, raw: Any) -> bool:
     return re.fullmatch(r"[+-]?[0-9.]+\s*,\s*[+-]?[0-9.]+", text) is not None  # COORDINATE
 
 
-def _is_human(edit: Mapping[str, Any]) -> bool:
-    return any(c.get("value") == HUMAN for c in edit["item"]["claims"].get("P31") or [])
+def _is_human(edit: Edit) -> bool:
+    return any(c.get("value") == HUMAN for c in edit.item.claims.get("P31") or [])
 
 
-def _people_warnings(edit: Mapping[str, Any]) -> list[str]:
-    claims = edit["item"]["claims"]
-    p = edit["parsed_edit"]
-    makes_human = p["property"] == "P31" and p["value_raw"] == HUMAN
+def _people_warnings(edit: Edit) -> list[str]:
+    claims = edit.item.claims
+    makes_human = edit.parsed.property == "P31" and edit.parsed.value_raw == HUMAN
     warnings = []
     if _is_human(edit) and not makes_human:
         for pid, _raw, shown in _edited_values(edit):
@@ -312,7 +311,7 @@ def _people_warnings(edit: Mapping[str, Any]) -> list[str]:
                 warnings.append(
                     f"{subject(edit)} is a human (P31 = Q5), but {shown} is a property of {rule.belongs_to}, not people"
                 )
-    if makes_human and str(edit["edit_diff"]["type"]) in ADDED_OR_CHANGED:
+    if makes_human and edit.diff_type in ADDED_OR_CHANGED:
         for pid, rule in NOT_FOR_PEOPLE.items():
             if claims.get(pid):
                 warnings.append(
@@ -327,13 +326,15 @@ class _DatedClaim(NamedTuple):
     shown: str
 
 
-def _life_date(edit: Mapping[str, Any], pid: str) -> _DatedClaim | None:
+def _life_date(edit: Edit, pid: str) -> _DatedClaim | None:
     """The edited value when this edit sets pid, else the item's first value for pid."""
-    p = edit["parsed_edit"]
-    if p["property"] == pid and str(edit["edit_diff"]["type"]) in ADDED_OR_CHANGED:
-        raw, label = p["value_raw"], p["value_label"]
+    p = edit.parsed
+    raw: Any
+    label: Any
+    if p.property == pid and edit.diff_type in ADDED_OR_CHANGED:
+        raw, label = p.value_raw, p.value_label
     else:
-        first = next(iter(edit["item"]["claims"].get(pid) or []), None)
+        first = next(iter(edit.item.claims.get(pid) or []), None)
         if first is None:
             return None
         raw, label = first.get("value"), first.get("label")
@@ -341,14 +342,14 @@ def _life_date(edit: Mapping[str, Any], pid: str) -> _DatedClaim | None:
     return None if date is None else _DatedClaim(date, show_value(raw, label))
 
 
-def _date_warnings(edit: Mapping[str, Any]) -> list[str]:
+def _date_warnings(edit: Edit) -> list[str]:
     birth, death = _life_date(edit, BIRTH), _life_date(edit, DEATH)
-    edited_on = parse_time(str(edit["timestamp"])[:10])
+    edited_on = parse_time(edit.timestamp[:10])
     warnings = []
     if birth and edited_on and edited_on.precedes(birth.date):
-        warnings.append(f"date of birth {birth.shown} is after the edit itself ({edit['timestamp'][:10]})")
+        warnings.append(f"date of birth {birth.shown} is after the edit itself ({edit.timestamp[:10]})")
     if death and edited_on and edited_on.precedes(death.date):
-        warnings.append(f"date of death {death.shown} is after the edit itself ({edit['timestamp'][:10]})")
+        warnings.append(f"date of death {death.shown} is after the edit itself ({edit.timestamp[:10]})")
     if birth and death:
         if death.date.precedes(birth.date):
             warnings.append(f"date of death {death.shown} is before date of birth {birth.shown}")

@@ -28,6 +28,7 @@ too). Each edit is a mapping:
       claims: {P31: [{value: Q5, label: human, qualifiers: {...}}], ...}
     prefetched_references: [{url, text}]   (optional)
 
+Validation hands each edit on as a typed, immutable fanout.sift.edit.Edit.
 Bad input stops the run before any work with one message that names the file,
 the edit (1-based index and rcid), the field and what to put there, because
 a user fixing a 500-edit file needs to find the line, not read a traceback.
@@ -59,13 +60,11 @@ from yaml.nodes import ScalarNode
 from yaml.resolver import Resolver
 
 from fanout.errors import ConfigError
+from fanout.sift.edit import Edit, is_term_diff
 
 QID_RE = re.compile(r"Q[1-9][0-9]*")
 PID_RE = re.compile(r"P[1-9][0-9]*")
 TIMESTAMP_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
-
-TERM_DIFF_PREFIXES = ("label_", "description_", "alias_", "sitelink_")
-"""edit_diff.type prefixes of edits that touch no statement (property is null)."""
 
 
 @dataclass(frozen=True)
@@ -74,18 +73,19 @@ class Snapshot:
 
     path: Path
     sha256: str
-    edits: list[dict[str, Any]]
+    edits: list[Edit]
 
 
 def load_snapshot(path: str | Path) -> Snapshot:
     """Read, parse and validate a snapshot; raise ConfigError on the first problem."""
     path = Path(path)
     raw = _read_bytes(path)
-    edits = _edit_list(path, _parse_yaml(path, raw))
+    edits: list[Edit] = []
     seen: dict[int, int] = {}
-    for index, edit in enumerate(edits, start=1):
-        _validate_edit(_EditPlace(path, index, edit), edit)
-        _check_unique_rcid(_EditPlace(path, index, edit), seen)
+    for index, data in enumerate(_edit_list(path, _parse_yaml(path, raw)), start=1):
+        place = _EditPlace(path, index, data)
+        edits.append(_validate_edit(place, data))
+        _check_unique_rcid(place, seen)
     return Snapshot(path=path, sha256=hashlib.sha256(raw).hexdigest(), edits=edits)
 
 
@@ -102,7 +102,7 @@ def file_sha256(path: str | Path) -> str:
 class EditSink(Protocol):
     """Where stream_snapshot puts validated edits; `clear` undoes the adds of an attempt it restarts."""
 
-    def add(self, edit: dict[str, Any]) -> None: ...
+    def add(self, edit: Edit) -> None: ...
 
     def clear(self) -> None: ...
 
@@ -130,12 +130,6 @@ def stream_snapshot(path: str | Path, sink: EditSink) -> None:
         return
     if problem is not None:
         raise problem
-
-
-def is_term_edit(edit: Mapping[str, Any]) -> bool:
-    """True for label, description, alias and sitelink edits (no statement involved)."""
-    diff_type = (edit.get("edit_diff") or {}).get("type") or ""
-    return str(diff_type).startswith(TERM_DIFF_PREFIXES)
 
 
 # --- the file ------------------------------------------------------------------------
@@ -267,12 +261,12 @@ def _stream_edits(path: Path, loader: Any, sink: EditSink) -> ConfigError | None
     problem: ConfigError | None = None
     index = 0
     while not loader.check_event(SequenceEndEvent):
-        edit = _build_value(loader)
+        data = _build_value(loader)
         index += 1
         if problem is None:
-            place = _EditPlace(path, index, edit)
+            place = _EditPlace(path, index, data)
             try:
-                _validate_edit(place, edit)
+                edit = _validate_edit(place, data)
                 _check_unique_rcid(place, seen)
             except ConfigError as exc:
                 problem = exc
@@ -442,19 +436,21 @@ FIELDS: tuple[_Field, ...] = (
 )
 
 
-def _validate_edit(place: _EditPlace, edit: Any) -> None:
-    if not isinstance(edit, Mapping):
+def _validate_edit(place: _EditPlace, data: Any) -> Edit:
+    """The Edit of one snapshot entry; ConfigError, naming the entry and the field, when it is not one."""
+    if not isinstance(data, dict):
         raise ConfigError(
             f"snapshot {place.path}: edit #{place.index} must be a mapping with rcid, revid, title, ..., "
-            f"got {_describe(edit)}"
+            f"got {_describe(data)}"
         )
     for rule in FIELDS:
-        _check_field(place, edit, rule)
-    _check_statement_fields(place, edit)
-    _check_claims(place, edit["item"]["claims"])
-    _check_references(place, edit.get("prefetched_references") or [])
-    if isinstance(edit["timestamp"], dt.datetime):
-        edit["timestamp"] = _iso_utc(edit["timestamp"])
+        _check_field(place, data, rule)
+    _check_statement_fields(place, data)
+    _check_claims(place, data["item"]["claims"])
+    _check_references(place, data.get("prefetched_references") or [])
+    if isinstance(data["timestamp"], dt.datetime):
+        data["timestamp"] = _iso_utc(data["timestamp"])
+    return Edit.from_validated(data)
 
 
 def _check_field(place: _EditPlace, edit: Mapping[str, Any], rule: _Field) -> None:
@@ -473,10 +469,10 @@ def _check_field(place: _EditPlace, edit: Mapping[str, Any], rule: _Field) -> No
 
 def _check_statement_fields(place: _EditPlace, edit: Mapping[str, Any]) -> None:
     """A statement edit needs its property, label and value; only term edits may omit them."""
-    if is_term_edit(edit):
+    diff_type = edit["edit_diff"]["type"]
+    if is_term_diff(diff_type):
         return
     parsed = edit["parsed_edit"]
-    diff_type = edit["edit_diff"]["type"]
     for name, expected in (
         ("property", "a property id like P569"),
         ("property_label", "the property's English label"),

@@ -22,18 +22,19 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
 import aiolimiter
 import anyio
 
 from fanout.config import ModelSpec, RunSettings
+from fanout.sift.edit import Edit
 from fanout.sift.edit_context import build_edit_context
 from fanout.errors import ProviderError
 from fanout.llm.chat import ChatClient, ChatResult, ToolCall
 from fanout.sift.prompt import REPAIR_REQUEST, VERDICT_REQUEST, Prompt
 from fanout.sift.provenance import check_provenance
+from fanout.sift.record import new_record
 from fanout.records import (
     PROVENANCES,
     VERDICTS,
@@ -133,7 +134,7 @@ class ParsedVerdict(NamedTuple):
 
 
 async def run_verdict(
-    edit: dict[str, Any],
+    edit: Edit,
     model: ModelSpec,
     *,
     chat: ChatClient,
@@ -370,7 +371,7 @@ def normalised(found: dict[str, Any]) -> dict[str, Any]:
 
 
 def build_record(
-    edit: dict[str, Any],
+    edit: Edit,
     model: ModelSpec,
     prompt: Prompt,
     state: Investigation,
@@ -390,24 +391,16 @@ def build_record(
         (Source(s["url"], s["supports_claim"], s["provenance"]) for s in verdict.get("sources", [])), state.tool_log
     )
     warnings.extend(provenance_warnings)
-    parsed_edit = edit.get("parsed_edit") or {}
-    return VerdictRecord(
-        model=model.name,
-        edit_rcid=int(edit["rcid"]),
-        edit_revid=int(edit.get("revid") or 0),
-        qid=str(edit.get("title") or ""),
-        property=parsed_edit.get("property"),
-        diff_type=(edit.get("edit_diff") or {}).get("type"),
-        timestamp=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        status=outcome.status,
+    return new_record(
+        edit,
+        model.name,
+        outcome.status,
         verdict=verdict.get("verdict"),
         rationale=verdict.get("rationale"),
         sources=sources,
         token_usage=state.usage,
         cost_usd=state.cost_usd(),
-        timeout=outcome.status == "timeout",
         served_model=state.served_model,
-        edit_timestamp=edit.get("timestamp"),
         error=outcome.error,
         raw_verdict=None if outcome.verdict else outcome.raw,
         warnings=warnings,

@@ -4,8 +4,9 @@
 again only when its verdicts start. So the snapshot is streamed once
 (fanout.sift.snapshot.stream_snapshot), each validated edit is written as one JSON
 line to a spool file, and the run keeps in memory only two numbers per edit:
-where its line starts and its rcid. An edit is read back (one pread and one
-json.loads, about 20 us) when the scheduler hands it to a verdict.
+where its line starts and its rcid. An edit is read back (one pread, one
+json.loads and one Edit, about 15 us) when the scheduler hands it to a
+verdict; the models that ask for it right after share that Edit.
 
 The spool of a run is kept in the run directory (`snapshot.cache`), labelled
 with the snapshot's sha256, so a resume of a large snapshot skips the YAML
@@ -15,7 +16,8 @@ from elsewhere cannot run code; an edit that JSON cannot hold exactly (an
 unquoted YAML date inside a claim, say) stays in memory instead, and such a
 spool is not kept.
 
-    file: header line (padded JSON), one JSON line per edit, then the index
+    file: header line (padded JSON), one JSON line per edit (the edit as the
+          snapshot holds it, Edit.source), then the index
           (line offsets, n + 1 int64; rcids, n int64)
 """
 
@@ -26,11 +28,12 @@ import os
 import tempfile
 import time
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, overload
+from typing import BinaryIO, overload
 
+from fanout.sift.edit import Edit
 from fanout.sift.snapshot import file_sha256, stream_snapshot
 from fanout.store.layout import SPOOL_NAME
 
@@ -40,10 +43,15 @@ HEADER_BYTES = 512
 SETTLED_S = 2.0
 
 
-class EditSpool(Sequence[dict[str, Any]]):
-    """The validated edits, read back from the spool file on demand; slicing gives a view."""
+class EditSpool(Sequence[Edit]):
+    """The validated edits, read back from the spool file on demand; slicing gives a view.
 
-    def __init__(self, fh: BinaryIO, offsets: array[int], rcids: Sequence[int], inline: dict[int, dict[str, Any]],
+    The edit read last is kept: the scheduler asks for an edit once per model,
+    mostly one model after another, and an Edit never changes, so those
+    verdicts share one instead of each reading and building its own.
+    """
+
+    def __init__(self, fh: BinaryIO, offsets: array[int], rcids: Sequence[int], inline: dict[int, Edit],
                  start: int = 0, stop: int | None = None) -> None:
         self._fh = fh
         self._offsets = offsets
@@ -51,17 +59,18 @@ class EditSpool(Sequence[dict[str, Any]]):
         self._inline = inline
         self._start = start
         self._stop = len(rcids) if stop is None else stop
+        self._last: tuple[int, Edit] | None = None
 
     def __len__(self) -> int:
         return self._stop - self._start
 
     @overload
-    def __getitem__(self, index: int) -> dict[str, Any]: ...
+    def __getitem__(self, index: int) -> Edit: ...
 
     @overload
     def __getitem__(self, index: slice) -> EditSpool: ...
 
-    def __getitem__(self, index: int | slice) -> dict[str, Any] | EditSpool:
+    def __getitem__(self, index: int | slice) -> Edit | EditSpool:
         if isinstance(index, slice):
             start, stop, step = index.indices(len(self))
             if step != 1:
@@ -75,10 +84,15 @@ class EditSpool(Sequence[dict[str, Any]]):
         position = self._start + index
         if position in self._inline:
             return self._inline[position]
-        begin, end = self._offsets[position], self._offsets[position + 1]
-        return json.loads(os.pread(self._fh.fileno(), end - begin, begin))
+        if self._last is None or self._last[0] != position:
+            self._last = (position, self._read(position))
+        return self._last[1]
 
-    def __iter__(self) -> Iterator[dict[str, Any]]:
+    def _read(self, position: int) -> Edit:
+        begin, end = self._offsets[position], self._offsets[position + 1]
+        return Edit.from_validated(json.loads(os.pread(self._fh.fileno(), end - begin, begin)))
+
+    def __iter__(self) -> Iterator[Edit]:
         for index in range(len(self)):
             yield self[index]
 
@@ -88,11 +102,11 @@ class EditSpool(Sequence[dict[str, Any]]):
         return self._rcids[self._start:self._stop]
 
 
-def edit_rcids(edits: Sequence[dict[str, Any]]) -> Sequence[int]:
+def edit_rcids(edits: Sequence[Edit]) -> Sequence[int]:
     """The rcids of any sequence of edits: from the spool's index when it has one."""
     if isinstance(edits, EditSpool):
         return edits.rcids
-    return [int(edit["rcid"]) for edit in edits]
+    return [edit.rcid for edit in edits]
 
 
 class _SpoolWriter:
@@ -108,16 +122,16 @@ class _SpoolWriter:
         self.fh.write(b" " * (HEADER_BYTES - 1) + b"\n")
         self.offsets: array[int] = array("q", [HEADER_BYTES])
         self.rcids: list[int] = []
-        self.inline: dict[int, dict[str, Any]] = {}
+        self.inline: dict[int, Edit] = {}
 
-    def add(self, edit: dict[str, Any]) -> None:
-        line = _json_line(edit)
+    def add(self, edit: Edit) -> None:
+        line = _json_line(edit.source)
         if line is None:
             self.inline[len(self.rcids)] = edit
             line = b"null\n"
         self.fh.write(line)
         self.offsets.append(self.offsets[-1] + len(line))
-        self.rcids.append(int(edit["rcid"]))
+        self.rcids.append(edit.rcid)
 
     def finish(self, sha256: str, source: list[int] | None = None) -> None:
         """Append the index and fill in the header, so the file can be kept as the run's cache."""
@@ -134,13 +148,13 @@ class _SpoolWriter:
         self.fh.flush()
 
 
-def _json_line(edit: dict[str, Any]) -> bytes | None:
+def _json_line(source: Mapping[str, object]) -> bytes | None:
     """The edit as one JSON line, or None when JSON would not give back exactly the same edit."""
     try:
-        text = json.dumps(edit, ensure_ascii=False, separators=(",", ":"))
+        text = json.dumps(source, ensure_ascii=False, separators=(",", ":"))
     except (TypeError, ValueError):
         return None
-    return (text + "\n").encode() if json.loads(text) == edit else None
+    return (text + "\n").encode() if json.loads(text) == source else None
 
 
 def _int64s(values: list[int]) -> array[int] | None:
@@ -206,7 +220,7 @@ def spool_snapshot(path: str | Path, *, cache_dir: Path | None = None) -> Spoole
     return SpooledSnapshot(path, sha256, edits, writer.fh, _keepable=keepable)
 
 
-def cache_edits(run_dir: Path, path: str | Path, edits: Iterable[dict[str, Any]]) -> None:
+def cache_edits(run_dir: Path, path: str | Path, edits: Iterable[Edit]) -> None:
     """Write the run directory's cache for the snapshot at `path` from edits already known to be its
     validated edits, as a first run would have left it (`make bench` builds a million-pair resume this way
     instead of parsing 250 000 edits of YAML first)."""

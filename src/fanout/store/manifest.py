@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -95,7 +94,3 @@ def reconcile(previous: Manifest | None, current: Manifest, *, force: bool) -> M
 def write_manifest(run_dir: Path, manifest: Manifest) -> None:
     run_dir.mkdir(parents=True, exist_ok=True)
     write_atomically(run_dir / MANIFEST_NAME, dump_yaml(dataclasses.asdict(manifest)))
-
-
-def utc_now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -80,7 +80,7 @@ async def _collect(
             try:
                 return await collect_outcomes(
                     client,
-                    snapshot.edits,
+                    [edit.source for edit in snapshot.edits],
                     settings=OutcomeSettings(max_revisions=options.max_revisions, workers=options.concurrency),
                     progress=progress,
                 )

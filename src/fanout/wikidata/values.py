@@ -15,7 +15,6 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 ENTITY_URI_RE = re.compile(r"^https?://www\.wikidata\.org/entity/([QPL][1-9][0-9]*)$")
-ENTITY_ID_RE = re.compile(r"^[QPL][1-9][0-9]*$")
 JULIAN_CALENDAR = "Q1985786"
 MONTHS = (
     "January", "February", "March", "April", "May", "June",
