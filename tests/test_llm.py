@@ -7,8 +7,8 @@ model) comes from the simulator.
 
 from __future__ import annotations
 
+import dataclasses
 import json
-
 import random
 from datetime import datetime, timezone
 
@@ -21,7 +21,7 @@ from fanout.config import OPENROUTER_BASE_URL, ModelSpec, package_data
 from fanout.sift.edit_context import build_edit_context
 from fanout.errors import ProviderError
 from fanout.http.client import make_http_client
-from fanout.llm.chat import ChatClient, parse_completion
+from fanout.llm.chat import CHAT_RETRY, ChatClient, parse_completion
 from fanout.retry import RetryPolicy, parse_retry_after, retry_after_from_metadata
 from fanout.sim import running_simulator
 from fanout.sift.snapshot import load_snapshot
@@ -63,6 +63,10 @@ def sleeps() -> Sleeps:
     return Sleeps()
 
 
+def attempts(n: int) -> RetryPolicy:
+    return dataclasses.replace(CHAT_RETRY, max_attempts=n)
+
+
 def client(http: httpx.AsyncClient, sleeps: Sleeps, base_url: str = LOCAL, **kwargs) -> ChatClient:
     return ChatClient(base_url=base_url, api_key=kwargs.pop("api_key", None), http=http, sleep=sleeps, clock=sleeps.clock,
                       **kwargs)
@@ -99,7 +103,7 @@ async def test_after_a_429_with_retry_after_the_model_waits_before_its_next_requ
         {MODEL.name: httpx.Response(429, headers={"Retry-After": "5"}, json=error_body(429, "slow down"))}
     )
     respx.post(f"{LOCAL}/chat/completions").mock(side_effect=respond)
-    chat = client(http, sleeps, max_attempts=1)
+    chat = client(http, sleeps, retry=attempts(1))
     with pytest.raises(ProviderError):
         await chat.complete(MODEL, MESSAGES)  # gives up at once (one attempt), but the gate is closed
     await chat.complete(HAIKU, MESSAGES)
@@ -116,7 +120,7 @@ async def test_after_a_429_with_retry_after_the_model_waits_before_its_next_requ
 async def test_a_429_without_retry_after_closes_no_gate(http, sleeps):
     respond, sent = answer_by_model({MODEL.name: httpx.Response(429, json=error_body(429, "slow down"))})
     respx.post(f"{LOCAL}/chat/completions").mock(side_effect=respond)
-    chat = client(http, sleeps, max_attempts=1)
+    chat = client(http, sleeps, retry=attempts(1))
     with pytest.raises(ProviderError):
         await chat.complete(MODEL, MESSAGES)
     await chat.complete(MODEL, MESSAGES)
@@ -141,7 +145,7 @@ async def test_a_503_every_time_gives_up_after_max_attempts_with_a_provider_erro
         return_value=httpx.Response(503, json=error_body(503, "no provider available"))
     )
     with pytest.raises(ProviderError) as caught:
-        await client(http, sleeps, max_attempts=3).complete(MODEL, MESSAGES)
+        await client(http, sleeps, retry=attempts(3)).complete(MODEL, MESSAGES)
     assert caught.value.status == 503
     assert caught.value.retryable is True
     assert "no provider available" in str(caught.value)
@@ -154,8 +158,9 @@ async def test_the_total_wait_is_bounded_even_when_attempts_remain(http, sleeps)
     route = respx.post(f"{LOCAL}/chat/completions").mock(
         return_value=httpx.Response(429, headers={"Retry-After": "4"}, json=error_body(429, "slow down"))
     )
+    retry = dataclasses.replace(CHAT_RETRY, max_attempts=10, max_total_wait_s=10.0)
     with pytest.raises(ProviderError):
-        await client(http, sleeps, max_attempts=10, max_total_wait_s=10.0).complete(MODEL, MESSAGES)
+        await client(http, sleeps, retry=retry).complete(MODEL, MESSAGES)
     assert sleeps.waits == [4.0, 4.0]
     assert route.call_count == 3
 
@@ -166,7 +171,7 @@ async def test_a_retry_after_longer_than_the_whole_budget_gives_up_without_waiti
         return_value=httpx.Response(429, headers={"Retry-After": "3600"}, json=error_body(429, "come back later"))
     )
     with pytest.raises(ProviderError) as caught:
-        await client(http, sleeps, max_total_wait_s=600.0).complete(MODEL, MESSAGES)
+        await client(http, sleeps, retry=CHAT_RETRY).complete(MODEL, MESSAGES)  # 600 s of waiting at most
     assert caught.value.retry_after == 3600.0
     assert sleeps.waits == []
     assert route.call_count == 1
@@ -354,6 +359,7 @@ def test_retry_after_is_read_as_seconds_or_as_an_http_date():
     assert parse_retry_after("Thu, 19 Feb 2026 12:00:45 GMT", now=now) == 45.0
     assert parse_retry_after("Thu, 19 Feb 2026 11:00:00 GMT", now=now) == 0.0
     assert parse_retry_after("soon") is None
+    assert parse_retry_after(None) is None
 
 
 def test_a_rate_limit_reset_in_epoch_milliseconds_becomes_seconds_to_wait():

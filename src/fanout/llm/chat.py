@@ -42,6 +42,7 @@ from fanout.retry import (
 # An error in a 200 body that names no HTTP status is most likely the upstream
 # provider failing mid-answer: treat it like a 502, which is worth retrying.
 UNKNOWN_BODY_ERROR_STATUS = 502
+CHAT_RETRY = RetryPolicy(max_attempts=6, max_total_wait_s=600.0, base_wait_s=2.0, max_wait_s=60.0)
 GENERATION_ATTEMPTS = 5
 GENERATION_DELAY_S = 0.5
 
@@ -80,8 +81,7 @@ class ChatClient:
         base_url: str,
         api_key: str | None,
         http: httpx.AsyncClient,
-        max_attempts: int = 6,
-        max_total_wait_s: float = 600.0,
+        retry: RetryPolicy = CHAT_RETRY,
         request_timeout_s: float = 120.0,
         sleep: Sleep = anyio.sleep,
         clock: Callable[[], float] = time.monotonic,
@@ -94,7 +94,7 @@ class ChatClient:
         # Any string will do for local servers, which ignore it but may insist on the header.
         self._headers = {"Authorization": f"Bearer {api_key or 'unused'}", "Accept": "application/json"}
         self._timeout = request_timeout_s
-        self.policy = RetryPolicy(max_attempts=max_attempts, max_total_wait_s=max_total_wait_s)
+        self.policy = retry
         self._sleep = sleep
         self._openrouter = is_openrouter(self.base_url)
         self._generation_lookup = self._openrouter if generation_lookup is None else generation_lookup
