@@ -12,7 +12,7 @@ import json
 import random
 from datetime import datetime, timezone
 
-import aiolimiter
+import anyio
 import httpx
 import pytest
 import respx
@@ -227,25 +227,33 @@ async def test_connection_errors_and_timeouts_are_retried(http, sleeps, failure)
     assert route.call_count == 2
 
 
-class CountingLimiter(aiolimiter.AsyncLimiter):
-    def __init__(self) -> None:
-        super().__init__(1000, 1)
-        self.acquired = 0
-
-    async def acquire(self, amount: float = 1) -> None:
-        self.acquired += 1
-        await super().acquire(amount)
-
-
 @respx.mock
-async def test_the_rate_limiter_is_acquired_before_every_attempt(http, sleeps):
+async def test_the_models_limiter_is_acquired_before_every_attempt(http, sleeps):
+    chat = client(http, sleeps)
+
+    def fail_and_close_the_gate(request: httpx.Request) -> httpx.Response:
+        chat.limiter(MODEL).rate_limited(30.0)  # as another verdict's 429 would, while this attempt fails
+        return httpx.Response(500, json=error_body(500, "oops"))
+
     respx.post(f"{LOCAL}/chat/completions").mock(side_effect=[
-        httpx.Response(500, json=error_body(500, "oops")),
-        httpx.Response(200, json=ok_body()),
+        fail_and_close_the_gate, httpx.Response(200, json=ok_body()),
     ])
-    limiter = CountingLimiter()
-    await client(http, sleeps).complete(MODEL, MESSAGES, rate_limiter=limiter)
-    assert limiter.acquired == 2
+    await chat.complete(MODEL, MESSAGES)
+    backoff, gate = sleeps.waits
+    assert backoff + gate == pytest.approx(30.0)  # the retry waited at the gate for what the backoff left
+
+
+async def test_requests_per_minute_paces_a_models_calls_evenly_with_no_burst(http, sleeps):
+    paced = ModelSpec("test/paced", requests_per_minute=1200)  # one call every 50 ms
+    with respx.mock:
+        respx.post(f"{LOCAL}/chat/completions").mock(return_value=httpx.Response(200, json=ok_body()))
+        chat = client(http, sleeps)
+        started = anyio.current_time()
+        for _ in range(3):
+            await chat.complete(paced, MESSAGES)
+        elapsed = anyio.current_time() - started
+    assert elapsed >= 0.1  # the second and the third call each waited their turn
+    assert sleeps.waits == []  # the pace is not the gate: nothing was held back by a 429
 
 
 @respx.mock

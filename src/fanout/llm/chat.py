@@ -23,13 +23,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-import aiolimiter
 import anyio
 import httpx
 
 from fanout.config import ModelSpec, is_openrouter
 from fanout.errors import ProviderError
-from fanout.llm.limits import RateGate
+from fanout.llm.limits import ModelLimiter
 from fanout.retry import (
     RetryPolicy,
     Sleep,
@@ -102,8 +101,9 @@ class ChatClient:
         """Headers and extensions every chat POST shares (see _build); made on the first call."""
         self._no_json_mode: set[str] = set()
         """Models that rejected response_format once; not asked again this run."""
-        self._gate = RateGate(clock=clock, sleep=sleep)
-        """Per model: closed after a 429 with Retry-After, until the time it named."""
+        self._clock = clock
+        self._limiters: dict[str, ModelLimiter] = {}
+        """Per model name: its pace and the gate its 429s close (see limiter)."""
 
     async def complete(
         self,
@@ -112,18 +112,17 @@ class ChatClient:
         *,
         tools: list[dict[str, Any]] | None = None,
         json_mode: bool = False,
-        rate_limiter: aiolimiter.AsyncLimiter | None = None,
     ) -> ChatResult:
         """One logical chat call: retried per the policy; raises ProviderError when it gives up."""
         use_json = json_mode and model.name not in self._no_json_mode
         try:
-            result = await self._complete_with_retries(model, messages, tools, use_json, rate_limiter)
+            result = await self._complete_with_retries(model, messages, tools, use_json)
         except ProviderError as exc:
             if not (use_json and rejects_response_format(exc)):
                 raise
             self._no_json_mode.add(model.name)
             use_json = False
-            result = await self._complete_with_retries(model, messages, tools, False, rate_limiter)
+            result = await self._complete_with_retries(model, messages, tools, False)
         result.json_mode_used = use_json
         if result.cost_usd is None and self._generation_lookup and result.response_id:
             result.cost_usd = await self.generation_cost(result.response_id)
@@ -135,22 +134,28 @@ class ChatClient:
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None,
         json_mode: bool,
-        rate_limiter: aiolimiter.AsyncLimiter | None,
     ) -> ChatResult:
         request = self._request(model, messages, tools, json_mode)
+        limiter = self.limiter(model)
 
         async def attempt() -> ChatResult:
-            await self._gate.wait(model.name)
-            if rate_limiter is not None:
-                await rate_limiter.acquire()
+            await limiter.acquire()
             try:
                 return parse_completion(await self._post(request), secret=self._api_key)
             except ProviderError as exc:
-                if exc.status == 429 and exc.retry_after:
-                    self._gate.close(model.name, exc.retry_after)
+                if exc.status == 429:
+                    limiter.rate_limited(exc.retry_after)
                 raise
 
         return await call_with_retries(attempt, self.policy, sleep=self._sleep)
+
+    def limiter(self, model: ModelSpec) -> ModelLimiter:
+        """`model`'s limiter, made on its first request from its requests_per_minute."""
+        limiter = self._limiters.get(model.name)
+        if limiter is None:
+            limiter = ModelLimiter(model.requests_per_minute, clock=self._clock, sleep=self._sleep)
+            self._limiters[model.name] = limiter
+        return limiter
 
     def _request(
         self,
