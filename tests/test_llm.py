@@ -16,12 +16,13 @@ import anyio
 import httpx
 import pytest
 import respx
+from openai.types.chat import ChatCompletion
 
 from fanout.config import OPENROUTER_BASE_URL, ModelSpec, package_data
 from fanout.sift.edit_context import build_edit_context
 from fanout.errors import ProviderError
-from fanout.http.client import make_http_client
-from fanout.llm.chat import CHAT_RETRY, ChatClient, parse_completion
+from fanout.llm.chat import CHAT_RETRY, ChatClient, ToolCall
+from fanout.llm.reply import parse_completion
 from fanout.retry import RetryPolicy, parse_retry_after, retry_after_from_metadata
 from fanout.sim import running_simulator
 from fanout.sift.snapshot import load_snapshot
@@ -227,6 +228,53 @@ async def test_connection_errors_and_timeouts_are_retried(http, sleeps, failure)
     assert route.call_count == 2
 
 
+@pytest.mark.parametrize(("failure", "message"), [
+    (httpx.ConnectError("refused for sk-or-v1-secret"), "cannot reach the endpoint: refused for [redacted]"),
+    (httpx.ReadTimeout("slow"), "the endpoint did not answer in time"),
+])
+@respx.mock
+async def test_a_connection_error_or_timeout_that_persists_is_a_retryable_provider_error(http, sleeps, failure, message):
+    respx.post(f"{LOCAL}/chat/completions").mock(side_effect=failure)
+    with pytest.raises(ProviderError) as caught:
+        await client(http, sleeps, api_key="sk-or-v1-secret", retry=attempts(1)).complete(MODEL, MESSAGES)
+    assert (str(caught.value), caught.value.status, caught.value.retryable) == (message, None, True)
+
+
+@pytest.mark.parametrize(("answer", "message"), [
+    (httpx.Response(200, text="<html>upstream hiccup</html>"), "the endpoint answered 200 with a body that is not JSON"),
+    (httpx.Response(200, json=[1, 2]), "the endpoint answered 200 with JSON that is not an object"),
+])
+@respx.mock
+async def test_a_200_body_that_cannot_be_read_is_retried_like_a_502(http, sleeps, answer, message):
+    route = respx.post(f"{LOCAL}/chat/completions").mock(side_effect=[answer, answer])
+    with pytest.raises(ProviderError) as caught:
+        await client(http, sleeps, retry=attempts(2)).complete(MODEL, MESSAGES)
+    assert (str(caught.value), caught.value.status, caught.value.retryable) == (message, 502, True)
+    assert route.call_count == 2
+
+
+@respx.mock
+async def test_a_reply_that_does_not_fit_the_sdks_type_is_read_as_it_was_sent(http, sleeps):
+    body = ok_body(None, cost=0.25)
+    body["choices"][0]["message"] = {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "Looking "}, {"type": "text", "text": "it up"}, "stray"],
+        "tool_calls": [
+            {"type": "function", "function": {"name": "web_search", "arguments": {"query": "Douglas Adams"}}},
+            "not a tool call",
+            {"id": "call_x", "type": "function", "function": {"name": "web_fetch"}},
+        ],
+    }
+    del body["choices"][0]["finish_reason"]
+    respx.post(f"{LOCAL}/chat/completions").mock(return_value=httpx.Response(200, json=body))
+    result = await client(http, sleeps).complete(MODEL, MESSAGES)
+    assert result.content == "Looking it up"
+    assert result.tool_calls == [
+        ToolCall("call_0", "web_search", '{"query": "Douglas Adams"}'), ToolCall("call_x", "web_fetch", "{}"),
+    ]
+    assert (result.finish_reason, result.cost_usd, result.prompt_tokens) == ("tool_calls", 0.25, 100)
+
+
 @respx.mock
 async def test_the_models_limiter_is_acquired_before_every_attempt(http, sleeps):
     chat = client(http, sleeps)
@@ -357,7 +405,7 @@ async def test_tool_calls_from_a_real_server_arrive_as_tool_call_tuples(sleeps):
 
 def test_a_body_without_choices_is_a_retryable_provider_error():
     with pytest.raises(ProviderError) as caught:
-        parse_completion({"id": "x", "choices": []})
+        parse_completion(ChatCompletion.model_construct(id="x", choices=[]))
     assert caught.value.retryable is True
 
 
@@ -386,16 +434,18 @@ def test_backoff_grows_exponentially_within_its_jitter_band_and_never_undercuts_
     assert policy.backoff(1, 30.0, rng) == 30.0
 
 
-async def test_a_chat_request_is_the_one_httpx_would_build_from_json():
-    """ChatClient builds its POST from a template; headers (in order), body, URL and timeout match httpx's own."""
-    request = {"model": "m", "messages": [{"role": "user", "content": "h\u00e9llo \u2028 \u2603"}], "temperature": 0.5}
-    async with make_http_client(2, user_agent="fanout-test") as http:
-        chat = ChatClient(base_url=OPENROUTER_BASE_URL, api_key="sk-test", http=http)
-        expected = http.build_request("POST", chat._url, json=request, headers=chat._headers, timeout=chat._timeout)
-        for _ in range(2):  # the template's first use and a later one
-            built = chat._build(request)
-            assert built.headers.raw == expected.headers.raw
-            assert (built.method, built.url, built.content) == (expected.method, expected.url, expected.content)
-            assert built.extensions == expected.extensions
-        http.cookies.set("session", "x", domain="openrouter.ai")  # a jar with cookies: httpx's own path
-        assert chat._build(request).headers["cookie"] == "session=x"
+@respx.mock
+async def test_a_chat_request_carries_the_key_the_runs_user_agent_its_timeout_and_the_body_as_utf8_json():
+    route = respx.post(f"{OPENROUTER_BASE_URL}/chat/completions").mock(
+        return_value=httpx.Response(200, json=ok_body(cost=0.001))
+    )
+    messages = [{"role": "user", "content": "h\u00e9llo \u2028 \u2603"}]
+    async with httpx.AsyncClient(headers={"User-Agent": "fanout-test"}) as http:
+        chat = ChatClient(base_url=OPENROUTER_BASE_URL, api_key="sk-test", http=http, request_timeout_s=7.5)
+        await chat.complete(MODEL, messages)
+    request = route.calls[0].request
+    expected = {"model": MODEL.name, "messages": messages, "usage": {"include": True}}
+    assert request.content == json.dumps(expected, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    assert (request.headers["authorization"], request.headers["user-agent"]) == ("Bearer sk-test", "fanout-test")
+    assert request.headers["content-type"] == "application/json"
+    assert request.extensions["timeout"] == {"connect": 7.5, "read": 7.5, "write": 7.5, "pool": 7.5}
