@@ -7,21 +7,22 @@ model) comes from the simulator.
 
 from __future__ import annotations
 
+import dataclasses
 import json
-
 import random
 from datetime import datetime, timezone
 
-import aiolimiter
+import anyio
 import httpx
 import pytest
 import respx
+from openai.types.chat import ChatCompletion
 
 from fanout.config import OPENROUTER_BASE_URL, ModelSpec, package_data
 from fanout.sift.edit_context import build_edit_context
 from fanout.errors import ProviderError
-from fanout.http.client import make_http_client
-from fanout.llm.chat import ChatClient, parse_completion
+from fanout.llm.chat import CHAT_RETRY, ChatClient, ToolCall
+from fanout.llm.reply import parse_completion
 from fanout.retry import RetryPolicy, parse_retry_after, retry_after_from_metadata
 from fanout.sim import running_simulator
 from fanout.sift.snapshot import load_snapshot
@@ -63,6 +64,10 @@ def sleeps() -> Sleeps:
     return Sleeps()
 
 
+def attempts(n: int) -> RetryPolicy:
+    return dataclasses.replace(CHAT_RETRY, max_attempts=n)
+
+
 def client(http: httpx.AsyncClient, sleeps: Sleeps, base_url: str = LOCAL, **kwargs) -> ChatClient:
     return ChatClient(base_url=base_url, api_key=kwargs.pop("api_key", None), http=http, sleep=sleeps, clock=sleeps.clock,
                       **kwargs)
@@ -99,7 +104,7 @@ async def test_after_a_429_with_retry_after_the_model_waits_before_its_next_requ
         {MODEL.name: httpx.Response(429, headers={"Retry-After": "5"}, json=error_body(429, "slow down"))}
     )
     respx.post(f"{LOCAL}/chat/completions").mock(side_effect=respond)
-    chat = client(http, sleeps, max_attempts=1)
+    chat = client(http, sleeps, retry=attempts(1))
     with pytest.raises(ProviderError):
         await chat.complete(MODEL, MESSAGES)  # gives up at once (one attempt), but the gate is closed
     await chat.complete(HAIKU, MESSAGES)
@@ -116,7 +121,7 @@ async def test_after_a_429_with_retry_after_the_model_waits_before_its_next_requ
 async def test_a_429_without_retry_after_closes_no_gate(http, sleeps):
     respond, sent = answer_by_model({MODEL.name: httpx.Response(429, json=error_body(429, "slow down"))})
     respx.post(f"{LOCAL}/chat/completions").mock(side_effect=respond)
-    chat = client(http, sleeps, max_attempts=1)
+    chat = client(http, sleeps, retry=attempts(1))
     with pytest.raises(ProviderError):
         await chat.complete(MODEL, MESSAGES)
     await chat.complete(MODEL, MESSAGES)
@@ -141,7 +146,7 @@ async def test_a_503_every_time_gives_up_after_max_attempts_with_a_provider_erro
         return_value=httpx.Response(503, json=error_body(503, "no provider available"))
     )
     with pytest.raises(ProviderError) as caught:
-        await client(http, sleeps, max_attempts=3).complete(MODEL, MESSAGES)
+        await client(http, sleeps, retry=attempts(3)).complete(MODEL, MESSAGES)
     assert caught.value.status == 503
     assert caught.value.retryable is True
     assert "no provider available" in str(caught.value)
@@ -154,8 +159,9 @@ async def test_the_total_wait_is_bounded_even_when_attempts_remain(http, sleeps)
     route = respx.post(f"{LOCAL}/chat/completions").mock(
         return_value=httpx.Response(429, headers={"Retry-After": "4"}, json=error_body(429, "slow down"))
     )
+    retry = dataclasses.replace(CHAT_RETRY, max_attempts=10, max_total_wait_s=10.0)
     with pytest.raises(ProviderError):
-        await client(http, sleeps, max_attempts=10, max_total_wait_s=10.0).complete(MODEL, MESSAGES)
+        await client(http, sleeps, retry=retry).complete(MODEL, MESSAGES)
     assert sleeps.waits == [4.0, 4.0]
     assert route.call_count == 3
 
@@ -166,7 +172,7 @@ async def test_a_retry_after_longer_than_the_whole_budget_gives_up_without_waiti
         return_value=httpx.Response(429, headers={"Retry-After": "3600"}, json=error_body(429, "come back later"))
     )
     with pytest.raises(ProviderError) as caught:
-        await client(http, sleeps, max_total_wait_s=600.0).complete(MODEL, MESSAGES)
+        await client(http, sleeps, retry=CHAT_RETRY).complete(MODEL, MESSAGES)  # 600 s of waiting at most
     assert caught.value.retry_after == 3600.0
     assert sleeps.waits == []
     assert route.call_count == 1
@@ -222,25 +228,80 @@ async def test_connection_errors_and_timeouts_are_retried(http, sleeps, failure)
     assert route.call_count == 2
 
 
-class CountingLimiter(aiolimiter.AsyncLimiter):
-    def __init__(self) -> None:
-        super().__init__(1000, 1)
-        self.acquired = 0
+@pytest.mark.parametrize(("failure", "message"), [
+    (httpx.ConnectError("refused for sk-or-v1-secret"), "cannot reach the endpoint: refused for [redacted]"),
+    (httpx.ReadTimeout("slow"), "the endpoint did not answer in time"),
+])
+@respx.mock
+async def test_a_connection_error_or_timeout_that_persists_is_a_retryable_provider_error(http, sleeps, failure, message):
+    respx.post(f"{LOCAL}/chat/completions").mock(side_effect=failure)
+    with pytest.raises(ProviderError) as caught:
+        await client(http, sleeps, api_key="sk-or-v1-secret", retry=attempts(1)).complete(MODEL, MESSAGES)
+    assert (str(caught.value), caught.value.status, caught.value.retryable) == (message, None, True)
 
-    async def acquire(self, amount: float = 1) -> None:
-        self.acquired += 1
-        await super().acquire(amount)
+
+@pytest.mark.parametrize(("answer", "message"), [
+    (httpx.Response(200, text="<html>upstream hiccup</html>"), "the endpoint answered 200 with a body that is not JSON"),
+    (httpx.Response(200, json=[1, 2]), "the endpoint answered 200 with JSON that is not an object"),
+])
+@respx.mock
+async def test_a_200_body_that_cannot_be_read_is_retried_like_a_502(http, sleeps, answer, message):
+    route = respx.post(f"{LOCAL}/chat/completions").mock(side_effect=[answer, answer])
+    with pytest.raises(ProviderError) as caught:
+        await client(http, sleeps, retry=attempts(2)).complete(MODEL, MESSAGES)
+    assert (str(caught.value), caught.value.status, caught.value.retryable) == (message, 502, True)
+    assert route.call_count == 2
 
 
 @respx.mock
-async def test_the_rate_limiter_is_acquired_before_every_attempt(http, sleeps):
+async def test_a_reply_that_does_not_fit_the_sdks_type_is_read_as_it_was_sent(http, sleeps):
+    body = ok_body(None, cost=0.25)
+    body["choices"][0]["message"] = {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "Looking "}, {"type": "text", "text": "it up"}, "stray"],
+        "tool_calls": [
+            {"type": "function", "function": {"name": "web_search", "arguments": {"query": "Douglas Adams"}}},
+            "not a tool call",
+            {"id": "call_x", "type": "function", "function": {"name": "web_fetch"}},
+        ],
+    }
+    del body["choices"][0]["finish_reason"]
+    respx.post(f"{LOCAL}/chat/completions").mock(return_value=httpx.Response(200, json=body))
+    result = await client(http, sleeps).complete(MODEL, MESSAGES)
+    assert result.content == "Looking it up"
+    assert result.tool_calls == [
+        ToolCall("call_0", "web_search", '{"query": "Douglas Adams"}'), ToolCall("call_x", "web_fetch", "{}"),
+    ]
+    assert (result.finish_reason, result.cost_usd, result.prompt_tokens) == ("tool_calls", 0.25, 100)
+
+
+@respx.mock
+async def test_the_models_limiter_is_acquired_before_every_attempt(http, sleeps):
+    chat = client(http, sleeps)
+
+    def fail_and_close_the_gate(request: httpx.Request) -> httpx.Response:
+        chat.limiter(MODEL).rate_limited(30.0)  # as another verdict's 429 would, while this attempt fails
+        return httpx.Response(500, json=error_body(500, "oops"))
+
     respx.post(f"{LOCAL}/chat/completions").mock(side_effect=[
-        httpx.Response(500, json=error_body(500, "oops")),
-        httpx.Response(200, json=ok_body()),
+        fail_and_close_the_gate, httpx.Response(200, json=ok_body()),
     ])
-    limiter = CountingLimiter()
-    await client(http, sleeps).complete(MODEL, MESSAGES, rate_limiter=limiter)
-    assert limiter.acquired == 2
+    await chat.complete(MODEL, MESSAGES)
+    backoff, gate = sleeps.waits
+    assert backoff + gate == pytest.approx(30.0)  # the retry waited at the gate for what the backoff left
+
+
+async def test_requests_per_minute_paces_a_models_calls_evenly_with_no_burst(http, sleeps):
+    paced = ModelSpec("test/paced", requests_per_minute=1200)  # one call every 50 ms
+    with respx.mock:
+        respx.post(f"{LOCAL}/chat/completions").mock(return_value=httpx.Response(200, json=ok_body()))
+        chat = client(http, sleeps)
+        started = anyio.current_time()
+        for _ in range(3):
+            await chat.complete(paced, MESSAGES)
+        elapsed = anyio.current_time() - started
+    assert elapsed >= 0.1  # the second and the third call each waited their turn
+    assert sleeps.waits == []  # the pace is not the gate: nothing was held back by a 429
 
 
 @respx.mock
@@ -344,7 +405,7 @@ async def test_tool_calls_from_a_real_server_arrive_as_tool_call_tuples(sleeps):
 
 def test_a_body_without_choices_is_a_retryable_provider_error():
     with pytest.raises(ProviderError) as caught:
-        parse_completion({"id": "x", "choices": []})
+        parse_completion(ChatCompletion.model_construct(id="x", choices=[]))
     assert caught.value.retryable is True
 
 
@@ -354,6 +415,7 @@ def test_retry_after_is_read_as_seconds_or_as_an_http_date():
     assert parse_retry_after("Thu, 19 Feb 2026 12:00:45 GMT", now=now) == 45.0
     assert parse_retry_after("Thu, 19 Feb 2026 11:00:00 GMT", now=now) == 0.0
     assert parse_retry_after("soon") is None
+    assert parse_retry_after(None) is None
 
 
 def test_a_rate_limit_reset_in_epoch_milliseconds_becomes_seconds_to_wait():
@@ -372,16 +434,18 @@ def test_backoff_grows_exponentially_within_its_jitter_band_and_never_undercuts_
     assert policy.backoff(1, 30.0, rng) == 30.0
 
 
-async def test_a_chat_request_is_the_one_httpx_would_build_from_json():
-    """ChatClient builds its POST from a template; headers (in order), body, URL and timeout match httpx's own."""
-    request = {"model": "m", "messages": [{"role": "user", "content": "h\u00e9llo \u2028 \u2603"}], "temperature": 0.5}
-    async with make_http_client(2, user_agent="fanout-test") as http:
-        chat = ChatClient(base_url=OPENROUTER_BASE_URL, api_key="sk-test", http=http)
-        expected = http.build_request("POST", chat._url, json=request, headers=chat._headers, timeout=chat._timeout)
-        for _ in range(2):  # the template's first use and a later one
-            built = chat._build(request)
-            assert built.headers.raw == expected.headers.raw
-            assert (built.method, built.url, built.content) == (expected.method, expected.url, expected.content)
-            assert built.extensions == expected.extensions
-        http.cookies.set("session", "x", domain="openrouter.ai")  # a jar with cookies: httpx's own path
-        assert chat._build(request).headers["cookie"] == "session=x"
+@respx.mock
+async def test_a_chat_request_carries_the_key_the_runs_user_agent_its_timeout_and_the_body_as_utf8_json():
+    route = respx.post(f"{OPENROUTER_BASE_URL}/chat/completions").mock(
+        return_value=httpx.Response(200, json=ok_body(cost=0.001))
+    )
+    messages = [{"role": "user", "content": "h\u00e9llo \u2028 \u2603"}]
+    async with httpx.AsyncClient(headers={"User-Agent": "fanout-test"}) as http:
+        chat = ChatClient(base_url=OPENROUTER_BASE_URL, api_key="sk-test", http=http, request_timeout_s=7.5)
+        await chat.complete(MODEL, messages)
+    request = route.calls[0].request
+    expected = {"model": MODEL.name, "messages": messages, "usage": {"include": True}}
+    assert request.content == json.dumps(expected, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    assert (request.headers["authorization"], request.headers["user-agent"]) == ("Bearer sk-test", "fanout-test")
+    assert request.headers["content-type"] == "application/json"
+    assert request.extensions["timeout"] == {"connect": 7.5, "read": 7.5, "write": 7.5, "pool": 7.5}

@@ -24,7 +24,7 @@ from fanout.tools.pacing import HostPacer
 from fanout.tools.providers import ENTRY_POINT_GROUP, ProviderResult, SearchHit, build_providers, parse_provider_names
 from fanout.tools.providers import registry
 from fanout.tools.providers.arxiv import ArxivProvider
-from fanout.tools.providers.base import retry_after_seconds, strip_html
+from fanout.tools.providers.base import strip_html
 from fanout.tools.providers.brave import BraveProvider
 from fanout.tools.providers.duckduckgo import DuckDuckGoProvider
 from fanout.tools.providers.searxng import SearxngProvider
@@ -377,6 +377,12 @@ async def test_an_arxiv_503_is_retryable(http, respx_mock):
     assert await arxiv().search("x", http) == ProviderResult([], "arXiv answered HTTP 503 Service Unavailable", True)
 
 
+async def test_an_arxiv_408_is_retryable_as_every_remote_408_is(http, respx_mock):
+    respx_mock.get(ARXIV).respond(408)
+
+    assert await arxiv().search("x", http) == ProviderResult([], "arXiv answered HTTP 408 Request Timeout", True)
+
+
 async def test_a_query_without_words_asks_arxiv_nothing(http, respx_mock):
     assert await arxiv().search("?! --", http) == ProviderResult([])
 
@@ -452,16 +458,6 @@ async def test_searxng_reports_its_unresponsive_engines_even_when_others_answere
 
 
 # --- helpers ---------------------------------------------------------------------------------------
-
-def test_retry_after_is_read_as_seconds_or_as_an_http_date():
-    from datetime import datetime, timezone
-
-    now = datetime(2026, 1, 1, 12, 0, 0, tzinfo=timezone.utc)
-    assert retry_after_seconds({"retry-after": "30"}, now) == 30.0
-    assert retry_after_seconds({"retry-after": "Thu, 01 Jan 2026 12:01:30 GMT"}, now) == 90.0
-    assert retry_after_seconds({"retry-after": "soon"}, now) is None
-    assert retry_after_seconds({}, now) is None
-
 
 def test_strip_html_removes_marks_and_decodes_entities():
     assert strip_html('a <span class="searchmatch">b</span>  &amp;\n<b>c</b>') == "a b & c"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -10,7 +11,9 @@ import pytest
 import respx
 
 from fanout.errors import ConfigError
-from fanout.wikidata.api import DEFAULT_API_URL, ApiSettings, WikidataClient, require_contact, user_agent
+from fanout.wikidata.api import (
+    DEFAULT_API_URL, WIKIDATA_RETRY, ApiSettings, WikidataClient, require_contact, user_agent,
+)
 from fanout.wikidata.credentials import BotPassword, OAuthToken, Secret, credentials_from_env
 from fanout.wikidata.errors import LoginFailed, PermissionDenied, RevisionUnavailable, WikidataError
 from test_wikidata_world import API_URL, FakeWikidata, load, request_params
@@ -80,11 +83,21 @@ async def test_a_maxlag_answer_is_retried_after_at_least_the_retry_after_seconds
 async def test_maxlag_that_does_not_clear_gives_up_after_the_attempt_budget_with_the_servers_message() -> None:
     with respx.mock(assert_all_called=False) as router:
         FakeWikidata(router, maxlag_answers=10)
-        async with client_for(router, max_attempts=3) as (client, sleep):
+        async with client_for(router, retry=dataclasses.replace(WIKIDATA_RETRY, max_attempts=3)) as (client, sleep):
             with pytest.raises(WikidataError, match="maxlag: Waiting for 10.64.48.35: 6.5 seconds lagged") as caught:
                 await client.query({"action": "query", "meta": "userinfo"})
     assert caught.value.code == "maxlag"
     assert len(sleep.waits) == 2
+
+
+async def test_maxlag_that_does_not_clear_gives_up_after_six_attempts_by_default() -> None:
+    with respx.mock(assert_all_called=False) as router:
+        fake = FakeWikidata(router, maxlag_answers=10)
+        async with client_for(router) as (client, sleep):
+            with pytest.raises(WikidataError):
+                await client.query({"action": "query", "meta": "userinfo"})
+    assert len(fake.api_calls) == 6
+    assert len(sleep.waits) == 5
 
 
 async def test_a_maxlag_answer_without_retry_after_waits_for_the_reported_lag() -> None:

@@ -1,12 +1,18 @@
 """The errors fanout raises, one base per kind of failure.
 
     FanoutError
-    ├── ConfigError      bad input or set-up, found before any work starts:
-    │                    printed as one line, non-zero exit, no traceback
-    ├── ProviderError    an LLM endpoint failed; carries `retryable` and
-    │                    `retry_after` so the one retry policy can decide
-    └── ToolFailure      a web tool could not do its job; never escapes to
-                         the verdict: it becomes text handed back to the model
+    ├── ConfigError          bad input or set-up, found before any work starts:
+    │                        printed as one line, non-zero exit, no traceback
+    ├── RetryableError       a remote service failed; carries `retryable` and
+    │   │                    `retry_after` so the one retry policy (fanout.retry)
+    │   │                    can decide
+    │   ├── ProviderError    an LLM endpoint failed
+    │   ├── WikidataError    the Wikidata API or Special:EntityData said no
+    │   │                    (fanout.wikidata.errors)
+    │   └── SearchFailure    a search backend failed; never leaves its provider,
+    │                        it becomes an error result (fanout.tools.providers.base)
+    └── ToolFailure          a web tool could not do its job; never escapes to
+                             the verdict: it becomes text handed back to the model
 
 Foreign exceptions (httpx, openai) are translated into these once, at the
 boundary where they are caught, with `raise ... from exc`.
@@ -23,12 +29,23 @@ class ConfigError(FanoutError):
     """Bad input or set-up: the message names the problem and the fix."""
 
 
-class ProviderError(FanoutError):
-    """An LLM endpoint failed after (or instead of) answering.
+class RetryableError(FanoutError):
+    """A remote service failed, perhaps only for now.
 
-    `status` is the HTTP status or the code an error-in-a-200-body carried;
     `retryable` says whether waiting and asking again can help;
     `retry_after` is the server's own hint in seconds, if it gave one.
+    """
+
+    def __init__(self, message: str, *, retryable: bool = False, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+        self.retry_after = retry_after
+
+
+class ProviderError(RetryableError):
+    """An LLM endpoint failed after (or instead of) answering.
+
+    `status` is the HTTP status or the code an error-in-a-200-body carried.
     """
 
     def __init__(
@@ -39,10 +56,8 @@ class ProviderError(FanoutError):
         retryable: bool = False,
         retry_after: float | None = None,
     ) -> None:
-        super().__init__(message)
+        super().__init__(message, retryable=retryable, retry_after=retry_after)
         self.status = status
-        self.retryable = retryable
-        self.retry_after = retry_after
 
 
 class ToolFailure(FanoutError):

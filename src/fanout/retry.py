@@ -1,9 +1,12 @@
-"""The one retry policy for LLM calls: which failures to retry, and how long to wait.
+"""The one retry policy for remote calls: which failures to retry, and how long to wait.
 
+LLM chat calls and Wikidata requests are retried here, each caller with its
+own bounds (a RetryPolicy value); search providers do not retry, they hand
+their failure to the next provider, but classify it with the same helpers.
 The openai SDK's own retries are off (max_retries=0) so that exactly one layer
 decides; two layers would multiply attempts and ignore each other's waits.
 Whether an error is worth retrying is decided once, when it is translated into
-a ProviderError (`retryable`, `retry_after`); this module only schedules.
+a RetryableError (`retryable`, `retry_after`); this module only schedules.
 
 Waits grow exponentially with jitter (so many verdicts hit by the same 429 do
 not come back in lockstep), never undercut the server's own Retry-After, and
@@ -22,7 +25,7 @@ from typing import Any, TypeVar
 import anyio
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
 
-from fanout.errors import ProviderError
+from fanout.errors import RetryableError
 
 T = TypeVar("T")
 Sleep = Callable[[float], Awaitable[None]]
@@ -102,7 +105,7 @@ class RetryPolicy:
 
 
 def _retryable(exc: BaseException) -> bool:
-    return isinstance(exc, ProviderError) and exc.retryable
+    return isinstance(exc, RetryableError) and exc.retryable
 
 
 async def call_with_retries(
@@ -114,17 +117,17 @@ async def call_with_retries(
 ) -> T:
     """Run `attempt` until it succeeds, fails for good, or the policy's bounds are spent.
 
-    The last ProviderError is re-raised as is, so callers see the real status.
+    The last RetryableError is re-raised as is, so callers see the real status.
     Most calls succeed at once, so the first attempt runs outside tenacity (whose
     set-up costs about as much as parsing the reply); a retryable failure is then
     replayed as tenacity's own first attempt, so waits and limits count the same.
     """
     try:
         return await attempt()
-    except ProviderError as exc:
+    except RetryableError as exc:
         if not exc.retryable:
             raise
-        replayed: list[ProviderError] = [exc]
+        replayed: list[RetryableError] = [exc]
 
     async def replay_then_attempt() -> T:
         if replayed:
@@ -135,7 +138,7 @@ async def call_with_retries(
 
     def wait(state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None
-        hint = exc.retry_after if isinstance(exc, ProviderError) else None
+        hint = exc.retry_after if isinstance(exc, RetryableError) else None
         return policy.backoff(state.attempt_number, hint, jitter)
 
     def stop(state: RetryCallState) -> bool:

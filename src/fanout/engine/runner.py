@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
 import anyio
 
@@ -28,9 +28,6 @@ from fanout.engine.loop_lag import lag_log_path, watch_loop_lag
 from fanout.store.manifest import Manifest, load_manifest, reconcile, settings_summary, write_manifest
 from fanout.engine.orchestrator import RunOutcome, StopControl, VerdictFn, orchestrate
 from fanout.engine.progress import Progress, Tally, show_progress
-
-if TYPE_CHECKING:
-    from aiolimiter import AsyncLimiter
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 RUN_WIRE = os.environ.get("FANOUT_HTTP_WIRE", "aiohttp")
@@ -166,30 +163,14 @@ async def _real_verdict_fn(
     checked = await preflight(http, settings, api_key)
     chat = ChatClient(base_url=settings.base_url, api_key=api_key, http=http, request_timeout_s=settings.chat_timeout_s)
     tools = await stack.enter_async_context(open_run_toolbox(http, settings.tools, run_dir))
-    limiters = {m.name: request_pacer(m.requests_per_minute) for m in settings.models if m.requests_per_minute}
 
     async def verdict(edit: Edit, model: ModelSpec) -> VerdictRecord:
         return await run_verdict(
             edit, checked.get(model.name, model), chat=chat, tools=tools, prompt=prompt,
             max_turns=settings.max_turns, timeout_s=settings.verdict_timeout_s,
-            rate_limiter=limiters.get(model.name),
         )
 
     return verdict, tools.health.warning
-
-
-def request_pacer(requests_per_minute: float) -> AsyncLimiter:
-    """An even pace of `requests_per_minute`, with no burst.
-
-    AsyncLimiter(N, 60) is a bucket that holds N: it lets N requests through at
-    once and keeps leaking more, so close to 2N can land inside one minute and
-    a provider counting N per minute (OpenRouter counts over 10 s windows)
-    answers 429 all the same. One request every 60/N seconds keeps within N
-    per minute over any window, the short ones included.
-    """
-    from aiolimiter import AsyncLimiter
-
-    return AsyncLimiter(1, 60.0 / requests_per_minute)
 
 
 async def preflight(http: Any, settings: RunSettings, api_key: str | None) -> dict[str, ModelSpec]:

@@ -1,6 +1,9 @@
 """Talking to an OpenAI-compatible endpoint: chat calls, per-model limits, the model catalog.
 
-chat (one chat call: retries, errors in 200 bodies, cost), limits (per-model
-pacing and the gate a 429 closes), catalog (the endpoint's model listing and
-key checked before a run spends money).
+chat (one logical chat call: the model's limiter, retries, JSON mode's
+fallback, cost), endpoint (the openai SDK, the one door requests go through;
+its errors become ProviderError there), reply (a ChatCompletion read into a
+ChatResult, errors in 200 bodies included), limits (per-model pacing and the
+gate a 429 closes), catalog (the endpoint's model listing and key checked
+before a run spends money).
 """

@@ -1,11 +1,21 @@
-"""Holding back a model's requests after its provider has said when to come back.
+"""How fast one model's requests may go: an even pace, and the gate a 429 closes.
 
-A 429 with Retry-After is about the model's quota, not about the one request
-that received it. Without a gate every verdict in flight for that model finds
-out on its own, each with a 429 of its own, and each retries on its own
-jittered clock, so a model over its limit keeps hitting it. With one, the
-first 429 closes the model's gate until the time the provider named; requests
-for that model wait there instead of being sent, and other models carry on.
+Both are about the model's quota, not about any one request, so one
+ModelLimiter per model holds both and every attempt for that model passes
+it (ChatClient acquires it before each attempt, retries included).
+
+The pace is what the user told us (requests_per_minute): one request every
+60/N seconds, no burst. AsyncLimiter(N, 60) would be a bucket that holds N:
+it lets N requests through at once and keeps leaking more, so close to 2N
+can land inside one minute and a provider counting N per minute (OpenRouter
+counts over 10 s windows) answers 429 all the same. A bucket of one that
+leaks every 60/N seconds keeps within N per minute over any window.
+
+The gate is what the provider told us: a 429 with Retry-After closes it until
+the time named. Without it every verdict in flight for that model finds out
+on its own, each with a 429 of its own, and each retries on its own jittered
+clock, so a model over its limit keeps hitting it. With it, requests for that
+model wait at the gate instead of being sent, and other models carry on.
 """
 
 from __future__ import annotations
@@ -14,24 +24,40 @@ import time
 from collections.abc import Awaitable, Callable
 
 import anyio
+from aiolimiter import AsyncLimiter
 
 Sleep = Callable[[float], Awaitable[None]]
 
 
-class RateGate:
-    """One gate per model name; closed until a time a provider named, open otherwise."""
+class ModelLimiter:
+    """One model's pace and gate; `acquire` before every request, `rate_limited` after every 429."""
 
-    def __init__(self, *, clock: Callable[[], float] = time.monotonic, sleep: Sleep = anyio.sleep) -> None:
+    def __init__(
+        self,
+        requests_per_minute: float | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Sleep = anyio.sleep,
+    ) -> None:
+        self._pace = AsyncLimiter(1, 60.0 / requests_per_minute) if requests_per_minute else None
         self._clock = clock
         self._sleep = sleep
-        self._open_at: dict[str, float] = {}
+        self._open_at = 0.0
+        """The clock time the gate opens again; in the past while it is open."""
 
-    async def wait(self, model: str) -> None:
-        """Return once `model`'s gate is open (at once when it never closed)."""
-        delay = self._open_at.get(model, 0.0) - self._clock()
+    async def acquire(self) -> None:
+        """Return when the next request may be sent: the gate open, then the request's turn in the pace."""
+        delay = self._open_at - self._clock()
         if delay > 0:  # once: should a later 429 have moved the time on, the request meets it and waits again
             await self._sleep(delay)
+        if self._pace is not None:
+            await self._pace.acquire()
 
-    def close(self, model: str, seconds: float) -> None:
-        """Keep `model`'s requests back for `seconds` from now (never shortening an earlier close)."""
-        self._open_at[model] = max(self._open_at.get(model, 0.0), self._clock() + seconds)
+    def rate_limited(self, retry_after: float | None) -> None:
+        """The provider answered 429: with a Retry-After, hold every request back that long.
+
+        An earlier, longer hold is never shortened; a 429 without a hint
+        closes nothing (the retry policy's backoff is all there is to go by).
+        """
+        if retry_after:
+            self._open_at = max(self._open_at, self._clock() + retry_after)

@@ -24,7 +24,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-import aiolimiter
 import anyio
 
 from fanout.config import ModelSpec, RunSettings
@@ -142,14 +141,13 @@ async def run_verdict(
     prompt: Prompt,
     max_turns: int = RunSettings.max_turns,
     timeout_s: float = RunSettings.verdict_timeout_s,
-    rate_limiter: aiolimiter.AsyncLimiter | None = None,
 ) -> VerdictRecord:
     """Both phases for one (edit, model) pair, within `timeout_s`; always returns a record."""
     started = time.monotonic()
     state = Investigation.start(prompt.text, build_edit_context(edit))
     outcome = Outcome("timeout", error=f"no verdict within {timeout_s:g} s")
     with anyio.move_on_after(timeout_s):
-        outcome = await investigate(state, model, chat, tools, max_turns, rate_limiter)
+        outcome = await investigate(state, model, chat, tools, max_turns)
     return build_record(edit, model, prompt, state, outcome, time.monotonic() - started)
 
 
@@ -159,12 +157,11 @@ async def investigate(
     chat: ChatClient,
     tools: ToolBox,
     max_turns: int,
-    rate_limiter: aiolimiter.AsyncLimiter | None,
 ) -> Outcome:
     try:
-        if not await run_tool_phase(state, model, chat, tools, max_turns, rate_limiter):
+        if not await run_tool_phase(state, model, chat, tools, max_turns):
             return Outcome("incomplete", error="an investigation reply was cut off (finish_reason=length)")
-        return await ask_for_verdict(state, model, chat, rate_limiter)
+        return await ask_for_verdict(state, model, chat)
     except ProviderError as exc:
         return Outcome("error", error=str(exc))
 
@@ -175,11 +172,10 @@ async def run_tool_phase(
     chat: ChatClient,
     tools: ToolBox,
     max_turns: int,
-    rate_limiter: aiolimiter.AsyncLimiter | None,
 ) -> bool:
     """Phase A. False when a reply was cut off (finish_reason=length): there is no verdict to ask for."""
     for turn in range(1, max_turns + 1):
-        result = await ask(state, model, chat, tools=TOOL_SCHEMAS, rate_limiter=rate_limiter)
+        result = await ask(state, model, chat, tools=TOOL_SCHEMAS)
         truncated = result.finish_reason == "length"
         # A cut-off reply may carry half-written tool calls; they are neither kept nor run.
         state.add_reply(result, keep_tool_calls=not truncated)
@@ -209,15 +205,14 @@ async def ask_for_verdict(
     state: Investigation,
     model: ModelSpec,
     chat: ChatClient,
-    rate_limiter: aiolimiter.AsyncLimiter | None,
 ) -> Outcome:
     """Phase B: the verdict as JSON, no tools, one repair turn if the first answer does not fit."""
     state.messages.append({"role": "user", "content": VERDICT_REQUEST})
-    outcome, problem = await verdict_turn(state, model, chat, rate_limiter)
+    outcome, problem = await verdict_turn(state, model, chat)
     if outcome is not None:
         return outcome
     state.messages.append({"role": "user", "content": REPAIR_REQUEST.format(problem=problem)})
-    outcome, problem = await verdict_turn(state, model, chat, rate_limiter)
+    outcome, problem = await verdict_turn(state, model, chat)
     if outcome is not None:
         state.warnings.append("the first verdict reply did not fit the schema; a repair turn fixed it")
         return outcome
@@ -228,10 +223,9 @@ async def verdict_turn(
     state: Investigation,
     model: ModelSpec,
     chat: ChatClient,
-    rate_limiter: aiolimiter.AsyncLimiter | None,
 ) -> tuple[Outcome | None, str | None]:
     """One JSON-mode call: an Outcome when it settles the verdict, else the problem to repair."""
-    result = await ask(state, model, chat, json_mode=True, rate_limiter=rate_limiter)
+    result = await ask(state, model, chat, json_mode=True)
     state.add_reply(result, keep_tool_calls=False)
     if not result.json_mode_used:
         note_once(state, "this model rejects response_format; its verdict was parsed from plain text")
@@ -251,11 +245,10 @@ async def ask(
     *,
     tools: list[dict[str, Any]] | None = None,
     json_mode: bool = False,
-    rate_limiter: aiolimiter.AsyncLimiter | None = None,
 ) -> ChatResult:
     """One chat call on the conversation so far, trimmed to fit the model's window first."""
     fit_context(state, model)
-    result = await chat.complete(model, state.messages, tools=tools, json_mode=json_mode, rate_limiter=rate_limiter)
+    result = await chat.complete(model, state.messages, tools=tools, json_mode=json_mode)
     state.account(result, model)
     return result
 

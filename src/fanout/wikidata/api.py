@@ -30,11 +30,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 import httpx
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
 
 from fanout import __version__
 from fanout.errors import ConfigError
-from fanout.retry import parse_retry_after
+from fanout.retry import RetryPolicy, Sleep, call_with_retries, is_retryable_status, parse_retry_after
 from fanout.wikidata.credentials import BotPassword, Credentials, OAuthToken, Secret
 from fanout.wikidata.errors import LoginFailed, PermissionDenied, RevisionUnavailable, WikidataError
 
@@ -43,8 +42,7 @@ CONTACT_ENV = "FANOUT_CONTACT"
 WIKIMEDIA_DOMAINS = ("wikidata.org", "wikimedia.org", "wikipedia.org", "mediawiki.org")
 RETRYABLE_CODES = frozenset({"maxlag", "ratelimited", "readonly", "internal_api_error_DBQueryError"})
 PATROL_RIGHTS = frozenset({"patrol", "patrolmarks"})
-
-Sleep = Callable[[float], Awaitable[None]]
+WIKIDATA_RETRY = RetryPolicy(max_attempts=6, max_total_wait_s=300.0, base_wait_s=2.0, max_wait_s=60.0)
 
 
 @dataclass(frozen=True)
@@ -56,10 +54,7 @@ class ApiSettings:
     """An e-mail address or a URL where the wiki's operators can reach whoever runs this."""
     concurrency: int = 2
     maxlag: int = 5
-    max_attempts: int = 6
-    max_total_wait_s: float = 300.0
-    base_wait_s: float = 2.0
-    max_wait_s: float = 60.0
+    retry: RetryPolicy = WIKIDATA_RETRY
     timeout_s: float = 60.0
 
     @property
@@ -248,27 +243,8 @@ class WikidataClient:
     # --- retries ----------------------------------------------------------------------
 
     async def _with_retries(self, attempt: Callable[..., Awaitable[dict[str, Any]]], *args: Any) -> dict[str, Any]:
-        """Run `attempt(*args)` under the retry policy (tenacity needs the coroutine function itself)."""
-        settings = self.settings
-
-        def wait(state: RetryCallState) -> float:
-            exc = state.outcome.exception() if state.outcome else None
-            hint = exc.retry_after if isinstance(exc, WikidataError) else None
-            ceiling = min(settings.max_wait_s, settings.base_wait_s * 2 ** (state.attempt_number - 1))
-            return max(self._rng.uniform(ceiling / 2, ceiling), hint or 0.0)
-
-        def stop(state: RetryCallState) -> bool:
-            out_of_attempts = state.attempt_number >= settings.max_attempts
-            return out_of_attempts or state.idle_for + state.upcoming_sleep > settings.max_total_wait_s
-
-        retrying = AsyncRetrying(
-            retry=retry_if_exception(lambda e: isinstance(e, WikidataError) and e.retryable),
-            wait=wait,
-            stop=stop,
-            sleep=self._sleep,
-            reraise=True,
-        )
-        return await retrying(attempt, *args)
+        """Run `attempt(*args)` under the retry policy, with this wiki's bounds."""
+        return await call_with_retries(lambda: attempt(*args), self.settings.retry, sleep=self._sleep, rng=self._rng)
 
 
 def _raise_for_status(response: httpx.Response) -> None:
@@ -276,9 +252,11 @@ def _raise_for_status(response: httpx.Response) -> None:
     if status < 400:
         return
     retry_after = parse_retry_after(response.headers.get("Retry-After"))
-    retryable = status in (408, 429) or status >= 500
     raise WikidataError(
-        f"{response.request.url.host} answered HTTP {status}", status=status, retryable=retryable, retry_after=retry_after
+        f"{response.request.url.host} answered HTTP {status}",
+        status=status,
+        retryable=is_retryable_status(status),
+        retry_after=retry_after,
     )
 
 

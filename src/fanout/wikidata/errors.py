@@ -1,22 +1,23 @@
 """What can go wrong when talking to Wikidata, sorted by what the caller does next.
 
-    FanoutError (fanout.errors)
+    RetryableError (fanout.errors)
     └── WikidataError            the API or Special:EntityData said no
         ├── PermissionDenied     `permissiondenied`: an account without the patrol right
         ├── RevisionUnavailable  a revision that is deleted, suppressed or gone: skip the edit
         └── LoginFailed          the bot password or token was refused
 
-`retryable` and `retry_after` let the one retry policy in fanout.wikidata.api
-decide; every other module only sees the final outcome. Messages never carry
+`retryable` and `retry_after` (from RetryableError) let the one retry policy
+(fanout.retry, with the bounds fanout.wikidata.api gives it) decide; every
+other module only sees the final outcome. Messages never carry
 credentials: they are built from the server's error code and text alone.
 """
 
 from __future__ import annotations
 
-from fanout.errors import FanoutError
+from fanout.errors import RetryableError
 
 
-class WikidataError(FanoutError):
+class WikidataError(RetryableError):
     """The Wikidata API answered with an error, or could not be reached."""
 
     def __init__(
@@ -28,11 +29,9 @@ class WikidataError(FanoutError):
         retryable: bool = False,
         retry_after: float | None = None,
     ) -> None:
-        super().__init__(message)
+        super().__init__(message, retryable=retryable, retry_after=retry_after)
         self.code = code
         self.status = status
-        self.retryable = retryable
-        self.retry_after = retry_after
 
 
 class PermissionDenied(WikidataError):

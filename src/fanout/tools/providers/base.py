@@ -3,23 +3,25 @@
 A provider never raises for trouble at its backend: a refused key, a rate
 limit, a 5xx, a timeout or a body it cannot parse all come back as a
 ProviderResult with `error` set, and `retryable` / `rate_limited` /
-`retry_after` saying whether asking again later could help. The search chain
-(tools/search.py) reads those to fall back to the next provider. Inside a
-provider, the helpers here raise SearchFailure and `failure_result` turns it
-into that result, so each provider's code reads as the happy path.
+`retry_after` saying whether asking again later could help (classified as
+fanout.retry classifies every remote failure). The search chain
+(tools/search.py) reads those to fall back to the next provider instead of
+retrying. Inside a provider, the helpers here raise SearchFailure and its
+`result()` turns it into that result, so each provider's code reads as the
+happy path.
 """
 
 from __future__ import annotations
 
 import html
 import re
-from collections.abc import Mapping
-from datetime import datetime, timezone
-from email.utils import parsedate_to_datetime
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import anyio
 import httpx
+
+from fanout.errors import RetryableError
+from fanout.retry import is_retryable_status, parse_retry_after
 
 
 class SearchHit(NamedTuple):
@@ -53,16 +55,14 @@ class SearchProvider(Protocol):
     async def search(self, query: str, http: httpx.AsyncClient) -> ProviderResult: ...
 
 
-class SearchFailure(Exception):
-    """Raised inside a provider's search; never leaves it (see failure_result)."""
+class SearchFailure(RetryableError):
+    """Raised inside a provider's search; never leaves it (see `result`)."""
 
     def __init__(
         self, message: str, *, retryable: bool = False, rate_limited: bool = False, retry_after: float | None = None
     ) -> None:
-        super().__init__(message)
-        self.retryable = retryable
+        super().__init__(message, retryable=retryable, retry_after=retry_after)
         self.rate_limited = rate_limited
-        self.retry_after = retry_after
 
     def result(self, unresponsive: tuple[str, ...] = ()) -> ProviderResult:
         return ProviderResult(
@@ -103,12 +103,12 @@ def check_status(response: httpx.Response, *, label: str, key_variable: str | No
             f"{label} refused the API key (HTTP {status} {phrase}) (for the operator: check {key_variable})"
         )
     if status == 429:
-        wait = retry_after_seconds(response.headers)
+        wait = parse_retry_after(response.headers.get("retry-after"))
         hint = f"; it asked to wait {wait:g} s" if wait is not None else ""
         raise SearchFailure(
             f"{label} rate-limited the request (HTTP 429){hint}", retryable=True, rate_limited=True, retry_after=wait
         )
-    raise SearchFailure(f"{label} answered HTTP {status} {phrase}".rstrip(), retryable=status >= 500)
+    raise SearchFailure(f"{label} answered HTTP {status} {phrase}".rstrip(), retryable=is_retryable_status(status))
 
 
 def json_body(response: httpx.Response, *, label: str) -> Any:
@@ -117,24 +117,6 @@ def json_body(response: httpx.Response, *, label: str) -> Any:
     except ValueError as exc:
         content_type = response.headers.get("content-type", "no content type")
         raise SearchFailure(f"{label} did not return JSON (got {content_type})", retryable=True) from exc
-
-
-def retry_after_seconds(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
-    """Retry-After as seconds: either a number or an HTTP date (RFC 9110 10.2.3)."""
-    value = (headers.get("retry-after") or "").strip()
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return max(0.0, (when - (now or datetime.now(timezone.utc))).total_seconds())
 
 
 _TAG = re.compile(r"<[^>]*>")

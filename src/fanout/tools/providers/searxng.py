@@ -16,7 +16,8 @@ import httpx
 
 from fanout.checks import Check
 from fanout.config import ToolSettings
-from fanout.tools.providers.base import ProviderResult, SearchFailure, SearchHit, retry_after_seconds, text_of
+from fanout.retry import is_retryable_status, parse_retry_after
+from fanout.tools.providers.base import ProviderResult, SearchFailure, SearchHit, text_of
 
 NO_RESULTS = "web search found nothing"
 
@@ -101,13 +102,13 @@ def _check_status(response: httpx.Response, base: str) -> None:
             "`server.limiter: false` in settings.yml, safe for an instance bound to 127.0.0.1, and restart SearXNG)",
             retryable=True,
             rate_limited=True,
-            retry_after=retry_after_seconds(response.headers),
+            retry_after=parse_retry_after(response.headers.get("retry-after")),
         )
     if not response.is_success:
         phrase = httpx.codes.get_reason_phrase(status) or response.reason_phrase
         raise SearchFailure(
             f"SearXNG at {base} answered HTTP {status} {phrase} (for the operator: check `compose logs searxng`)",
-            retryable=status >= 500,
+            retryable=is_retryable_status(status),
         )
 
 

@@ -1,0 +1,106 @@
+"""The one door to an OpenAI-compatible endpoint: the openai SDK over the run's shared httpx client.
+
+A chat request goes out through `AsyncOpenAI.post("/chat/completions",
+body=..., cast_to=httpx.Response)`, the SDK's public lower-level call, and
+not `chat.completions.create`: create's request transform walks every
+message of the conversation on every call (about 4.7 ms of CPU per call on a
+20-message conversation with tools), and the request we send is already in
+the wire's shape. The reply becomes the SDK's ChatCompletion here, with
+pydantic's validating parser (cast_to=ChatCompletion would build it field by
+field, unvalidated, at over ten times the CPU), and fanout.llm.reply reads it.
+
+The SDK's retries are off (max_retries=0): fanout.retry is the one retry
+layer. Its exceptions are translated here, once, into ProviderError, with
+the status, the server's message and its Retry-After; the key never appears
+in a message. Importing the SDK costs most of a second, so fanout.llm.chat
+imports this module only when a ChatClient is made.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+import openai
+from openai.types.chat import ChatCompletion
+
+from fanout.errors import ProviderError
+from fanout.llm.reply import UNKNOWN_BODY_ERROR_STATUS, ChatResult, parse_completion, redact
+from fanout.retry import is_retryable_status, parse_retry_after, retry_after_from_metadata
+
+
+class Endpoint:
+    """Chat completions from one base URL; a request body in, a ChatResult or a ProviderError out."""
+
+    def __init__(self, *, base_url: str, api_key: str | None, http: httpx.AsyncClient, timeout_s: float) -> None:
+        self._secret = api_key
+        self._client = openai.AsyncOpenAI(
+            base_url=base_url,
+            api_key=api_key or "unused",  # local servers ignore it, but some insist on the header
+            http_client=http,
+            max_retries=0,
+            timeout=timeout_s,
+            # Chat requests name fanout, as every other request on the shared client does.
+            default_headers={"User-Agent": http.headers.get("User-Agent", "")},
+        )
+
+    async def complete(self, body: dict[str, Any]) -> ChatResult:
+        """POST one chat completion; every failure, in the status or in the body, is a ProviderError."""
+        try:
+            response = await self._client.post("/chat/completions", body=body, cast_to=httpx.Response)
+        except openai.APIStatusError as exc:
+            raise status_error(exc, secret=self._secret) from exc
+        except openai.APITimeoutError as exc:
+            raise ProviderError("the endpoint did not answer in time", retryable=True) from exc
+        except openai.APIConnectionError as exc:  # no response at all: the cause says why
+            detail = redact(str(exc.__cause__ or exc), self._secret)
+            raise ProviderError(f"cannot reach the endpoint: {detail}", retryable=True) from exc
+        return parse_completion(read_completion(response.content), secret=self._secret)
+
+
+def read_completion(content: bytes) -> ChatCompletion:
+    """The body as the SDK's ChatCompletion, extras (usage.cost, error) kept as extra fields.
+
+    A well-formed reply is validated in one pass (about 9 µs); one that does
+    not fit the type (an error object instead of choices, arguments that are
+    not a string, a missing id) is built field by field without validation,
+    so that it is read as leniently as the raw JSON would be.
+    """
+    try:
+        return ChatCompletion.model_validate_json(content)
+    except ValueError:  # pydantic's ValidationError is one
+        pass
+    try:
+        data = json.loads(content)
+    except ValueError as exc:
+        raise malformed_body("a body that is not JSON") from exc
+    if not isinstance(data, dict):
+        raise malformed_body("JSON that is not an object")
+    return ChatCompletion.model_construct(**data)
+
+
+def malformed_body(what: str) -> ProviderError:
+    """A 200 that cannot be read: most likely a proxy or provider failing mid-answer, so worth retrying."""
+    return ProviderError(f"the endpoint answered 200 with {what}", status=UNKNOWN_BODY_ERROR_STATUS, retryable=True)
+
+
+def status_error(exc: openai.APIStatusError, *, secret: str | None) -> ProviderError:
+    """Translate an HTTP error status, keeping the server's message and retry hint.
+
+    The message is the `error` object's own, else the SDK's wording
+    ("Error code: N - <body>", or the body's text when it is not JSON).
+    """
+    status = exc.status_code
+    body = exc.body if isinstance(exc.body, Mapping) else {}  # the SDK has already unwrapped {"error": {...}}
+    message = body.get("message") or exc.message
+    retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
+    if retry_after is None:
+        retry_after = retry_after_from_metadata(body.get("metadata"))
+    return ProviderError(
+        f"HTTP {status}: {redact(str(message), secret)}",
+        status=status,
+        retryable=is_retryable_status(status),
+        retry_after=retry_after,
+    )

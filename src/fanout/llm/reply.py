@@ -1,0 +1,156 @@
+"""What a chat completion said, read from the SDK's ChatCompletion: a ChatResult, or a ProviderError.
+
+OpenRouter's extras are extra fields of the SDK's models (`usage.cost`, an
+`error` object next to `choices` or inside a choice), read by name. A reply
+that fit the type was validated (fanout.llm.endpoint); one that did not was
+built without validation, so its parts are as the server sent them: a tool
+call that is not an object, arguments that are not a string, content as a
+list of parts. Both are read here, as leniently as the raw JSON would be.
+This module imports nothing from the SDK at run time, so fanout.llm.chat can
+name these types without paying for the SDK's import.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from fanout.errors import ProviderError
+from fanout.retry import is_retryable_status, retry_after_from_metadata
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletion
+
+# An error in a 200 body that names no HTTP status is most likely the upstream
+# provider failing mid-answer: treat it like a 502, which is worth retrying.
+UNKNOWN_BODY_ERROR_STATUS = 502
+
+
+class ToolCall(NamedTuple):
+    """A tool call as the model asked for it; `arguments` is the raw JSON string."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass
+class ChatResult:
+    """What one chat completion produced, reduced to what a verdict needs."""
+
+    content: str | None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    finish_reason: str = "stop"
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None
+    """USD as the provider reported it; None = unknown (local servers), never a guess."""
+    response_id: str | None = None
+    served_model: str | None = None
+    json_mode_used: bool = False
+    """False when json_mode was asked for but this model rejects response_format."""
+
+
+def parse_completion(completion: ChatCompletion, *, secret: str | None = None) -> ChatResult:
+    """A completion as a ChatResult, or the ProviderError an error inside it carries."""
+    choices = completion.choices or []
+    error = _field(completion, "error")
+    if error and not choices:
+        raise body_error(error, secret=secret)
+    if not _is_object(choices[0] if choices else None):
+        raise ProviderError(
+            "the endpoint answered without choices",
+            status=UNKNOWN_BODY_ERROR_STATUS,
+            retryable=True,
+        )
+    choice = choices[0]
+    finish_reason = _field(choice, "finish_reason")
+    if finish_reason == "error" or error:
+        raise body_error(_field(choice, "error") or error or {}, secret=secret)
+    message = _field(choice, "message")
+    tool_calls = parse_tool_calls(_field(message, "tool_calls"))
+    usage = completion.usage
+    return ChatResult(
+        content=message_text(_field(message, "content")),
+        tool_calls=tool_calls,
+        finish_reason=finish_reason or ("tool_calls" if tool_calls else "stop"),
+        prompt_tokens=int(_field(usage, "prompt_tokens") or 0),
+        completion_tokens=int(_field(usage, "completion_tokens") or 0),
+        cost_usd=_cost(_field(usage, "cost")),
+        response_id=completion.id,
+        served_model=completion.model,
+    )
+
+
+def _is_object(value: Any) -> bool:
+    """Whether `value` was a JSON object: the SDK builds those into models and leaves anything else as it was."""
+    return value is not None and not isinstance(value, (str, int, float, list))
+
+
+def _field(value: Any, name: str) -> Any:
+    """A field of a part the SDK built (an attribute, extras included) or left a dict; None if absent."""
+    if isinstance(value, dict):
+        return value.get(name)
+    return getattr(value, name, None) if _is_object(value) else None
+
+
+def _cost(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def message_text(content: Any) -> str | None:
+    """Message content as text; some servers send a list of typed parts."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text", "") for p in content if isinstance(p, Mapping)]
+        return "".join(parts)
+    return str(content)
+
+
+def parse_tool_calls(raw: Any) -> list[ToolCall]:
+    """Tool calls with ids filled in and arguments as a string, whatever the server sent."""
+    calls: list[ToolCall] = []
+    for index, item in enumerate(raw or []):
+        if not _is_object(item):
+            continue
+        function = _field(item, "function")
+        arguments = _field(function, "arguments")
+        if not isinstance(arguments, str):
+            arguments = json.dumps(arguments if arguments is not None else {})
+        call_id = _field(item, "id") or f"call_{index}"
+        calls.append(ToolCall(id=str(call_id), name=str(_field(function, "name") or ""), arguments=arguments))
+    return calls
+
+
+def body_error(error: Any, *, secret: str | None) -> ProviderError:
+    """An error delivered inside a 200 body, treated like the status it names."""
+    error = error if isinstance(error, Mapping) else {"message": str(error)}
+    status = _status_code(error.get("code")) or UNKNOWN_BODY_ERROR_STATUS
+    message = redact(str(error.get("message") or "the provider reported an error"), secret)
+    return ProviderError(
+        f"error in a 200 response (code {status}): {message}",
+        status=status,
+        retryable=is_retryable_status(status),
+        retry_after=retry_after_from_metadata(error.get("metadata")),
+    )
+
+
+def _status_code(code: Any) -> int | None:
+    try:
+        value = int(code)
+    except (TypeError, ValueError):
+        return None
+    return value if 100 <= value <= 599 else None
+
+
+def redact(text: str, secret: str | None) -> str:
+    """Keep a key out of error messages that echo the request back."""
+    return text.replace(secret, "[redacted]") if secret else text
