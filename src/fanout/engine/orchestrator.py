@@ -33,7 +33,8 @@ from itertools import compress
 from typing import NamedTuple
 
 import anyio
-from anyio.abc import ObjectReceiveStream, ObjectSendStream
+from anyio.abc import ObjectSendStream
+from anyio.streams.memory import MemoryObjectReceiveStream
 
 from fanout.store.checkpoint import CheckpointWriter, LogEntry
 from fanout.config import ModelSpec, RunSettings
@@ -328,7 +329,7 @@ def failure_record(edit: Edit, model: ModelSpec, exc: BaseException, duration_s:
 
 
 async def _write_records(
-    receive: ObjectReceiveStream[VerdictRecord],
+    receive: MemoryObjectReceiveStream[VerdictRecord],
     writer: CheckpointWriter,
     progress: ProgressSink,
     outcome: RunOutcome,

@@ -107,7 +107,8 @@ def judge_model(spec: ModelSpec, index: Mapping[str, Mapping[str, Any]], *, stri
 
 def fill_spec(spec: ModelSpec, entry: Mapping[str, Any]) -> ModelSpec:
     """The listing fills what our table leaves open; the table wins where it has a value."""
-    pricing = entry.get("pricing") if isinstance(entry.get("pricing"), Mapping) else {}
+    listed = entry.get("pricing")
+    pricing: Mapping[str, Any] = listed if isinstance(listed, Mapping) else {}
     return replace(
         spec,
         context_window=spec.context_window or _positive_int(entry.get("context_length")),

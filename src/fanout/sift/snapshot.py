@@ -194,9 +194,10 @@ _FastLoader: Any = getattr(yaml, "CSafeLoader", None)
 """libyaml's loader, about seven times faster than PyYAML's own; None when PyYAML was built without it."""
 
 if _FastLoader is not None:
-    from yaml.cyaml import CParser as _EventParser
+    # PyYAML's own CSafeLoader is built on cyaml.CParser; the type stubs do not re-export it.
+    _EventParser: Any = getattr(yaml.cyaml, "CParser")
 
-    class _StreamLoader(_EventParser, SafeConstructor, Resolver):  # type: ignore[misc]
+    class _LibyamlStreamLoader(_EventParser, SafeConstructor, Resolver):  # type: ignore[misc]
         """libyaml's events, with PyYAML's rules for what a plain scalar means (int, date, null...)."""
 
         def __init__(self, stream: BinaryIO) -> None:
@@ -205,8 +206,7 @@ if _FastLoader is not None:
             Resolver.__init__(self)
             self.anchors: dict[str, Any] = {}
 
-else:  # pragma: no cover - PyYAML without libyaml
-    _StreamLoader = yaml.SafeLoader  # type: ignore[misc]
+_StreamLoader: Any = _LibyamlStreamLoader if _FastLoader is not None else yaml.SafeLoader
 
 
 class _NotPlain(Exception):
@@ -333,7 +333,8 @@ def _scalar(loader: Any, event: ScalarEvent) -> Any:
         return event.value
     if tag == _MERGE_TAG:
         raise _NotPlain
-    node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+    # libyaml's events carry its own Mark class, which has the fields PyYAML's error messages read.
+    node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)  # type: ignore[arg-type]
     return loader.yaml_constructors[tag](loader, node)
 
 

@@ -438,7 +438,8 @@ def assistant_message(result: ChatResult, *, keep_tool_calls: bool) -> dict[str,
 def last_reply(state: Investigation) -> str | None:
     for message in reversed(state.messages):
         if message["role"] == "assistant":
-            return message.get("content")
+            content: str | None = message.get("content")
+            return content
     return None
 
 

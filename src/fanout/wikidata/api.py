@@ -34,7 +34,8 @@ import httpx
 from fanout import __version__
 from fanout.errors import ConfigError
 from fanout.retry import RetryPolicy, Sleep, call_with_retries, is_retryable_status, parse_retry_after
-from fanout.wikidata.credentials import BotPassword, Credentials, OAuthToken, Secret
+from fanout.secret import Secret
+from fanout.wikidata.credentials import BotPassword, Credentials, OAuthToken
 from fanout.wikidata.errors import LoginFailed, PermissionDenied, RevisionUnavailable, WikidataError
 
 DEFAULT_API_URL = "https://www.wikidata.org/w/api.php"

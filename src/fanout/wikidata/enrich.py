@@ -36,8 +36,13 @@ Entity = Mapping[str, Any]
 
 
 class FetchResult(Protocol):
-    text: str
-    ok: bool
+    """What the enricher reads of a web_fetch answer (a ToolResult); read-only, as a NamedTuple's fields are."""
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def ok(self) -> bool: ...
 
 
 WebFetch = Callable[[str], Awaitable[FetchResult]]
