@@ -22,7 +22,7 @@ from typing import Any
 import anyio
 import httpx
 
-from fanout.config import ModelSpec, is_openrouter
+from fanout.config import ModelSpec, RunSettings, is_openrouter
 from fanout.errors import ProviderError
 from fanout.llm.limits import ModelLimiter
 from fanout.llm.reply import ChatResult, ToolCall
@@ -46,7 +46,7 @@ class ChatClient:
         api_key: str | None,
         http: httpx.AsyncClient,
         retry: RetryPolicy = CHAT_RETRY,
-        request_timeout_s: float = 120.0,
+        request_timeout_s: float = RunSettings.chat_timeout_s,
         sleep: Sleep = anyio.sleep,
         clock: Callable[[], float] = time.monotonic,
         generation_lookup: bool | None = None,
