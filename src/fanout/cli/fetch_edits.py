@@ -90,12 +90,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--restart", action="store_true", help="discard a pending partial fetch for -o")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, transport: httpx.AsyncBaseTransport | None = None) -> int:
+    """`transport` replaces the wire under the command's HTTP client: tests pass an httpx.MockTransport."""
     options = _options(args)
     credentials = credentials_from_env()
     _refuse_existing(options["output"], force=args.force, restart=args.restart)
     try:
-        return anyio.run(_fetch, args, options, credentials)
+        return anyio.run(_fetch, args, options, credentials, transport)
     except KeyboardInterrupt:
         partial = SnapshotWriter(options["output"]).partial_path
         if partial.exists():
@@ -162,9 +163,15 @@ def _iso(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-async def _fetch(args: argparse.Namespace, options: dict[str, Any], credentials: Credentials | None) -> int:
+async def _fetch(
+    args: argparse.Namespace,
+    options: dict[str, Any],
+    credentials: Credentials | None,
+    transport: httpx.AsyncBaseTransport | None,
+) -> int:
     settings = ApiSettings(api_url=args.api_url, contact=options["contact"], concurrency=args.concurrency)
-    async with make_http_client(args.concurrency + 2, user_agent=user_agent(options["contact"])) as http:
+    agent = user_agent(options["contact"])
+    async with make_http_client(args.concurrency + 2, user_agent=agent, transport=transport) as http:
         client = WikidataClient(http, settings)
         try:
             return await _fetch_with(client, http, args, options, credentials)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import yaml
 
 from fanout.errors import ConfigError
@@ -55,14 +56,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true", help="replace an existing outcomes file")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, transport: httpx.AsyncBaseTransport | None = None) -> int:
+    """`transport` replaces the wire under the command's HTTP client: tests pass an httpx.MockTransport."""
     if args.concurrency < 1 or (is_wikimedia(args.api_url) and args.concurrency > MAX_WIKIMEDIA_CONCURRENCY):
         raise ConfigError(f"--concurrency must be between 1 and {MAX_WIKIMEDIA_CONCURRENCY}")
     if args.output.exists() and not args.force:
         raise ConfigError(f"{args.output} already exists; choose another -o, or pass --force to replace it")
     contact = require_contact(args.api_url, args.contact or os.environ.get(CONTACT_ENV))
     snapshot = load_snapshot(args.snapshot)
-    outcomes = anyio.run(_collect, args, contact, snapshot)
+    outcomes = anyio.run(_collect, args, contact, snapshot, transport)
     _write(args.output, snapshot, outcomes)
     counts = Counter(o["outcome"] for o in outcomes)
     summary = ", ".join(f"{counts[name]} {name}" for name in OUTCOMES)
@@ -70,9 +72,11 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _collect(args: argparse.Namespace, contact: str | None, snapshot: Snapshot) -> list[dict[str, Any]]:
+async def _collect(
+    args: argparse.Namespace, contact: str | None, snapshot: Snapshot, transport: httpx.AsyncBaseTransport | None
+) -> list[dict[str, Any]]:
     settings = ApiSettings(api_url=args.api_url, contact=contact, concurrency=args.concurrency)
-    async with make_http_client(args.concurrency + 2, user_agent=user_agent(contact)) as http:
+    async with make_http_client(args.concurrency + 2, user_agent=user_agent(contact), transport=transport) as http:
         client = WikidataClient(http, settings)
         with StepProgress("checking outcomes", len(snapshot.edits)) as progress:
             try:

@@ -21,7 +21,12 @@ SPARE_CONNECTIONS = 8
 
 
 def make_http_client(
-    concurrency: int, *, user_agent: str, timeout_s: float = 30.0, wire: str = "httpcore"
+    concurrency: int,
+    *,
+    user_agent: str,
+    timeout_s: float = 30.0,
+    wire: str = "httpcore",
+    transport: httpx.AsyncBaseTransport | None = None,
 ) -> httpx.AsyncClient:
     """A pool sized to `concurrency`; the caller owns it and closes it (`async with`).
 
@@ -30,7 +35,8 @@ def make_http_client(
     httpx: its own pool with leaner bookkeeping (fanout.http.pool, so the cost
     per request does not grow with the pool), or aiohttp (fanout.http.transport,
     a quarter of the CPU per request; what `fanout run` uses, while commands
-    that tests drive through respx keep httpcore). Cookies are never kept: a page fetched
+    that tests drive through respx keep httpcore); a given `transport` (tests pass an
+    httpx.MockTransport) replaces either. Cookies are never kept: a page fetched
     for one model must not change what the next model sees (consent walls,
     sessions), and a jar shared by thousands of fetches would only grow.
     """
@@ -38,10 +44,12 @@ def make_http_client(
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
     connections = CONNECTIONS_PER_VERDICT * concurrency + SPARE_CONNECTIONS
     limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections, keepalive_expiry=30.0)
-    if wire == "aiohttp":
+    if transport is not None:
+        pass
+    elif wire == "aiohttp":
         from fanout.http.transport import AiohttpTransport
 
-        transport: httpx.AsyncBaseTransport = AiohttpTransport(limits)
+        transport = AiohttpTransport(limits)
     elif wire == "httpcore":
         from fanout.http.pool import lean_transport  # imported per wire: each costs start-up time
 
