@@ -1,4 +1,4 @@
-"""The one HTTP connection pool a run shares (chat calls, SearXNG, web_fetch).
+"""The one HTTP client a run shares (chat calls, SearXNG, web_fetch), and the connection pool under it.
 
 httpx's default pool holds at most 100 connections and queues the rest: with
 a high --concurrency that cap would silently become the run's real
@@ -12,7 +12,6 @@ from typing import Any
 
 import httpx
 
-
 # Each verdict has at most one request in flight (a chat call, a tool call or a
 # cost lookup), so `concurrency` connections would do; the slack covers
 # `fanout check`, the generation-endpoint retries and connections still closing.
@@ -25,37 +24,25 @@ def make_http_client(
     *,
     user_agent: str,
     timeout_s: float = 30.0,
-    wire: str = "httpcore",
     transport: httpx.AsyncBaseTransport | None = None,
 ) -> httpx.AsyncClient:
     """A pool sized to `concurrency`; the caller owns it and closes it (`async with`).
 
-    Redirects are not followed here: web_fetch follows them itself so that
-    every hop passes the URL guard. `wire` picks what moves the bytes under
-    httpx: its own pool with leaner bookkeeping (fanout.http.pool, so the cost
-    per request does not grow with the pool), or aiohttp (fanout.http.transport,
-    a quarter of the CPU per request; what `fanout run` uses, while commands
-    that tests drive through respx keep httpcore); a given `transport` (tests pass an
-    httpx.MockTransport) replaces either. Cookies are never kept: a page fetched
-    for one model must not change what the next model sees (consent walls,
-    sessions), and a jar shared by thousands of fetches would only grow.
+    Every command moves its bytes through fanout.http.transport (aiohttp
+    under httpx; that module says why); tests pass their own `transport`
+    (httpx.MockTransport, as httpx's own tests do) and get everything else as
+    a run has it. Redirects are not
+    followed here: web_fetch follows them itself so that every hop passes the
+    URL guard. Cookies are never kept: a page fetched for one model must not
+    change what the next model sees (consent walls, sessions), and a jar shared
+    by thousands of fetches would only grow.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
-    connections = CONNECTIONS_PER_VERDICT * concurrency + SPARE_CONNECTIONS
-    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections, keepalive_expiry=30.0)
-    if transport is not None:
-        pass
-    elif wire == "aiohttp":
-        from fanout.http.transport import AiohttpTransport
+    if transport is None:
+        from fanout.http.transport import AiohttpTransport  # aiohttp's import is a quarter second of start-up
 
-        transport = AiohttpTransport(limits)
-    elif wire == "httpcore":
-        from fanout.http.pool import lean_transport  # imported per wire: each costs start-up time
-
-        transport = lean_transport(limits)
-    else:
-        raise ValueError(f"wire must be httpcore or aiohttp, got {wire!r}")
+        transport = AiohttpTransport(pool_limits(concurrency))
     return _CookielessClient(
         transport=transport,
         timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, 10.0)),
@@ -63,6 +50,11 @@ def make_http_client(
         follow_redirects=False,
         cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),
     )
+
+
+def pool_limits(concurrency: int) -> httpx.Limits:
+    connections = CONNECTIONS_PER_VERDICT * concurrency + SPARE_CONNECTIONS
+    return httpx.Limits(max_connections=connections, max_keepalive_connections=connections, keepalive_expiry=30.0)
 
 
 class _NoCookies(httpx.Cookies):
