@@ -12,7 +12,7 @@ import httpx
 import pytest
 from aiohttp import web
 
-from fanout.http.client import make_http_client
+from fanout.http.client import ForgetfulCookieJar, make_http_client
 
 CONCURRENCY = 120
 
@@ -90,19 +90,37 @@ async def test_requests_carry_the_user_agent_and_bodies_and_no_cookie_comes_back
     assert list(http.cookies.jar) == []
 
 
-async def test_the_client_keeps_no_cookie_whatever_transport_carries_it():
-    """The jar is the client's, not the wire's: a transport that hands cookies back still gets none sent."""
-    sent: list[str | None] = []
+def cookie_setting_server(sent: list[str | None]) -> httpx.MockTransport:
+    """Answers every request with a Set-Cookie, and records the Cookie header each one carried."""
 
     def answer(request: httpx.Request) -> httpx.Response:
         sent.append(request.headers.get("Cookie"))
         return httpx.Response(200, headers={"Set-Cookie": "consent=yes; Path=/"}, text="ok")
 
-    async with make_http_client(1, user_agent="x", transport=httpx.MockTransport(answer)) as http:
-        for _ in range(2):
-            assert (await http.get("http://news.example/page")).headers["set-cookie"] == "consent=yes; Path=/"
-        assert list(http.cookies.jar) == []
+    return httpx.MockTransport(answer)
+
+
+async def test_the_client_keeps_no_cookie_whatever_transport_carries_it():
+    """The refusal is the client's, not the wire's; a cookie set by code is not kept either."""
+    sent: list[str | None] = []
+    async with make_http_client(1, user_agent="x", transport=cookie_setting_server(sent)) as http:
+        assert (await http.get("http://news.example/page")).headers["set-cookie"] == "consent=yes; Path=/"
+        http.cookies.set("session", "x", domain="news.example")
+        await http.get("http://news.example/page")
+        with pytest.raises(AttributeError, match="the shared client never keeps cookies"):
+            http.cookies = {"session": "x"}
     assert sent == [None, None]
+
+
+async def test_the_forgetful_jar_alone_keeps_no_cookie_in_httpx_own_client():
+    """The guarantee rests on the jar passed as cookies=, not on the client subclass that skips offering it."""
+    sent: list[str | None] = []
+    async with httpx.AsyncClient(transport=cookie_setting_server(sent), cookies=ForgetfulCookieJar()) as http:
+        for _ in range(2):
+            await http.get("http://news.example/page")
+        http.cookies.set("session", "x", domain="news.example")
+        await http.get("http://news.example/page")
+    assert sent == [None, None, None]
 
 
 async def test_a_redirect_is_returned_not_followed(site):

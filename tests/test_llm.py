@@ -20,7 +20,6 @@ import respx
 from fanout.config import OPENROUTER_BASE_URL, ModelSpec, package_data
 from fanout.sift.edit_context import build_edit_context
 from fanout.errors import ProviderError
-from fanout.http.client import make_http_client
 from fanout.llm.chat import ChatClient, parse_completion
 from fanout.retry import RetryPolicy, parse_retry_after, retry_after_from_metadata
 from fanout.sim import running_simulator
@@ -375,7 +374,7 @@ def test_backoff_grows_exponentially_within_its_jitter_band_and_never_undercuts_
 async def test_a_chat_request_is_the_one_httpx_would_build_from_json():
     """ChatClient builds its POST from a template; headers (in order), body, URL and timeout match httpx's own."""
     request = {"model": "m", "messages": [{"role": "user", "content": "h\u00e9llo \u2028 \u2603"}], "temperature": 0.5}
-    async with make_http_client(2, user_agent="fanout-test") as http:
+    async with httpx.AsyncClient(headers={"User-Agent": "fanout-test"}) as http:  # a client that can hold cookies
         chat = ChatClient(base_url=OPENROUTER_BASE_URL, api_key="sk-test", http=http)
         expected = http.build_request("POST", chat._url, json=request, headers=chat._headers, timeout=chat._timeout)
         for _ in range(2):  # the template's first use and a later one
