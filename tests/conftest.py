@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import httpx
 import pytest
+import respx
 
 PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
 
@@ -14,3 +18,32 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
     monkeypatch.delenv("OPENROUTER_API_KEY", raising=False)
+
+
+def respx_transport(router: respx.Router) -> httpx.MockTransport:
+    """A transport answered by a respx router, for make_http_client(transport=...) or main(argv, transport=...).
+
+    fanout's wire is aiohttp, which respx's patching never sees, so tests hand
+    the router in as httpx's own tests hand in theirs. The router has already
+    read each answer's body; the answer goes on as a new response over the same
+    bytes, so a caller that streams it (web_fetch) can.
+    """
+
+    async def answer(request: httpx.Request) -> httpx.Response:
+        mocked = await router.async_handler(request)
+        return httpx.Response(mocked.status_code, headers=mocked.headers, stream=mocked.stream,
+                              extensions=mocked.extensions)
+
+    return httpx.MockTransport(answer)
+
+
+@pytest.fixture
+def transport_for() -> Callable[[respx.Router], httpx.MockTransport]:
+    """respx_transport, for tests that open their own router (`with respx.mock(...) as router`)."""
+    return respx_transport
+
+
+@pytest.fixture
+def mocked_transport(respx_mock: respx.MockRouter) -> httpx.MockTransport:
+    """respx's `respx_mock` router as a transport."""
+    return respx_transport(respx_mock)

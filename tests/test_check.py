@@ -66,7 +66,8 @@ async def test_check_exits_non_zero_when_searxng_is_down(capsys):
     ]
 
 
-def test_check_against_openrouter_validates_the_key_and_models_without_printing_the_key(capsys, monkeypatch):
+def test_check_against_openrouter_validates_the_key_and_models_without_printing_the_key(capsys, monkeypatch,
+                                                                                        transport_for):
     monkeypatch.setenv("OPENROUTER_API_KEY", SECRET)
     listing = {"data": [{"id": "deepseek/deepseek-v3.2", "canonical_slug": "deepseek/deepseek-v3.2",
                          "context_length": 163_840, "supported_parameters": ["tools"],
@@ -79,7 +80,8 @@ def test_check_against_openrouter_validates_the_key_and_models_without_printing_
             "data": {"label": SECRET, "usage": 0.5, "limit": None}}))
         respx.get(f"{OPENROUTER_BASE_URL}/models").mock(return_value=httpx.Response(200, json=listing))
         code = main(["check", "--searxng-url", "http://searxng.test",
-                     "--models", "deepseek/deepseek-v3.2", "allenai/olmo-3.1-32b-instruct"])
+                     "--models", "deepseek/deepseek-v3.2", "allenai/olmo-3.1-32b-instruct"],
+                    transport=transport_for(respx.mock))
     captured = capsys.readouterr()
     assert key.calls[0].request.headers["authorization"] == f"Bearer {SECRET}"
     assert code == 1

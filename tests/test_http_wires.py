@@ -1,5 +1,5 @@
-"""Both wires under the run's httpx client behave as httpx's own: pool size, headers, redirects, cookies, errors,
-and a connection the server closed while idle is never reused."""
+"""The run's wire (aiohttp under its httpx client) behaves as httpx's own: pool size, headers, redirects, cookies,
+errors, and a connection the server closed while idle is never reused."""
 
 from __future__ import annotations
 
@@ -12,9 +12,8 @@ import httpx
 import pytest
 from aiohttp import web
 
-from fanout.http.client import make_http_client
+from fanout.http.client import ForgetfulCookieJar, make_http_client
 
-WIRES = pytest.mark.parametrize("wire", ["httpcore", "aiohttp"])
 CONCURRENCY = 120
 
 
@@ -65,11 +64,10 @@ async def site() -> AsyncIterator[tuple[str, dict]]:
     await runner.cleanup()
 
 
-@WIRES
-async def test_the_pool_holds_as_many_open_requests_as_the_concurrency_asks_for(site, wire):
+async def test_the_pool_holds_as_many_open_requests_as_the_concurrency_asks_for(site):
     base, seen = site
     statuses: list[int] = []
-    async with make_http_client(CONCURRENCY, user_agent="fanout-test/1", wire=wire) as http:
+    async with make_http_client(CONCURRENCY, user_agent="fanout-test/1") as http:
 
         async def one() -> None:
             statuses.append((await http.get(f"{base}/hold")).status_code)
@@ -81,30 +79,61 @@ async def test_the_pool_holds_as_many_open_requests_as_the_concurrency_asks_for(
     assert statuses == [200] * CONCURRENCY
 
 
-@WIRES
-async def test_requests_carry_the_user_agent_and_bodies_and_no_cookie_comes_back(site, wire):
+async def test_requests_carry_the_user_agent_and_bodies_and_no_cookie_comes_back(site):
     base, seen = site
-    async with make_http_client(2, user_agent="fanout-test/1", wire=wire) as http:
+    async with make_http_client(2, user_agent="fanout-test/1") as http:
         first = await http.post(f"{base}/echo", json={"a": "ü"})
         second = await http.post(f"{base}/echo", content=b"raw")
     assert first.json() == {"got": '{"a":"ü"}'} and second.json() == {"got": "raw"}
     assert seen["agents"] == ["fanout-test/1", "fanout-test/1"]
     assert seen["cookies"] == ["", ""]
+    assert list(http.cookies.jar) == []
 
 
-@WIRES
-async def test_a_redirect_is_returned_not_followed(site, wire):
+def cookie_setting_server(sent: list[str | None]) -> httpx.MockTransport:
+    """Answers every request with a Set-Cookie, and records the Cookie header each one carried."""
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        sent.append(request.headers.get("Cookie"))
+        return httpx.Response(200, headers={"Set-Cookie": "consent=yes; Path=/"}, text="ok")
+
+    return httpx.MockTransport(answer)
+
+
+async def test_the_client_keeps_no_cookie_whatever_transport_carries_it():
+    """The refusal is the client's, not the wire's; a cookie set by code is not kept either."""
+    sent: list[str | None] = []
+    async with make_http_client(1, user_agent="x", transport=cookie_setting_server(sent)) as http:
+        assert (await http.get("http://news.example/page")).headers["set-cookie"] == "consent=yes; Path=/"
+        http.cookies.set("session", "x", domain="news.example")
+        await http.get("http://news.example/page")
+        with pytest.raises(AttributeError, match="the shared client never keeps cookies"):
+            http.cookies = {"session": "x"}
+    assert sent == [None, None]
+
+
+async def test_the_forgetful_jar_alone_keeps_no_cookie_in_httpx_own_client():
+    """The guarantee rests on the jar passed as cookies=, not on the client subclass that skips offering it."""
+    sent: list[str | None] = []
+    async with httpx.AsyncClient(transport=cookie_setting_server(sent), cookies=ForgetfulCookieJar()) as http:
+        for _ in range(2):
+            await http.get("http://news.example/page")
+        http.cookies.set("session", "x", domain="news.example")
+        await http.get("http://news.example/page")
+    assert sent == [None, None, None]
+
+
+async def test_a_redirect_is_returned_not_followed(site):
     base, _ = site
-    async with make_http_client(1, user_agent="x", wire=wire) as http:
+    async with make_http_client(1, user_agent="x") as http:
         response = await http.get(f"{base}/moved")
     assert response.status_code == 302 and response.headers["location"] == "/echo"
     assert response.has_redirect_location
 
 
-@WIRES
-async def test_a_connection_the_server_closed_while_idle_is_not_reused(site, wire):
+async def test_a_connection_the_server_closed_while_idle_is_not_reused(site):
     base, seen = site
-    async with make_http_client(1, user_agent="x", wire=wire) as http:
+    async with make_http_client(1, user_agent="x") as http:
         await http.get(f"{base}/echo")
         await anyio.sleep(0.8)  # past the server's keep-alive of 0.3 s: it has closed the connection
         response = await http.get(f"{base}/echo")
@@ -112,25 +141,19 @@ async def test_a_connection_the_server_closed_while_idle_is_not_reused(site, wir
     assert seen["peers"][0] != seen["peers"][1]
 
 
-@WIRES
-async def test_a_refused_connection_is_an_httpx_connect_error(wire):
+async def test_a_refused_connection_is_an_httpx_connect_error():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    async with make_http_client(1, user_agent="x", wire=wire) as http:
+    async with make_http_client(1, user_agent="x") as http:
         with pytest.raises(httpx.ConnectError):
             await http.get(f"http://127.0.0.1:{port}/")
 
 
-@WIRES
-async def test_a_stalled_answer_is_an_httpx_read_timeout(site, wire):
+async def test_a_stalled_answer_is_an_httpx_read_timeout(site):
     base, _ = site
-    async with make_http_client(1, user_agent="x", timeout_s=0.2, wire=wire) as http:
+    async with make_http_client(1, user_agent="x", timeout_s=0.2) as http:
         with pytest.raises(httpx.ReadTimeout):
             await http.get(f"{base}/stall")
 
-
-async def test_an_unknown_wire_is_refused():
-    with pytest.raises(ValueError, match="wire must be httpcore or aiohttp"):
-        make_http_client(1, user_agent="x", wire="carrier-pigeon")
 

@@ -725,7 +725,7 @@ def test_a_bad_search_config_file_is_one_clear_error(tmp_path, text: str, messag
         load_search_config(config)
 
 
-def test_fanout_check_prints_one_status_line_per_enabled_provider(capsys, monkeypatch):
+def test_fanout_check_prints_one_status_line_per_enabled_provider(capsys, monkeypatch, transport_for):
     from fanout.cli import main
 
     monkeypatch.delenv("TAVILY_API_KEY", raising=False)
@@ -737,7 +737,8 @@ def test_fanout_check_prints_one_status_line_per_enabled_provider(capsys, monkey
         respx.get(BRAVE).respond(401, json={"type": "ErrorResponse"})
         respx.get("http://chat.test/v1/models").respond(json=models)
         code = main(["check", "--base-url", "http://chat.test/v1", "--models", "local/m",
-                     "--searxng-url", "http://searxng.test", "--search-providers", "searxng,wikipedia,tavily,brave"])
+                     "--searxng-url", "http://searxng.test", "--search-providers", "searxng,wikipedia,tavily,brave"],
+                    transport=transport_for(respx.mock))
 
     captured = capsys.readouterr()
     assert code == 1

@@ -19,12 +19,13 @@ ARTICLE = (
 )
 
 
-def test_tool_web_search_prints_the_json_a_model_would_receive(capsys: pytest.CaptureFixture[str]):
+def test_tool_web_search_prints_the_json_a_model_would_receive(capsys: pytest.CaptureFixture[str], transport_for):
     with respx.mock(assert_all_called=True) as mock:
         mock.get(f"{SEARX}/search", params={"q": "ada whitlock 1958", "format": "json"}).respond(
             json={"results": [{"url": "https://news.example/a", "title": "A", "content": "Snippet"}]}
         )
-        code = main(["tool", "web_search", "ada", "whitlock", "1958", "--searxng-url", SEARX])
+        code = main(["tool", "web_search", "ada", "whitlock", "1958", "--searxng-url", SEARX],
+                    transport=transport_for(mock))
 
     assert code == 0
     assert capsys.readouterr().out == (
@@ -33,10 +34,12 @@ def test_tool_web_search_prints_the_json_a_model_would_receive(capsys: pytest.Ca
     )
 
 
-def test_tool_web_search_exits_1_with_the_error_note_when_searxng_is_down(capsys: pytest.CaptureFixture[str]):
+def test_tool_web_search_exits_1_with_the_error_note_when_searxng_is_down(
+    capsys: pytest.CaptureFixture[str], transport_for
+):
     with respx.mock(assert_all_called=True) as mock:
         mock.get(f"{SEARX}/search").mock(side_effect=httpx.ConnectError("Connection refused"))
-        code = main(["tool", "web_search", "ada whitlock", "--searxng-url", SEARX])
+        code = main(["tool", "web_search", "ada whitlock", "--searxng-url", SEARX], transport=transport_for(mock))
 
     assert code == 1
     assert json.loads(capsys.readouterr().out) == {
@@ -46,10 +49,11 @@ def test_tool_web_search_exits_1_with_the_error_note_when_searxng_is_down(capsys
     }
 
 
-def test_tool_web_fetch_prints_the_extracted_article(capsys: pytest.CaptureFixture[str]):
+def test_tool_web_fetch_prints_the_extracted_article(capsys: pytest.CaptureFixture[str], transport_for):
     with respx.mock(assert_all_called=True) as mock:
         mock.get("http://127.0.0.1:9/minutes").respond(200, html=ARTICLE)
-        code = main(["tool", "web_fetch", "http://127.0.0.1:9/minutes", "--allow-private-urls"])
+        code = main(["tool", "web_fetch", "http://127.0.0.1:9/minutes", "--allow-private-urls"],
+                    transport=transport_for(mock))
 
     out = capsys.readouterr().out
     assert code == 0
@@ -58,19 +62,20 @@ def test_tool_web_fetch_prints_the_extracted_article(capsys: pytest.CaptureFixtu
     assert "Copyright" not in out
 
 
-def test_tool_web_fetch_max_chars_cuts_the_text_with_a_marker(capsys: pytest.CaptureFixture[str]):
+def test_tool_web_fetch_max_chars_cuts_the_text_with_a_marker(capsys: pytest.CaptureFixture[str], transport_for):
     with respx.mock(assert_all_called=True) as mock:
         mock.get("http://127.0.0.1:9/minutes").respond(200, html=ARTICLE)
-        code = main(["tool", "web_fetch", "http://127.0.0.1:9/minutes", "--allow-private-urls", "--max-chars", "15"])
+        code = main(["tool", "web_fetch", "http://127.0.0.1:9/minutes", "--allow-private-urls", "--max-chars", "15"],
+                    transport=transport_for(mock))
 
     out = capsys.readouterr().out
     assert code == 0
     assert out.startswith("Minutes of 1958\n\n[truncated: showing the first 15 of ")
 
 
-def test_tool_web_fetch_refuses_loopback_without_the_flag(capsys: pytest.CaptureFixture[str]):
-    with respx.mock(assert_all_mocked=True, assert_all_called=False):
-        code = main(["tool", "web_fetch", "http://127.0.0.1:9/minutes"])
+def test_tool_web_fetch_refuses_loopback_without_the_flag(capsys: pytest.CaptureFixture[str], transport_for):
+    with respx.mock(assert_all_mocked=True, assert_all_called=False) as mock:
+        code = main(["tool", "web_fetch", "http://127.0.0.1:9/minutes"], transport=transport_for(mock))
 
     assert code == 1
     assert capsys.readouterr().out == (

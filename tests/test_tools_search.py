@@ -43,9 +43,9 @@ def searx_page(results: list[dict[str, object]], unresponsive: list[list[str]] |
 
 
 @pytest.fixture
-async def box() -> AsyncIterator[ToolBox]:
+async def box(mocked_transport: httpx.MockTransport) -> AsyncIterator[ToolBox]:
     settings = ToolSettings(searxng_url=SEARX + "/")  # a trailing slash must not matter
-    async with make_http_client(1, user_agent=settings.user_agent) as http:
+    async with make_http_client(1, user_agent=settings.user_agent, transport=mocked_transport) as http:
         yield ToolBox(http, settings)
 
 

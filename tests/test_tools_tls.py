@@ -16,6 +16,8 @@ import pytest
 from aiohttp import web
 
 from fanout.config import ToolSettings
+from fanout.http.client import make_http_client, pool_limits
+from fanout.http.transport import AiohttpTransport
 from fanout.tools import ToolBox
 
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")
@@ -56,22 +58,14 @@ async def resolve_to_loopback(host: str, port: int) -> list[str]:
     return ["127.0.0.1"]
 
 
-def client(trust: ssl.SSLContext, wire: str) -> httpx.AsyncClient:
-    """Both transports `make_http_client` offers must pin the address and still verify the name."""
-    if wire == "aiohttp":
-        from fanout.http.transport import AiohttpTransport
-
-        return httpx.AsyncClient(transport=AiohttpTransport(httpx.Limits(), verify=trust))
-    return httpx.AsyncClient(verify=trust)
+def client(trust: ssl.SSLContext) -> httpx.AsyncClient:
+    """The run's client and wire, trusting the throw-away certificate: it must pin the address and verify the name."""
+    return make_http_client(1, user_agent="fanout-test", transport=AiohttpTransport(pool_limits(1), verify=trust))
 
 
-WIRES = pytest.mark.parametrize("wire", ["httpcore", "aiohttp"])
-
-
-@WIRES
-async def test_a_pinned_https_fetch_verifies_the_certificate_for_the_name(certificate, https_port: int, wire: str):
+async def test_a_pinned_https_fetch_verifies_the_certificate_for_the_name(certificate, https_port: int):
     trust = ssl.create_default_context(cafile=str(certificate[0]))
-    async with client(trust, wire) as http:
+    async with client(trust) as http:
         box = ToolBox(http, ToolSettings(allowed_networks=("127.0.0.1/32",), per_host_delay_s=0), resolver=resolve_to_loopback)
         result = await box.web_fetch(f"https://news.example:{https_port}/page")
 
@@ -79,10 +73,9 @@ async def test_a_pinned_https_fetch_verifies_the_certificate_for_the_name(certif
     assert result.text.startswith(f"Served over TLS to news.example:{https_port}.")
 
 
-@WIRES
-async def test_a_pinned_https_fetch_fails_when_the_certificate_is_for_another_name(certificate, https_port: int, wire: str):
+async def test_a_pinned_https_fetch_fails_when_the_certificate_is_for_another_name(certificate, https_port: int):
     trust = ssl.create_default_context(cafile=str(certificate[0]))
-    async with client(trust, wire) as http:
+    async with client(trust) as http:
         box = ToolBox(http, ToolSettings(allowed_networks=("127.0.0.1/32",), per_host_delay_s=0), resolver=resolve_to_loopback)
         result = await box.web_fetch(f"https://other.example:{https_port}/page")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -25,6 +26,7 @@ BOT_USER = "Example Patroller@fanout"
 BOT_PASSWORD = "planted-bot-password-7f3Qz9"
 OAUTH_TOKEN = "planted-oauth-token-K2mX8w"
 ENV_VARS = ("WIKIDATA_BOT_USER", "WIKIDATA_BOT_PASSWORD", "WIKIDATA_OAUTH_TOKEN", "FANOUT_CONTACT")
+TransportFor = Callable[[respx.Router], httpx.MockTransport]
 
 
 @pytest.fixture(autouse=True)
@@ -47,14 +49,17 @@ def every_text_under(directory: Path) -> str:
 
 
 def test_with_a_patrollers_bot_password_unpatrolled_edits_are_fetched_enriched_and_hidden_ones_skipped(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    transport_for: TransportFor,
 ) -> None:
     with_bot_password(monkeypatch)
     output = tmp_path / "today.yaml"
     with respx.mock(assert_all_called=False) as router:
         router.get(BRITANNICA).mock(return_value=httpx.Response(200, html=BRITANNICA_PAGE))
         fake = FakeWikidata(router, bot_user=BOT_USER, bot_password=BOT_PASSWORD)
-        assert main(fetch(output, "--limit", "4")) == 0
+        assert main(fetch(output, "--limit", "4"), transport=transport_for(router)) == 0
     snapshot = load_snapshot(output)
     assert [e.rcid for e in snapshot.edits] == [2540801101, 2540801099, 2540801098, 2540801095]
     assert [e.diff_type for e in snapshot.edits] == [
@@ -77,13 +82,13 @@ def test_with_a_patrollers_bot_password_unpatrolled_edits_are_fetched_enriched_a
 
 
 def test_without_credentials_a_notice_names_the_variables_and_the_newcomer_fallback_is_used(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], transport_for: TransportFor
 ) -> None:
     output = tmp_path / "today.yaml"
     with respx.mock(assert_all_called=False) as router:
         router.get(BRITANNICA).mock(return_value=httpx.Response(200, html=BRITANNICA_PAGE))
         fake = FakeWikidata(router)
-        assert main(fetch(output, "--limit", "10")) == 0
+        assert main(fetch(output, "--limit", "10"), transport=transport_for(router)) == 0
     err = capsys.readouterr().err
     assert ("notice: no Wikidata credentials in the environment (WIKIDATA_BOT_USER + WIKIDATA_BOT_PASSWORD, "
             "or WIKIDATA_OAUTH_TOKEN), so unpatrolled edits cannot be listed. Falling back to --fallback newcomers") in err
@@ -95,12 +100,15 @@ def test_without_credentials_a_notice_names_the_variables_and_the_newcomer_fallb
     assert not any("!patrolled" in c.get("rcshow", "") for c in fake.api_calls)
 
 
-async def test_fetch_edits_from_code_returns_its_report_and_writes_notices_to_the_log_it_is_given(tmp_path: Path) -> None:
+async def test_fetch_edits_from_code_returns_its_report_and_writes_notices_to_the_log_it_is_given(
+    tmp_path: Path, transport_for: TransportFor
+) -> None:
     output = tmp_path / "listing.yaml"
     log = io.StringIO()
     with respx.mock(assert_all_called=False) as router:
         FakeWikidata(router)
-        report = await fetch_edits(FetchEditsOptions(output=output, limit=2, contact=CONTACT), log=log)
+        options = FetchEditsOptions(output=output, limit=2, contact=CONTACT)
+        report = await fetch_edits(options, log=log, transport=transport_for(router))
     assert (report.path, report.outcome.written, report.outcome.skipped) == (output, 2, 0)
     assert report.lines() == [
         f"wrote 2 edits to {output} (0 skipped, {report.requests} requests to Wikidata)",
@@ -111,32 +119,38 @@ async def test_fetch_edits_from_code_returns_its_report_and_writes_notices_to_th
 
 
 def test_an_account_without_the_patrol_right_falls_back_with_a_notice(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    transport_for: TransportFor,
 ) -> None:
     with_bot_password(monkeypatch)
     with respx.mock(assert_all_called=False) as router:
         FakeWikidata(router, bot_user=BOT_USER, bot_password=BOT_PASSWORD, patrol_right=False)
-        assert main(fetch(tmp_path / "s.yaml", "--limit", "1", "--fallback", "anon")) == 0
+        code = main(fetch(tmp_path / "s.yaml", "--limit", "1", "--fallback", "anon"), transport=transport_for(router))
+        assert code == 0
     err = capsys.readouterr().err
     assert "the account Example Reader has neither the patrol nor the patrolmarks right" in err
     assert "Falling back to --fallback anon: edits by logged-out editors (rcshow=anon)" in err
 
 
 def test_fallback_none_refuses_to_run_without_credentials_before_listing_anything(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], transport_for: TransportFor
 ) -> None:
     with respx.mock(assert_all_called=False) as router:
         fake = FakeWikidata(router)
-        assert main(fetch(tmp_path / "s.yaml", "--fallback", "none")) == 2
+        assert main(fetch(tmp_path / "s.yaml", "--fallback", "none"), transport=transport_for(router)) == 2
     assert "choose --fallback newcomers or --fallback anon" in capsys.readouterr().err
     assert not any(c.get("list") == "recentchanges" for c in fake.api_calls)
     assert list(tmp_path.iterdir()) == []
 
 
-def test_wikidata_is_not_contacted_without_a_contact_address(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_wikidata_is_not_contacted_without_a_contact_address(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], transport_for: TransportFor
+) -> None:
     with respx.mock(assert_all_called=False) as router:
         fake = FakeWikidata(router)
-        assert main(["fetch-edits", "--enrich", "-o", str(tmp_path / "s.yaml")]) == 2
+        assert main(["fetch-edits", "--enrich", "-o", str(tmp_path / "s.yaml")], transport=transport_for(router)) == 2
     assert "Pass --contact you@example.org (or a URL) or export FANOUT_CONTACT" in capsys.readouterr().err
     assert fake.requests == []
 
@@ -170,20 +184,23 @@ def test_each_bad_option_is_refused_in_one_line_before_anything_is_asked_or_writ
 
 
 def test_an_existing_snapshot_is_not_overwritten_and_nothing_is_asked_of_wikidata(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], transport_for: TransportFor
 ) -> None:
     output = tmp_path / "s.yaml"
     output.write_text("edits: []\n", encoding="utf-8")
     with respx.mock(assert_all_called=False) as router:
         fake = FakeWikidata(router)
-        assert main(fetch(output)) == 2
+        assert main(fetch(output), transport=transport_for(router)) == 2
     assert "already exists" in capsys.readouterr().err
     assert fake.requests == []
     assert output.read_text(encoding="utf-8") == "edits: []\n"
 
 
 def test_an_interrupted_fetch_keeps_its_edits_and_the_same_command_resumes_without_refetching_them(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    transport_for: TransportFor,
 ) -> None:
     with_bot_password(monkeypatch)
     output = tmp_path / "today.yaml"
@@ -192,7 +209,7 @@ def test_an_interrupted_fetch_keeps_its_edits_and_the_same_command_resumes_witho
         router.get(BRITANNICA).mock(return_value=httpx.Response(200, html=BRITANNICA_PAGE))
         broken = FakeWikidata(router, bot_user=BOT_USER, bot_password=BOT_PASSWORD)
         broken.label_batches_before_failure = 1
-        assert main(command) == 2
+        assert main(command, transport=transport_for(router)) == 2
     err = capsys.readouterr().err
     assert "internal_api_error_DBConnectionError" in err
     assert "today.yaml.partial.jsonl, run the same command to resume" in err
@@ -204,25 +221,28 @@ def test_an_interrupted_fetch_keeps_its_edits_and_the_same_command_resumes_witho
     with respx.mock(assert_all_called=False) as router:
         router.get(BRITANNICA).mock(return_value=httpx.Response(200, html=BRITANNICA_PAGE))
         healthy = FakeWikidata(router, bot_user=BOT_USER, bot_password=BOT_PASSWORD)
-        assert main(command) == 0
+        assert main(command, transport=transport_for(router)) == 0
     assert [e.rcid for e in load_snapshot(output).edits] == [2540801101, 2540801099, 2540801098, 2540801095]
     assert ("Q42", 2464599101) not in healthy.entity_calls
     assert ("Q80", 2464599317) in healthy.entity_calls
 
 
 def test_planted_secrets_reach_no_output_file_and_no_terminal_line(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    transport_for: TransportFor,
 ) -> None:
     with_bot_password(monkeypatch)
     with respx.mock(assert_all_called=False) as router:
         router.get(BRITANNICA).mock(return_value=httpx.Response(200, html=BRITANNICA_PAGE))
         FakeWikidata(router, bot_user=BOT_USER, bot_password=BOT_PASSWORD)
-        assert main(fetch(tmp_path / "ok.yaml", "--limit", "2")) == 0
+        assert main(fetch(tmp_path / "ok.yaml", "--limit", "2"), transport=transport_for(router)) == 0
         # A refused password and a refused token end the fetch; their messages must not echo them.
         with_bot_password(monkeypatch, "planted-wrong-password-Lp4v")
-        assert main(fetch(tmp_path / "refused.yaml")) == 2
+        assert main(fetch(tmp_path / "refused.yaml"), transport=transport_for(router)) == 2
         monkeypatch.setenv("WIKIDATA_OAUTH_TOKEN", OAUTH_TOKEN)
-        assert main(fetch(tmp_path / "refused-token.yaml")) == 2
+        assert main(fetch(tmp_path / "refused-token.yaml"), transport=transport_for(router)) == 2
     captured = capsys.readouterr()
     shown = captured.out + captured.err + every_text_under(tmp_path)
     assert "Incorrect username or password" in captured.err

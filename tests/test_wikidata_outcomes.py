@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from fanout.wikidata.outcomes import find_outcome
 from test_wikidata_world import API_URL, FakeWikidata, load, request_params
 
 CONTACT = "patrol-research@example.org"
+TransportFor = Callable[[respx.Router], httpx.MockTransport]
 
 
 def edit(rcid: int, qid: str, revid: int, parent: int, prop: str, diff_type: str) -> dict[str, Any]:
@@ -124,7 +126,7 @@ async def test_a_later_revision_identical_to_the_parent_is_a_revert_whatever_its
 
 
 def test_the_outcomes_command_writes_one_outcome_per_edit_with_counts(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], transport_for: TransportFor
 ) -> None:
     snapshot = tmp_path / "snap.yaml"
     edits = [_full(e) for e in (Q42, Q76, Q937, Q80)]
@@ -132,7 +134,9 @@ def test_the_outcomes_command_writes_one_outcome_per_edit_with_counts(
     output = tmp_path / "outcomes.yaml"
     with respx.mock(assert_all_called=False) as router:
         FakeWikidata(router)
-        assert main(["outcomes", str(snapshot), "-o", str(output), "--contact", CONTACT]) == 0
+        code = main(["outcomes", str(snapshot), "-o", str(output), "--contact", CONTACT],
+                    transport=transport_for(router))
+        assert code == 0
     document = yaml.safe_load(output.read_text(encoding="utf-8"))
     assert [(o["rcid"], o["qid"], o["outcome"]) for o in document["outcomes"]] == [
         (2540801101, "Q42", "reverted"), (2540801098, "Q76", "patrolled"),

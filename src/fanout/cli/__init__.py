@@ -1,7 +1,8 @@
 """The `fanout` command: parses arguments and hands over to library code.
 
 Each subcommand lives in its own module under fanout.cli, exposing
-`configure(parser)` and `run(args) -> int`. Only the chosen one is imported,
+`configure(parser)` and `run(args) -> int` (`run(args, transport)` for the
+commands that make HTTP requests). Only the chosen one is imported,
 so `fanout status` does not pay for openai or trafilatura at start-up.
 """
 
@@ -10,9 +11,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from typing import TYPE_CHECKING
 
 from fanout import __version__
 from fanout.errors import ConfigError
+
+if TYPE_CHECKING:
+    import httpx
 
 # name -> (module under fanout.cli, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -46,7 +51,9 @@ def _available_commands() -> dict[str, tuple[str, str]]:
     return {n: c for n, c in COMMANDS.items() if find_spec(f"fanout.cli.{c[0]}") is not None}
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, transport: httpx.AsyncBaseTransport | None = None) -> int:
+    """`transport` carries the command's HTTP in place of the real wire: tests pass an httpx.MockTransport,
+    as httpx's own tests do. Only the commands that make HTTP requests accept one."""
     argv = sys.argv[1:] if argv is None else argv
     available = _available_commands()
     name = argv[0] if argv and argv[0] in available else None
@@ -58,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     module.configure(parser)
     args = parser.parse_args(argv[1:])
     try:
-        return int(module.run(args) or 0)
+        return int((module.run(args) if transport is None else module.run(args, transport)) or 0)
     except ConfigError as exc:
         print(f"fanout {name}: error: {exc}", file=sys.stderr)
         return 2

@@ -29,18 +29,25 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_search_arguments(parser)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, transport: httpx.AsyncBaseTransport | None = None) -> int:
+    """`transport` replaces the wire under the command's HTTP client: tests pass an httpx.MockTransport."""
     names = args.models or [m.name for m in DEFAULT_MODELS]
     api_key = os.environ.get(API_KEY_ENV) or None
     search = apply_search_options(ToolSettings(searxng_url=args.searxng_url),
                                   providers=args.search_providers, config=args.search_config)
-    checks = anyio.run(run_checks, args.base_url, search, api_key, names)
+    checks = anyio.run(run_checks, args.base_url, search, api_key, names, transport)
     for check in checks:
         print(check.line())
     return 1 if any(c.level == "FAIL" for c in checks) else 0
 
 
-async def run_checks(base_url: str, search: ToolSettings, api_key: str | None, names: list[str]) -> list[Check]:
+async def run_checks(
+    base_url: str,
+    search: ToolSettings,
+    api_key: str | None,
+    names: list[str],
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> list[Check]:
     """All checks with one short-lived client; keys are sent, never printed.
 
     One line per enabled search provider (SearXNG alone by default); a keyed
@@ -48,12 +55,12 @@ async def run_checks(base_url: str, search: ToolSettings, api_key: str | None, n
     """
     from fanout.tools.providers.status import provider_checks
 
-    async with make_client() as http:
+    async with make_client(transport) as http:
         providers = await provider_checks(http, search)
         key = await check_key(http, base_url, api_key)
         models = await check_models(http, base_url, api_key, names)
     return [*providers, key, *models]
 
 
-def make_client() -> httpx.AsyncClient:
-    return make_http_client(1, user_agent=ToolSettings().user_agent, timeout_s=CHECK_TIMEOUT_S)
+def make_client(transport: httpx.AsyncBaseTransport | None = None) -> httpx.AsyncClient:
+    return make_http_client(1, user_agent=ToolSettings().user_agent, timeout_s=CHECK_TIMEOUT_S, transport=transport)

@@ -13,10 +13,12 @@ The work is fanout.wikidata.fetch_edits; this module parses and hands over.
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from pathlib import Path
 
 import anyio
+import httpx
 
 from fanout.wikidata.api import CONTACT_ENV
 from fanout.wikidata.etiquette import MAX_WIKIMEDIA_CONCURRENCY
@@ -69,7 +71,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--restart", action="store_true", help="discard a pending partial fetch for -o")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, transport: httpx.AsyncBaseTransport | None = None) -> int:
+    """`transport` replaces the wire under the command's HTTP client: tests pass an httpx.MockTransport."""
     options = FetchEditsOptions(
         output=args.output, limit=args.limit, enrich=args.enrich, api_url=args.api_url, contact=args.contact,
         since=args.since, tags=tuple(args.tag), exclude_bots=args.exclude_bots, operations=args.operations,
@@ -77,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         allow_private_urls=args.allow_private_urls, force=args.force, restart=args.restart,
     )
     try:
-        report = anyio.run(fetch_edits, options)
+        report = anyio.run(functools.partial(fetch_edits, options, transport=transport))
     except KeyboardInterrupt:
         if options.partial_path.exists():
             print(f"fanout fetch-edits: stopped; finished edits are kept in {options.partial_path}. "

@@ -12,10 +12,12 @@ The work is fanout.wikidata.outcomes_file; this module parses and hands over.
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from pathlib import Path
 
 import anyio
+import httpx
 
 from fanout.wikidata.api import CONTACT_ENV
 from fanout.wikidata.etiquette import MAX_WIKIMEDIA_CONCURRENCY
@@ -42,11 +44,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true", help="replace an existing outcomes file")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, transport: httpx.AsyncBaseTransport | None = None) -> int:
+    """`transport` replaces the wire under the command's HTTP client: tests pass an httpx.MockTransport."""
     options = OutcomesOptions(
         snapshot=args.snapshot, output=args.output, api_url=args.api_url, contact=args.contact,
         concurrency=args.concurrency, max_revisions=args.max_revisions, force=args.force,
     )
-    report = anyio.run(record_outcomes, options)
+    report = anyio.run(functools.partial(record_outcomes, options, transport=transport))
     print(report.line(), file=sys.stderr)
     return 0

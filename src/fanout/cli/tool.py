@@ -10,12 +10,16 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 
 from fanout.config import DEFAULT_SEARXNG_URL, ToolSettings
 from fanout.tools.schemas import REQUIRED_ARGUMENT, TOOL_NAMES
 from fanout.tools.search_config import add_search_arguments, apply_search_options
+
+if TYPE_CHECKING:
+    import httpx
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -37,7 +41,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_search_arguments(parser)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, transport: httpx.AsyncBaseTransport | None = None) -> int:
+    """`transport` replaces the wire under the command's HTTP client: tests pass an httpx.MockTransport."""
     settings = ToolSettings(
         searxng_url=args.searxng_url,
         allow_private_urls=args.allow_private_urls,
@@ -46,15 +51,17 @@ def run(args: argparse.Namespace) -> int:
     )
     settings = apply_search_options(settings, providers=args.search_providers, config=args.search_config)
     raw_arguments = json.dumps({REQUIRED_ARGUMENT[args.tool]: " ".join(args.argument)})
-    ok, text = anyio.run(_call_tool, settings, args.tool, raw_arguments)
+    ok, text = anyio.run(_call_tool, settings, args.tool, raw_arguments, transport)
     print(text)
     return 0 if ok else 1
 
 
-async def _call_tool(settings: ToolSettings, name: str, raw_arguments: str) -> tuple[bool, str]:
+async def _call_tool(
+    settings: ToolSettings, name: str, raw_arguments: str, transport: httpx.AsyncBaseTransport | None
+) -> tuple[bool, str]:
     from fanout.http.client import make_http_client
     from fanout.tools import ToolBox
 
-    async with make_http_client(1, user_agent=settings.user_agent) as http:
+    async with make_http_client(1, user_agent=settings.user_agent, transport=transport) as http:
         result = await ToolBox(http, settings).dispatch(name, raw_arguments)
     return result.ok, result.text

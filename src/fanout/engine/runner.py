@@ -8,7 +8,6 @@ once per run, owned by an AsyncExitStack, and passed down.
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
@@ -30,8 +29,6 @@ from fanout.engine.orchestrator import RunOutcome, StopControl, VerdictFn, orche
 from fanout.engine.progress import Progress, Tally, show_progress
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
-RUN_WIRE = os.environ.get("FANOUT_HTTP_WIRE", "aiohttp")
-"""What carries the run's HTTP (see fanout.http.client); FANOUT_HTTP_WIRE=httpcore is for comparing in `make bench`."""
 
 
 @dataclass
@@ -157,9 +154,7 @@ async def _real_verdict_fn(
     from fanout.tools import open_run_toolbox
     from fanout.sift.verdict import run_verdict
 
-    http = await stack.enter_async_context(
-        make_http_client(settings.concurrency, user_agent=settings.tools.user_agent, wire=RUN_WIRE)
-    )
+    http = await stack.enter_async_context(make_http_client(settings.concurrency, user_agent=settings.tools.user_agent))
     checked = await preflight(http, settings, api_key)
     chat = ChatClient(base_url=settings.base_url, api_key=api_key, http=http, request_timeout_s=settings.chat_timeout_s)
     tools = await stack.enter_async_context(open_run_toolbox(http, settings.tools, run_dir))

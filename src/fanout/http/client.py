@@ -1,4 +1,4 @@
-"""The one HTTP connection pool a run shares (chat calls, SearXNG, web_fetch).
+"""The one HTTP client a run shares (chat calls, SearXNG, web_fetch), and the connection pool under it.
 
 httpx's default pool holds at most 100 connections and queues the rest: with
 a high --concurrency that cap would silently become the run's real
@@ -7,11 +7,15 @@ concurrency. So the pool is sized from the concurrency the user asked for.
 
 from __future__ import annotations
 
-from http.cookiejar import CookieJar, DefaultCookiePolicy
-from typing import Any
+from http.cookiejar import CookieJar
+from typing import TYPE_CHECKING
 
 import httpx
 
+if TYPE_CHECKING:
+    from http.client import HTTPResponse
+    from http.cookiejar import Cookie
+    from urllib.request import Request
 
 # Each verdict has at most one request in flight (a chat call, a tool call or a
 # cost lookup), so `concurrency` connections would do; the slack covers
@@ -21,51 +25,80 @@ SPARE_CONNECTIONS = 8
 
 
 def make_http_client(
-    concurrency: int, *, user_agent: str, timeout_s: float = 30.0, wire: str = "httpcore"
+    concurrency: int,
+    *,
+    user_agent: str,
+    timeout_s: float = 30.0,
+    transport: httpx.AsyncBaseTransport | None = None,
 ) -> httpx.AsyncClient:
     """A pool sized to `concurrency`; the caller owns it and closes it (`async with`).
 
-    Redirects are not followed here: web_fetch follows them itself so that
-    every hop passes the URL guard. `wire` picks what moves the bytes under
-    httpx: its own pool with leaner bookkeeping (fanout.http.pool, so the cost
-    per request does not grow with the pool), or aiohttp (fanout.http.transport,
-    a quarter of the CPU per request; what `fanout run` uses, while commands
-    that tests drive through respx keep httpcore). Cookies are never kept: a page fetched
-    for one model must not change what the next model sees (consent walls,
-    sessions), and a jar shared by thousands of fetches would only grow.
+    Every command moves its bytes through fanout.http.transport (aiohttp
+    under httpx; that module says why); tests pass their own `transport`
+    (httpx.MockTransport, as httpx's own tests do) and get everything else as
+    a run has it. Redirects are not followed here: web_fetch follows them
+    itself so that every hop passes the URL guard. Cookies are never kept: a
+    page fetched for one model must not change what the next model sees
+    (consent walls, sessions), and a jar shared by thousands of fetches would
+    only grow.
     """
-    connections = CONNECTIONS_PER_VERDICT * concurrency + SPARE_CONNECTIONS
-    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections, keepalive_expiry=30.0)
-    if wire == "aiohttp":
-        from fanout.http.transport import AiohttpTransport
+    if transport is None:
+        from fanout.http.transport import AiohttpTransport  # aiohttp's import is a quarter second of start-up
 
-        transport: httpx.AsyncBaseTransport = AiohttpTransport(limits)
-    elif wire == "httpcore":
-        from fanout.http.pool import lean_transport  # imported per wire: each costs start-up time
-
-        transport = lean_transport(limits)
-    else:
-        raise ValueError(f"wire must be httpcore or aiohttp, got {wire!r}")
-    return _CookielessClient(
+        transport = AiohttpTransport(pool_limits(concurrency))
+    return CookielessClient(
         transport=transport,
         timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, 10.0)),
         headers={"User-Agent": user_agent},
         follow_redirects=False,
-        cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),
+        cookies=ForgetfulCookieJar(),
     )
 
 
-class _NoCookies(httpx.Cookies):
-    """Cookies that are never read from responses: the jar's policy refuses every domain anyway, and httpx
-    builds urllib copies of each request and response to offer them to it (a few percent of a run's CPU)."""
+def pool_limits(concurrency: int) -> httpx.Limits:
+    connections = CONNECTIONS_PER_VERDICT * concurrency + SPARE_CONNECTIONS
+    return httpx.Limits(max_connections=connections, max_keepalive_connections=connections, keepalive_expiry=30.0)
+
+
+class ForgetfulCookieJar(CookieJar):
+    """A jar that never holds a cookie: neither a server's Set-Cookie nor one set by code.
+
+    httpx's `cookies=` takes any http.cookiejar.CookieJar, and this one is what
+    guarantees that the shared client never sends a cookie.
+    """
+
+    def extract_cookies(self, response: HTTPResponse, request: Request) -> None:
+        return None
+
+    def set_cookie(self, cookie: Cookie) -> None:
+        return None
+
+
+class _ForgetfulCookies(httpx.Cookies):
+    """httpx's cookie store, which never hands a response on to its jar (see CookielessClient)."""
 
     def extract_cookies(self, response: httpx.Response) -> None:
         return None
 
 
-class _CookielessClient(httpx.AsyncClient):
-    """httpx's client, with the refusing jar above in place of its cookie store."""
+_NO_COOKIES = _ForgetfulCookies(ForgetfulCookieJar())  # one for all clients: its jar never holds anything to share
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._cookies = _NoCookies(self._cookies.jar)
+
+class CookielessClient(httpx.AsyncClient):
+    """httpx's client whose public `cookies` never hands a response on to the jar.
+
+    httpx hands every response to `client.cookies.extract_cookies`, which first
+    copies the request into a urllib Request so that the jar may read it:
+    about a hundred Python calls, a tenth of the client's CPU per request over
+    the aiohttp wire, for a jar that would ignore it. Should httpx stop
+    reading its cookies through this public property, the jar passed as
+    `cookies=` still keeps nothing; only the copy's cost would come back.
+    """
+
+    @property
+    def cookies(self) -> httpx.Cookies:
+        return _NO_COOKIES
+
+    @cookies.setter
+    def cookies(self, cookies: object) -> None:
+        raise AttributeError("the shared client never keeps cookies")

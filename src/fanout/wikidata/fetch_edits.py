@@ -115,12 +115,18 @@ class _Start:
     credentials: Credentials | None
 
 
-async def fetch_edits(options: FetchEditsOptions, *, log: TextIO | None = None) -> FetchEditsReport:
-    """Fetch (or resume) the snapshot `options` describe; a Wikidata failure is a ConfigError naming the partial file."""
+async def fetch_edits(
+    options: FetchEditsOptions, *, log: TextIO | None = None, transport: httpx.AsyncBaseTransport | None = None
+) -> FetchEditsReport:
+    """Fetch (or resume) the snapshot `options` describe; a Wikidata failure is a ConfigError naming the partial file.
+
+    `transport` replaces the wire under the HTTP client (tests pass an httpx.MockTransport).
+    """
     start = _prepare(options)
     log = log or sys.stderr
     settings = ApiSettings(api_url=options.api_url, contact=start.contact, concurrency=options.concurrency)
-    async with make_http_client(options.concurrency + 2, user_agent=user_agent(start.contact)) as http:
+    agent = user_agent(start.contact)
+    async with make_http_client(options.concurrency + 2, user_agent=agent, transport=transport) as http:
         client = WikidataClient(http, settings)
         try:
             return await _fetch_with(client, http, start, log)

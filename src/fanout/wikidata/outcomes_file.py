@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TextIO
 
+import httpx
 import yaml
 
 from fanout.config import require_count
@@ -58,23 +59,32 @@ class OutcomesReport:
         return f"wrote {sum(self.counts.values())} outcomes to {self.output} ({summary})"
 
 
-async def record_outcomes(options: OutcomesOptions, *, log: TextIO | None = None) -> OutcomesReport:
-    """Check every edit of the snapshot against the wiki's history, then write the file once."""
+async def record_outcomes(
+    options: OutcomesOptions, *, log: TextIO | None = None, transport: httpx.AsyncBaseTransport | None = None
+) -> OutcomesReport:
+    """Check every edit of the snapshot against the wiki's history, then write the file once.
+
+    `transport` replaces the wire under the HTTP client (tests pass an httpx.MockTransport).
+    """
     if options.output.exists() and not options.force:
         raise ConfigError(f"{options.output} already exists; choose another -o, or pass --force to replace it")
     contact = require_contact(options.api_url, options.contact or os.environ.get(CONTACT_ENV))
     snapshot = load_snapshot(options.snapshot)
-    outcomes = await _collect(options, contact, snapshot, log)
+    outcomes = await _collect(options, contact, snapshot, log, transport)
     counts = _counts(outcomes)
     _write(options.output, snapshot, outcomes, counts)
     return OutcomesReport(options.output, counts)
 
 
 async def _collect(
-    options: OutcomesOptions, contact: str | None, snapshot: Snapshot, log: TextIO | None
+    options: OutcomesOptions,
+    contact: str | None,
+    snapshot: Snapshot,
+    log: TextIO | None,
+    transport: httpx.AsyncBaseTransport | None,
 ) -> list[dict[str, Any]]:
     settings = ApiSettings(api_url=options.api_url, contact=contact, concurrency=options.concurrency)
-    async with make_http_client(options.concurrency + 2, user_agent=user_agent(contact)) as http:
+    async with make_http_client(options.concurrency + 2, user_agent=user_agent(contact), transport=transport) as http:
         client = WikidataClient(http, settings)
         with StepProgress("checking outcomes", len(snapshot.edits), file=log) as progress:
             try:
