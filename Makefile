@@ -9,7 +9,7 @@ COMPOSE := $(shell if command -v podman >/dev/null 2>&1 && podman compose versio
 
 help:
 	@echo "make demo          the whole pipeline offline, against the bundled simulator"
-	@echo "make test          the test suite"
+	@echo "make test          the type checker (mypy --strict), then the test suite"
 	@echo "make e2e           demo run interrupted with Ctrl-C, resumed, and checked"
 	@echo "make e2e-live      three edits through the four real models (needs OPENROUTER_API_KEY and SearXNG)"
 	@echo "make bench         throughput, overhead and scale benchmarks (ARGS=--quick for a short pass)"
@@ -26,6 +26,7 @@ $(STAMP): requirements.lock pyproject.toml
 	touch $(STAMP)
 
 test: $(STAMP)
+	$(PY) -m mypy
 	$(PY) -m pytest
 
 demo: $(STAMP)

@@ -110,7 +110,7 @@ class WikidataClient:
         self._bearer: Secret | None = None
         # The login session lives here, not in the shared pool (which keeps no
         # cookies): only requests to this wiki ever carry it.
-        self._cookies = httpx.Cookies()
+        self._session_cookies = httpx.Cookies()
         self._logged_in = False
         self._rights: frozenset[str] | None = None
         self.requests_sent = 0
@@ -227,12 +227,12 @@ class WikidataClient:
         if self._bearer is not None:
             headers["Authorization"] = f"Bearer {self._bearer.reveal()}"
         request = self._http.build_request(method, url, headers=headers, timeout=self.settings.timeout_s, **kwargs)
-        self._cookies.set_cookie_header(request)
+        self._session_cookies.set_cookie_header(request)
         async with self._limiter:
             self.requests_sent += 1
             try:
                 response = await self._http.send(request)
-                self._cookies.extract_cookies(response)
+                self._session_cookies.extract_cookies(response)
                 return response
             except httpx.TimeoutException as exc:
                 raise WikidataError(f"{urlsplit(url).hostname} timed out", retryable=True) from exc
