@@ -211,7 +211,7 @@ def live() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m fanout.demo", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python scripts/demo.py", description=__doc__.splitlines()[0])
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--e2e", action="store_true", help="interrupt midway, resume, and check the run")
     mode.add_argument("--live", action="store_true", help="three edits through the real models")
