@@ -126,14 +126,20 @@ def model_spec(name: str, **overrides: Any) -> ModelSpec:
 LIMIT_FIELDS = ("max_concurrency", "requests_per_minute", "context_window", "input_price", "output_price")
 
 
-def load_limits(path: Path) -> dict[str, dict[str, object]]:
-    """The per-model table of --limits FILE, each entry checked as the ModelSpec it will become."""
+def read_yaml_mapping(path: Path, option: str, *, expected: str) -> dict[Any, Any]:
+    """The mapping in a file an option names; a file that cannot be read, or holds anything else, is one ConfigError."""
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"--limits {path}: cannot read it ({exc}).") from None
+        raise ConfigError(f"{option} {path}: cannot read it ({exc}).") from None
     if not isinstance(data, dict):
-        raise ConfigError(f"--limits {path}: expected a mapping of model name to settings.")
+        raise ConfigError(f"{option} {path}: expected {expected}.")
+    return data
+
+
+def load_limits(path: Path) -> dict[str, dict[str, object]]:
+    """The per-model table of --limits FILE, each entry checked as the ModelSpec it will become."""
+    data = read_yaml_mapping(path, "--limits", expected="a mapping of model name to settings")
     table: dict[str, dict[str, object]] = {}
     for model, fields in data.items():
         if not isinstance(fields, dict) or set(fields) - set(LIMIT_FIELDS):

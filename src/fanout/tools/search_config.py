@@ -21,9 +21,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from fanout.config import ToolSettings
+from fanout.config import ToolSettings, read_yaml_mapping
 from fanout.errors import ConfigError
 from fanout.tools.providers.registry import available_providers, parse_provider_names
 
@@ -57,12 +55,7 @@ def apply_search_options(settings: ToolSettings, *, providers: str | None, confi
 
 def load_search_config(path: Path) -> dict[str, Any]:
     """ToolSettings field -> value from the file; unknown keys and keys that look like secrets are refused."""
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"--search-config {path}: cannot read it ({exc})") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"--search-config {path}: expected a mapping such as `providers: [searxng, wikipedia]`")
+    data = read_yaml_mapping(path, "--search-config", expected="a mapping such as `providers: [searxng, wikipedia]`")
     secrets = [k for k in data if any(word in str(k).lower() for word in SECRET_LOOKING)]
     if secrets:
         raise ConfigError(f"--search-config {path}: {', '.join(map(str, secrets))}: API keys come from the "
