@@ -21,12 +21,12 @@ model wait at the gate instead of being sent, and other models carry on.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 
 import anyio
 from aiolimiter import AsyncLimiter
 
-Sleep = Callable[[float], Awaitable[None]]
+from fanout.retry import Sleep
 
 
 class ModelLimiter:
