@@ -448,4 +448,8 @@ async def test_a_chat_request_carries_the_key_the_runs_user_agent_its_timeout_an
     assert request.content == json.dumps(expected, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     assert (request.headers["authorization"], request.headers["user-agent"]) == ("Bearer sk-test", "fanout-test")
     assert request.headers["content-type"] == "application/json"
+    # Nothing about the machine (the SDK's X-Stainless-* OS, CPU and Python headers) goes out.
+    assert sorted(request.headers) == [
+        "accept", "accept-encoding", "authorization", "connection", "content-length", "content-type", "host", "user-agent",
+    ]
     assert request.extensions["timeout"] == {"connect": 7.5, "read": 7.5, "write": 7.5, "pool": 7.5}

@@ -31,6 +31,18 @@ from fanout.llm.reply import UNKNOWN_BODY_ERROR_STATUS, ChatResult, parse_comple
 from fanout.retry import is_retryable_status, parse_retry_after, retry_after_from_metadata
 
 
+# The SDK describes the machine to every server it talks to (OS, CPU, Python
+# version, retry count, read timeout). fanout names itself in User-Agent and
+# sends nothing else about the machine; it also saves the SDK, httpx and the
+# wire about a fifth of a chat call's own CPU.
+MACHINE_HEADERS = (
+    "X-Stainless-Lang", "X-Stainless-Package-Version", "X-Stainless-OS", "X-Stainless-Arch",
+    "X-Stainless-Runtime", "X-Stainless-Runtime-Version", "X-Stainless-Async",
+    "X-Stainless-Retry-Count", "X-Stainless-Read-Timeout",
+)
+CALL_OPTIONS: openai.RequestOptions = {"headers": {name: openai.omit for name in MACHINE_HEADERS}}
+
+
 class Endpoint:
     """Chat completions from one base URL; a request body in, a ChatResult or a ProviderError out."""
 
@@ -49,7 +61,7 @@ class Endpoint:
     async def complete(self, body: dict[str, Any]) -> ChatResult:
         """POST one chat completion; every failure, in the status or in the body, is a ProviderError."""
         try:
-            response = await self._client.post("/chat/completions", body=body, cast_to=httpx.Response)
+            response = await self._client.post("/chat/completions", body=body, cast_to=httpx.Response, options=CALL_OPTIONS)
         except openai.APIStatusError as exc:
             raise status_error(exc, secret=self._secret) from exc
         except openai.APITimeoutError as exc:
