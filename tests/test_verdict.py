@@ -497,3 +497,28 @@ def test_a_source_with_a_string_for_supports_claim_is_a_schema_problem():
     bad = {**GOOD_VERDICT, "sources": [{"url": "https://x.example", "supports_claim": "yes",
                                         "provenance": "verified"}]}
     assert parse_verdict(json.dumps(bad)) == (None, "sources[0]: supports_claim must be true or false")
+
+
+def strict_server(step: dict):
+    """A reply from a server that validates assistant content as a string (llama-cpp-python's does)."""
+    def answer(body: dict) -> dict | httpx.Response:
+        for message in body["messages"]:
+            if message["role"] == "assistant" and not isinstance(message.get("content"), str):
+                return error_response(500, "1 validation error: messages.2.content: Input should be a valid string")
+        return step
+    return answer
+
+
+async def test_an_assistant_message_with_tool_calls_goes_back_with_empty_string_content(edit, http):
+    script = [
+        completion(None, tool_calls=[tool_call("web_search", {"query": "q"}, "call_a")]),
+        strict_server(completion("Done.")),
+        strict_server(verdict_reply()),
+    ]
+    record, server = await verdict_with(script, edit, http)
+    assert record.status == "ok"
+    assert server.requests[1]["messages"][2] == {
+        "role": "assistant", "content": "",
+        "tool_calls": [{"id": "call_a", "type": "function",
+                        "function": {"name": "web_search", "arguments": '{"query": "q"}'}}],
+    }

@@ -424,9 +424,14 @@ def transcript(messages: list[dict[str, Any]], prompt: Prompt) -> list[Transcrip
 
 
 def assistant_message(result: ChatResult, *, keep_tool_calls: bool) -> dict[str, Any]:
-    """The reply as it goes back into the conversation (OpenAI message shape)."""
+    """The reply as it goes back into the conversation, in the shape strict servers accept.
+
+    Content is always a string: OpenAI allows null next to tool_calls, but
+    llama-cpp-python's server (and others that validate the request against a
+    string-only schema) answer such a message with HTTP 500.
+    """
     calls = result.tool_calls if keep_tool_calls else []
-    message: dict[str, Any] = {"role": "assistant", "content": result.content if calls else (result.content or "")}
+    message: dict[str, Any] = {"role": "assistant", "content": result.content or ""}
     if calls:
         message["tool_calls"] = [
             {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
