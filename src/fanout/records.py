@@ -121,6 +121,9 @@ class VerdictRecord:
     tool_calls: list[ToolCallLog] = field(default_factory=list)
     transcript: list[TranscriptEntry] = field(default_factory=list)
     duration_s: float | None = None
+    investigation_cut_off: bool = False
+    """An investigation reply was cut off (finish_reason=length); the verdict was then asked for
+    with what had been gathered, so this verdict rests on a shortened investigation."""
 
     @builtins.property  # plain `property` here would name the field above
     def key(self) -> tuple[int, str]:

@@ -73,6 +73,8 @@ class Investigation:
     """How many messages those counted tokens cover."""
     context_warned: bool = False
     trimmed: int = 0
+    cut_off: bool = False
+    """An investigation reply was cut off (finish_reason=length) before the verdict was asked for."""
 
     @classmethod
     def start(cls, system: str, user: str) -> Investigation:
@@ -160,7 +162,7 @@ async def investigate(
 ) -> Outcome:
     try:
         if not await run_tool_phase(state, model, chat, tools, max_turns):
-            return Outcome("incomplete", error="an investigation reply was cut off (finish_reason=length)")
+            note_cut_off(state)
         return await ask_for_verdict(state, model, chat)
     except ProviderError as exc:
         return Outcome("error", error=str(exc))
@@ -173,7 +175,7 @@ async def run_tool_phase(
     tools: ToolBox,
     max_turns: int,
 ) -> bool:
-    """Phase A. False when a reply was cut off (finish_reason=length): there is no verdict to ask for."""
+    """Phase A. False when a reply was cut off (finish_reason=length), which ends the investigation."""
     for turn in range(1, max_turns + 1):
         result = await ask(state, model, chat, tools=TOOL_SCHEMAS)
         truncated = result.finish_reason == "length"
@@ -186,6 +188,21 @@ async def run_tool_phase(
         await answer_tool_calls(state, tools, result.tool_calls, turn)
     state.warnings.append(f"the investigation used all {max_turns} turns; the verdict was asked for anyway")
     return True
+
+
+def note_cut_off(state: Investigation) -> None:
+    """A cut-off investigation still gets its verdict, asked with what it gathered.
+
+    A reply runs out of room when the output limit or the context window is
+    reached, so the oldest tool output goes first to leave the verdict space.
+    Only a verdict that cannot be had makes the record `incomplete`.
+    """
+    state.cut_off = True
+    if trim_oldest_tool_output(state.messages) is not None:
+        state.trimmed += 1
+    state.warnings.append(
+        "an investigation reply was cut off (finish_reason=length); the verdict was asked for with what was gathered"
+    )
 
 
 async def answer_tool_calls(state: Investigation, tools: ToolBox, calls: list[ToolCall], turn: int) -> None:
@@ -395,6 +412,7 @@ def build_record(
         cost_usd=state.cost_usd(),
         served_model=state.served_model,
         error=outcome.error,
+        investigation_cut_off=state.cut_off,
         raw_verdict=None if outcome.verdict else outcome.raw,
         warnings=warnings,
         tool_calls=list(state.tool_log),
