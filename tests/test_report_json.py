@@ -137,3 +137,37 @@ def test_cli_reports_a_bad_labels_file_in_one_line(run_dir: Path, tmp_path: Path
     assert main(["report", str(run_dir), "--labels", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "truth must be one of correct, unverifiable, incorrect" in err and err.count("\n") == 1
+
+
+def broken_rule_run(tmp_path: Path) -> Path:
+    """Edit 1: alpha says verified-high without a verified source; beta and gamma reject."""
+    from test_analysis_support import make_record, write_run
+
+    records = [make_record(1, m, v) for m, v in zip(MODELS, ("verified-high", "incorrect", "plausible"))]
+    records[0].rule_violations = ["verified_verdict_without_verified_source"]
+    return write_run(tmp_path / "run", records)
+
+
+def test_rule_violations_are_counted_per_model_in_the_health_table(tmp_path: Path) -> None:
+    report = build_report(broken_rule_run(tmp_path))
+    assert {r["model"]: r["rule_violations"] for r in report.table("health")} == dict(zip(MODELS, (1, 0, 0)))
+    assert "rule viol." in render_summary(report)
+
+
+def test_by_default_a_verdict_that_breaks_the_rule_casts_no_committee_vote(tmp_path: Path) -> None:
+    report = build_report(broken_rule_run(tmp_path))
+    [row] = report.table("committee")
+    assert (row["majority"], row["votes"], row["accept"], row["reject"]) == (None, 2, 1, 1)
+    assert report.to_json()["settings"]["rule_violations"] == "abstain"
+    assert ("1 verdict(s) are verified-high/verified-low without a verified source, against the prompt's rule; "
+            "they cast no committee vote (--rule-violations abstain).") in report.notes
+
+
+def test_rule_violations_count_lets_such_a_verdict_vote(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_dir = broken_rule_run(tmp_path)
+    report = build_report(run_dir, ReportOptions(rule_violations="count"))
+    [row] = report.table("committee")
+    assert (row["majority"], row["votes"], row["accept"], row["reject"]) == ("accept", 3, 2, 1)
+    assert main(["report", str(run_dir), "--rule-violations", "count", "--json", "-q"]) == 0
+    written = json.loads((run_dir / "report.json").read_text(encoding="utf-8"))
+    assert written["settings"]["rule_violations"] == "count"

@@ -32,6 +32,8 @@ VERDICTS: tuple[str, ...] = (
     "incorrect",
 )
 PROVENANCES: tuple[str, ...] = ("verified", "reported")
+VERIFIED_WITHOUT_SOURCE = "verified_verdict_without_verified_source"
+"""The rule violation of a verified-high/verified-low verdict none of whose sources was read."""
 
 
 def utc_now() -> str:
@@ -52,6 +54,9 @@ class Source:
     claimed_verified: bool = False
     """The model called this source `verified`, but its own fetch log shows no successful
     web_fetch of it, so provenance was changed to `reported` (see the record's warnings)."""
+    prefetched: bool = False
+    """A reference attached to the edit whose text the prompt handed over: read on the verdict's
+    behalf, so it may be `verified` without a web_fetch."""
 
 
 @dataclass
@@ -124,6 +129,9 @@ class VerdictRecord:
     investigation_cut_off: bool = False
     """An investigation reply was cut off (finish_reason=length); the verdict was then asked for
     with what had been gathered, so this verdict rests on a shortened investigation."""
+    rule_violations: list[str] = field(default_factory=list)
+    """The prompt's rules the verdict breaks (VERIFIED_WITHOUT_SOURCE: a verified-* verdict with
+    no verified source); the report counts them and its committee applies a stated policy."""
 
     @builtins.property  # plain `property` here would name the field above
     def key(self) -> tuple[int, str]:

@@ -33,6 +33,8 @@ FEW_EDITS = 30
 """Below this many edits the statistics are shown with a warning that they are rough."""
 
 COMMITTEE_RULES = ("majority", "weighted", "dawid_skene")
+RULE_VIOLATION_POLICIES = ("abstain", "count")
+"""What the committee does with a verdict that breaks the prompt's rules (see ReportOptions)."""
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,11 @@ class ReportOptions:
     labels_path: Path | None = None
     project_edits: int = 500
     policy: QueuePolicy = field(default_factory=QueuePolicy)
+    rule_violations: str = "abstain"
+    """`abstain`: a verdict that breaks the prompt's rules (a verified-* verdict with no verified
+    source) casts no committee vote, as if the model had given none, because the rule is what makes
+    the word `verified` worth trusting; `count`: it votes like any other. Agreement tables and
+    each model's own accuracy always use the verdict as given."""
 
 
 @dataclass
@@ -81,6 +88,7 @@ class Report:
             "records": len(self.run.records),
             "labels": labels,
             "settings": {
+                "rule_violations": self.options.rule_violations,
                 "min_agreement": self.options.policy.min_agreement,
                 "min_confidence": self.options.policy.min_confidence,
                 "project_edits": self.options.project_edits,
@@ -100,7 +108,7 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
     truth = labels.truth if labels else {}
     by_edit = run.by_edit()
     verdicts = {rcid: {m: r.verdict for m, r in recs.items()} for rcid, recs in by_edit.items()}
-    stances = {rcid: {m: stance(v) for m, v in given.items()} for rcid, given in verdicts.items()}
+    stances = {rcid: {m: _committee_stance(r, options) for m, r in recs.items()} for rcid, recs in by_edit.items()}
     consensus = dawid_skene(stances, STANCES)
     model_scores = [_model_score(m, by_edit, truth) for m in run.models] if labels else []
     weights, weight_sources = _weights(run.models, consensus, model_scores)
@@ -131,9 +139,16 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
         "needs_human": len(tables["human_queue"]),
         "labelled_edits": sum(rcid in truth for rcid in by_edit),
     }
-    notes = _notes(run, labels, consensus, weight_sources)
+    notes = _notes(run, labels, consensus, weight_sources) + _rule_notes(run.records, options)
     generated = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return Report(run, options, labels, consensus, decisions, costs, tables, totals, notes, generated)
+
+
+def _committee_stance(record: VerdictRecord, options: ReportOptions) -> str | None:
+    """The record's vote in the committee, under the stated rule-violation policy."""
+    if record.rule_violations and options.rule_violations == "abstain":
+        return None
+    return stance(record.verdict)
 
 
 def _model_score(
@@ -261,6 +276,17 @@ def _score_confusion(
     for rule in COMMITTEE_RULES:
         rows += confusion_rows(rule, _committee_predictions(decisions, rule), truth)
     return rows
+
+
+def _rule_notes(records: list[VerdictRecord], options: ReportOptions) -> list[str]:
+    """How many verdicts broke the prompt's rules, and what the committee did with them."""
+    broken = sum(bool(r.rule_violations) for r in records)
+    if not broken:
+        return []
+    treated = ("cast no committee vote (--rule-violations abstain)" if options.rule_violations == "abstain"
+               else "vote in the committee like any other (--rule-violations count)")
+    return [f"{broken} verdict(s) are verified-high/verified-low without a verified source, against the "
+            f"prompt's rule; they {treated}."]
 
 
 def _notes(run: RunData, labels: Labels | None, consensus: DawidSkene, sources: Mapping[str, str]) -> list[str]:

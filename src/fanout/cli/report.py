@@ -29,6 +29,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="queue an edit for a human when the majority holds less than this share (default 0.75)")
     parser.add_argument("--min-confidence", type=float, default=0.8, metavar="X",
                         help="queue an edit when the Dawid–Skene posterior is below this (default 0.8)")
+    parser.add_argument("--rule-violations", choices=("abstain", "count"), default="abstain",
+                        help="a verified-high/-low verdict with no verified source: abstain = it casts no "
+                             "committee vote (default), count = it votes like any other")
     parser.add_argument("-q", "--quiet", action="store_true", help="no terminal summary, only the files")
 
 
@@ -46,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
         labels_path=args.labels,
         project_edits=args.project,
         policy=QueuePolicy(min_agreement=args.min_agreement, min_confidence=args.min_confidence),
+        rule_violations=args.rule_violations,
     )
     report = build_report(args.run_dir, options)
     written = []

@@ -33,6 +33,7 @@ class RecordDetails(TypedDict, total=False):
     transcript: list[TranscriptEntry]
     duration_s: float | None
     investigation_cut_off: bool
+    rule_violations: list[str]
 
 
 def new_record(edit: Edit, model_name: str, status: Status, **details: Unpack[RecordDetails]) -> VerdictRecord:

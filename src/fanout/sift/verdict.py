@@ -28,11 +28,11 @@ import anyio
 
 from fanout.config import ModelSpec, RunSettings
 from fanout.sift.edit import Edit
-from fanout.sift.edit_context import build_edit_context
+from fanout.sift.edit_context import build_edit_context, shown_reference_urls
 from fanout.errors import ProviderError
 from fanout.llm.chat import ChatClient, ChatResult, ToolCall
 from fanout.sift.prompt import REPAIR_REQUEST, VERDICT_REQUEST, Prompt
-from fanout.sift.provenance import check_provenance
+from fanout.sift.provenance import check_provenance, rule_violations
 from fanout.sift.record import new_record
 from fanout.records import (
     PROVENANCES,
@@ -398,9 +398,13 @@ def build_record(
             "cost_usd counts only the others"
         )
     sources, provenance_warnings = check_provenance(
-        (Source(s["url"], s["supports_claim"], s["provenance"]) for s in verdict.get("sources", [])), state.tool_log
+        (Source(s["url"], s["supports_claim"], s["provenance"]) for s in verdict.get("sources", [])),
+        state.tool_log, shown_reference_urls(edit),
     )
     warnings.extend(provenance_warnings)
+    violations = rule_violations(verdict.get("verdict"), sources)
+    if violations:
+        warnings.append(f"{verdict['verdict']} needs at least one verified source, and this verdict has none")
     return new_record(
         edit,
         model.name,
@@ -413,6 +417,7 @@ def build_record(
         served_model=state.served_model,
         error=outcome.error,
         investigation_cut_off=state.cut_off,
+        rule_violations=violations,
         raw_verdict=None if outcome.verdict else outcome.raw,
         warnings=warnings,
         tool_calls=list(state.tool_log),
