@@ -70,3 +70,10 @@ def test_a_verified_prefetched_reference_is_not_counted_as_never_fetched() -> No
         Source("https://other.example/", True, "reported", fetched=False, claimed_verified=True),
     ])
     assert claimed_unfetched(record) == ["https://other.example/"]
+
+
+def test_the_health_row_names_the_tool_protocols_a_model_used() -> None:
+    records = [make_record(1, "m/a", "plausible"), make_record(2, "m/a", "plausible"), make_record(1, "m/b", "suspect")]
+    records[1].tool_protocol = "prompted"
+    records[2].tool_protocol = "prompted"
+    assert [r["tool_protocol"] for r in model_health(records, ["m/a", "m/b"])] == ["native+prompted", "prompted"]

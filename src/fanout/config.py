@@ -79,6 +79,9 @@ def require_http_url(value: str, name: str) -> None:
         raise ConfigError(f"{name} must be an http:// or https:// URL with a host (got {value!r}).")
 
 
+TOOL_PROTOCOLS: tuple[str, ...] = ("native", "prompted")
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     """One model as fanout knows it before asking the endpoint."""
@@ -95,6 +98,10 @@ class ModelSpec:
     """Verdicts of this model in flight at once; None = only the global bound."""
     requests_per_minute: float | None = None
     """Chat requests per minute for this model; None = no client-side limit."""
+    tool_protocol: str | None = None
+    """How the model gets its tools: `native` (the request's `tools`), `prompted` (described in the
+    prompt, one JSON action per reply); None = native unless the listing lacks tools or a request
+    with tools is refused (see fanout.sift.prompted)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -105,6 +112,8 @@ class ModelSpec:
         require_not_negative(self.output_price, f"{label} output_price")
         require_count(self.max_concurrency, f"{label} max_concurrency")
         require_positive(self.requests_per_minute, f"{label} requests_per_minute")
+        if self.tool_protocol not in (None, *TOOL_PROTOCOLS):
+            raise ConfigError(f"{label} tool_protocol must be native or prompted (got {self.tool_protocol!r}).")
 
 
 DEFAULT_MODELS: tuple[ModelSpec, ...] = (
@@ -123,7 +132,9 @@ def model_spec(name: str, **overrides: Any) -> ModelSpec:
     return dataclasses.replace(base, **clean) if clean else base
 
 
-LIMIT_FIELDS = ("max_concurrency", "requests_per_minute", "context_window", "input_price", "output_price")
+LIMIT_FIELDS = (
+    "max_concurrency", "requests_per_minute", "context_window", "input_price", "output_price", "tool_protocol",
+)
 
 
 def read_yaml_mapping(path: Path, option: str, *, expected: str) -> dict[Any, Any]:

@@ -129,6 +129,9 @@ class VerdictRecord:
     investigation_cut_off: bool = False
     """An investigation reply was cut off (finish_reason=length); the verdict was then asked for
     with what had been gathered, so this verdict rests on a shortened investigation."""
+    tool_protocol: str = "native"
+    """How the model got its tools: `native` (tool calling) or `prompted` (one JSON action per
+    reply, for models without tool calling; see fanout.sift.prompted)."""
     rule_violations: list[str] = field(default_factory=list)
     """The prompt's rules the verdict breaks (VERIFIED_WITHOUT_SOURCE: a verified-* verdict with
     no verified source); the report counts them and its committee applies a stated policy."""

@@ -48,7 +48,8 @@ def _health_row(model: str, records: list[VerdictRecord]) -> dict[str, object]:
     calls = [c for r in records for c in r.tool_calls]
     sources = [s for r in records for s in r.sources]
     durations = [r.duration_s for r in records if r.duration_s is not None]
-    row: dict[str, object] = {"model": model, "records": n}
+    row: dict[str, object] = {"model": model, "records": n,
+                              "tool_protocol": "+".join(sorted({r.tool_protocol for r in records}))}
     row.update({s: sum(r.status == s for r in records) for s in STATUSES})
     row.update({
         "with_verdict": sum(r.verdict is not None for r in records),

@@ -249,18 +249,19 @@ def _cost_section(report: Report, names: dict[str, str]) -> str:
 
 
 def _health_section(report: Report, names: dict[str, str]) -> str:
-    rows = [[names[r["model"]], str(r["records"]), str(r["ok"]), str(r["timeout"]), str(r["incomplete"]),
+    rows = [[names[r["model"]], r["tool_protocol"], str(r["records"]), str(r["ok"]), str(r["timeout"]), str(r["incomplete"]),
              str(r["invalid_json"]), str(r["error"]), number(r["mean_turns"]), number(r["mean_tool_calls"]),
              f"{r['web_search']}/{r['web_fetch']}", str(r["failed_tool_calls"]),
              f"{r['sources_verified']}/{r['sources_reported']}", str(r["verified_never_fetched"]),
              str(r["rule_violations"]), number(r["mean_duration_s"])]
             for r in report.table("health")]
-    table = _table(["model", "records", "ok", "timeout", "incomplete", "invalid JSON", "error", "mean turns",
+    table = _table(["model", "tools via", "records", "ok", "timeout", "incomplete", "invalid JSON", "error", "mean turns",
                     "mean tool calls", "search/fetch", "failed calls", "sources verified/reported",
                     "“verified” never fetched", "rule violations", "mean seconds"], rows)
     return ('<section id="health"><h2>Health</h2>' + table +
             '<p class="stat">“Verified” never fetched: sources the model said it read whose URL has no '
-            "successful web_fetch in its own transcript. Rule violations: verified-high/verified-low "
+            "successful web_fetch in its own transcript. Tools via: native tool calling, or prompted "
+            "(one JSON action per reply, for models without tool calling). Rule violations: verified-high/verified-low "
             "verdicts with no verified source.</p></section>")
 
 

@@ -56,14 +56,14 @@ def _count(n: int, noun: str) -> str:
 def _health(report: Report, names: dict[str, str]) -> str:
     rows = [
         [
-            names[r["model"]], str(r["records"]), str(r["ok"]), str(r["timeout"]), str(r["incomplete"]),
+            names[r["model"]], r["tool_protocol"], str(r["records"]), str(r["ok"]), str(r["timeout"]), str(r["incomplete"]),
             str(r["invalid_json"]), str(r["error"]), number(r["mean_turns"]), number(r["mean_tool_calls"]),
             f"{r['sources_verified']}/{r['sources_reported']}", str(r["verified_never_fetched"]),
             str(r["rule_violations"]),
         ]
         for r in report.table("health")
     ]
-    headers = ["model", "recs", "ok", "t/o", "incompl", "bad json", "error", "turns", "tools",
+    headers = ["model", "tools via", "recs", "ok", "t/o", "incompl", "bad json", "error", "turns", "tools",
                "src ver/rep", "ver. unfetched", "rule viol."]
     return "Health (per model)\n" + text_table(headers, rows)
 

@@ -65,6 +65,8 @@ class ChatClient:
         self._generation_lookup = self._openrouter if generation_lookup is None else generation_lookup
         self._no_json_mode: set[str] = set()
         """Models that rejected response_format once; not asked again this run."""
+        self._refused_tools: set[str] = set()
+        """Models whose request with `tools` was refused once; offered tools in the prompt from then on."""
         self._clock = clock
         self._limiters: dict[str, ModelLimiter] = {}
         """Per model name: its pace and the gate its 429s close (see limiter)."""
@@ -112,6 +114,16 @@ class ChatClient:
                 raise
 
         return await call_with_retries(attempt, self.policy, sleep=self._sleep)
+
+    def tool_protocol(self, model: ModelSpec) -> str:
+        """`native` or `prompted`: the one the user forced, else prompted once this model refused tools."""
+        if model.tool_protocol is not None:
+            return model.tool_protocol
+        return "prompted" if model.name in self._refused_tools else "native"
+
+    def tools_refused(self, model: ModelSpec) -> None:
+        """Remember for the rest of the run that this model's endpoint refuses requests with tools."""
+        self._refused_tools.add(model.name)
 
     def limiter(self, model: ModelSpec) -> ModelLimiter:
         """`model`'s limiter, made on its first request from its requests_per_minute."""
@@ -170,6 +182,16 @@ def generation_total_cost(response: httpx.Response) -> float | None:
     except (ValueError, AttributeError):
         return None
     return float(cost) if isinstance(cost, (int, float)) else None
+
+
+def rejects_tools(exc: ProviderError) -> bool:
+    """A 4xx that complains about tools: the model or its endpoint has no tool calling.
+
+    OpenRouter says 404 "No endpoints found that support tool use"; vLLM 400
+    "auto" tool choice requires --enable-auto-tool-choice; others 400/422/501.
+    """
+    text = str(exc).lower()
+    return exc.status in (400, 404, 422, 501) and ("tool" in text or "function call" in text)
 
 
 def rejects_response_format(exc: ProviderError) -> bool:

@@ -30,7 +30,8 @@ from fanout.config import ModelSpec, RunSettings
 from fanout.sift.edit import Edit
 from fanout.sift.edit_context import build_edit_context, shown_reference_urls
 from fanout.errors import ProviderError
-from fanout.llm.chat import ChatClient, ChatResult, ToolCall
+from fanout.llm.chat import ChatClient, ChatResult, ToolCall, rejects_tools
+from fanout.sift import prompted
 from fanout.sift.prompt import REPAIR_REQUEST, VERDICT_REQUEST, Prompt
 from fanout.sift.provenance import check_provenance, rule_violations
 from fanout.sift.record import new_record
@@ -75,6 +76,8 @@ class Investigation:
     trimmed: int = 0
     cut_off: bool = False
     """An investigation reply was cut off (finish_reason=length) before the verdict was asked for."""
+    protocol: str = "native"
+    """How the tools are offered: `native` (the request's tools) or `prompted` (fanout.sift.prompted)."""
 
     @classmethod
     def start(cls, system: str, user: str) -> Investigation:
@@ -147,6 +150,8 @@ async def run_verdict(
     """Both phases for one (edit, model) pair, within `timeout_s`; always returns a record."""
     started = time.monotonic()
     state = Investigation.start(prompt.text, build_edit_context(edit))
+    if chat.tool_protocol(model) == "prompted":
+        use_prompted(state)
     outcome = Outcome("timeout", error=f"no verdict within {timeout_s:g} s")
     with anyio.move_on_after(timeout_s):
         outcome = await investigate(state, model, chat, tools, max_turns)
@@ -177,17 +182,47 @@ async def run_tool_phase(
 ) -> bool:
     """Phase A. False when a reply was cut off (finish_reason=length), which ends the investigation."""
     for turn in range(1, max_turns + 1):
-        result = await ask(state, model, chat, tools=TOOL_SCHEMAS)
+        result = await investigation_turn(state, model, chat)
         truncated = result.finish_reason == "length"
         # A cut-off reply may carry half-written tool calls; they are neither kept nor run.
-        state.add_reply(result, keep_tool_calls=not truncated)
+        state.add_reply(result, keep_tool_calls=not truncated and state.protocol == "native")
         if truncated:
             return False
-        if not result.tool_calls:
+        calls = result.tool_calls if state.protocol == "native" else prompted_calls(result, turn)
+        if not calls:
             return True
-        await answer_tool_calls(state, tools, result.tool_calls, turn)
+        await answer_tool_calls(state, tools, calls, turn)
     state.warnings.append(f"the investigation used all {max_turns} turns; the verdict was asked for anyway")
     return True
+
+
+async def investigation_turn(state: Investigation, model: ModelSpec, chat: ChatClient) -> ChatResult:
+    """One chat call of phase A, with the tools offered the way this model can take them.
+
+    A request with tools that the endpoint refuses switches the model to the
+    prompted protocol (unless the user forced native) and asks again.
+    """
+    if state.protocol == "native":
+        try:
+            return await ask(state, model, chat, tools=TOOL_SCHEMAS)
+        except ProviderError as exc:
+            if model.tool_protocol == "native" or not rejects_tools(exc):
+                raise
+            chat.tools_refused(model)
+            use_prompted(state)
+            state.warnings.append(f"the endpoint refused a request with tools ({exc}); "
+                                  "the tools were offered in the prompt instead (tool_protocol prompted)")
+    return await ask(state, model, chat)
+
+
+def use_prompted(state: Investigation) -> None:
+    state.protocol = "prompted"
+    prompted.offer_tools(state.messages)
+
+
+def prompted_calls(result: ChatResult, turn: int) -> list[ToolCall]:
+    action = prompted.parse_action(result.content, turn)
+    return [action] if action is not None else []
 
 
 def note_cut_off(state: Investigation) -> None:
@@ -215,7 +250,10 @@ async def answer_tool_calls(state: Investigation, tools: ToolBox, calls: list[To
     for call in calls:
         result = await tools.dispatch(call.name, call.arguments)
         state.record_tool(turn, call, result.text, result.ok, result.final_url)
-        state.messages.append({"role": "tool", "tool_call_id": call.id, "content": result.text})
+        if state.protocol == "native":
+            state.messages.append({"role": "tool", "tool_call_id": call.id, "content": result.text})
+        else:
+            state.messages.append(prompted.result_message(call, result.text))
 
 
 async def ask_for_verdict(
@@ -224,7 +262,7 @@ async def ask_for_verdict(
     chat: ChatClient,
 ) -> Outcome:
     """Phase B: the verdict as JSON, no tools, one repair turn if the first answer does not fit."""
-    state.messages.append({"role": "user", "content": VERDICT_REQUEST})
+    add_user_message(state.messages, VERDICT_REQUEST)
     outcome, problem = await verdict_turn(state, model, chat)
     if outcome is not None:
         return outcome
@@ -288,11 +326,21 @@ def fit_context(state: Investigation, model: ModelSpec) -> None:
 def trim_oldest_tool_output(messages: list[dict[str, Any]]) -> int | None:
     """Characters saved by trimming the oldest untrimmed tool output, or None if none is left."""
     for message in messages:
-        if message.get("role") == "tool" and message.get("content") != TRIM_MARKER:
-            saved = len(message.get("content") or "") - len(TRIM_MARKER)
-            message["content"] = TRIM_MARKER
+        if prompted.is_tool_output(message) and not message["content"].endswith(TRIM_MARKER):
+            kept = prompted.trimmed(message, TRIM_MARKER)
+            saved = len(message["content"]) - len(kept)
+            message["content"] = kept
             return max(saved, 0)
     return None
+
+
+def add_user_message(messages: list[dict[str, Any]], text: str) -> None:
+    """A user message, joined to a user message just before it: some chat templates insist that roles alternate."""
+    last = messages[-1]
+    if last.get("role") == "user" and isinstance(last.get("content"), str):
+        last["content"] = f"{last['content']}\n\n{text}"
+    else:
+        messages.append({"role": "user", "content": text})
 
 
 def note_once(state: Investigation, warning: str) -> None:
@@ -417,6 +465,7 @@ def build_record(
         served_model=state.served_model,
         error=outcome.error,
         investigation_cut_off=state.cut_off,
+        tool_protocol=state.protocol,
         rule_violations=violations,
         raw_verdict=None if outcome.verdict else outcome.raw,
         warnings=warnings,
