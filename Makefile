@@ -5,13 +5,14 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 COMPOSE := $(shell if command -v podman >/dev/null 2>&1 && podman compose version >/dev/null 2>&1; then echo "podman compose"; elif command -v docker >/dev/null 2>&1 && docker compose version >/dev/null 2>&1; then echo "docker compose"; fi)
 
-.PHONY: help venv test demo e2e e2e-live bench lock searxng-up searxng-down clean
+.PHONY: help venv test demo e2e e2e-live peers bench lock searxng-up searxng-down clean
 
 help:
 	@echo "make demo          the whole pipeline offline, against the bundled simulator"
 	@echo "make test          the type checker (mypy --strict), then the test suite"
 	@echo "make e2e           demo run interrupted with Ctrl-C, resumed, and checked"
 	@echo "make e2e-live      three edits through the four real models (needs OPENROUTER_API_KEY and SearXNG)"
+	@echo "make peers         real verdicts through llama-cpp-python's server from PyPI (ARGS=--record FILE re-records)"
 	@echo "make bench         throughput, overhead and scale benchmarks (ARGS=--quick for a short pass)"
 	@echo "make searxng-up    start SearXNG + Valkey on 127.0.0.1:8080 (podman or docker compose)"
 	@echo "make searxng-down  stop them"
@@ -38,6 +39,18 @@ e2e: $(STAMP)
 e2e-live: $(STAMP)
 	$(PY) scripts/demo.py --live
 
+PEERS_VENV := .venv-peers
+PEERS_STAMP := $(PEERS_VENV)/.installed
+
+$(PEERS_STAMP): scripts/peers-requirements.txt
+	test -x $(PEERS_VENV)/bin/python || $(PYTHON) -m venv $(PEERS_VENV)
+	CMAKE_BUILD_PARALLEL_LEVEL=2 CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" \
+		$(PEERS_VENV)/bin/pip install --quiet --disable-pip-version-check -r scripts/peers-requirements.txt
+	touch $(PEERS_STAMP)
+
+peers: $(STAMP) $(PEERS_STAMP)
+	$(PY) scripts/peers.py --server-python $(PEERS_VENV)/bin/python $(ARGS)
+
 bench: $(STAMP)
 	$(PY) bench/run.py $(ARGS)
 
@@ -55,4 +68,4 @@ searxng-down:
 	$(COMPOSE) down
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) $(PEERS_VENV) .pytest_cache
