@@ -2,8 +2,11 @@
 
 Phase A (run_tool_phase) is the open investigation: the SIFT prompt, the edit,
 and up to `max_turns` chat calls in which the model may call web_search and
-web_fetch. Phase B (ask_for_verdict) appends the verdict request and asks for
-JSON with no tools; a reply that does not fit the schema gets one repair turn.
+web_fetch, natively or, for a model without tool calling, through the
+prompted protocol (fanout.sift.prompted). Phase B (ask_for_verdict) appends
+the verdict request and asks for JSON with no tools; a reply that does not
+fit the schema gets one repair turn. An investigation cut off by
+finish_reason=length still gets phase B, with its oldest tool output trimmed.
 
 Everything gathered lives in an Investigation object created outside the
 timeout scope, so a verdict that runs out of time still reports the tool calls,
