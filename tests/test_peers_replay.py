@@ -44,7 +44,7 @@ async def test_a_run_against_the_recorded_llama_cpp_python_server_ends_as_it_did
     async with running_simulator(SimConfig(seed=7, profile=load_profile("clean"), latency_scale=0.0)) as sim, \
             replaying(fixture) as (base, replay):
         settings = RunSettings(
-            models=specs(fixture), base_url=base, concurrency=1,
+            models=specs(fixture), base_url=base, concurrency=1, max_turns=fixture["max_turns"],
             tools=ToolSettings(searxng_url=sim.searxng_url, allow_private_urls=True, per_host_delay_s=0),
         )
         request = RunRequest(package_data("sample_snapshot.yaml"), tmp_path, settings, limit=1,
@@ -65,11 +65,13 @@ def test_the_recording_shows_the_real_server_refusing_null_content_next_to_tool_
 
 
 def test_the_replay_refuses_an_assistant_message_with_null_content_as_the_real_server_did(fixture):
-    recorded = next(e["request"] for e in fixture["exchanges"]
-                    if e["path"] == "/chat/completions" and any(m.get("tool_calls") for m in e["request"]["messages"]))
-    sent = json.loads(json.dumps(recorded))
-    for message in sent["messages"]:
-        if message.get("tool_calls"):
-            message["content"] = None
-    assert strict_problems(recorded, recorded) == []
-    assert any(p.endswith("content: Input should be a valid string") for p in strict_problems(sent, recorded))
+    recorded = next(e["request"] for e in fixture["exchanges"] if e["path"] == "/chat/completions")
+    call = {"id": "call_1", "type": "function", "function": {"name": "web_search", "arguments": "{}"}}
+    good = {**recorded, "messages": [*recorded["messages"], {"role": "assistant", "content": "", "tool_calls": [call]}]}
+    bad = json.loads(json.dumps(good))
+    bad["messages"][-1]["content"] = None
+    assert strict_problems(good, good) == []
+    assert strict_problems(bad, good) == [
+        f"messages.{len(recorded['messages'])}.content: Input should be a valid string",
+        "the assistant turns sent back differ from the recorded replies",
+    ]
