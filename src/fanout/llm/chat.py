@@ -8,6 +8,9 @@ attempt first waits for its model's limiter (fanout.llm.limits: the pace the
 user set, and the gate a 429 closes), failures are retried by the one policy
 in fanout.retry, a model that rejects response_format is asked again without
 it, and a cost OpenRouter left out of the reply is looked up afterwards.
+A model whose request with tools was refused is remembered, so that its
+later verdicts offer the tools in the prompt from the start
+(fanout.sift.prompted).
 
 The SDK is imported when the first ChatClient is made, not when this module
 is: commands that never chat do not pay for its import (most of a second).
