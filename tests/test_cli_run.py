@@ -226,3 +226,24 @@ def test_status_gives_the_recent_rate_from_the_finish_times_in_the_log(tmp_path)
     ))
     errors, per_minute = scan_log(log, 5)
     assert errors == [] and per_minute == 1.5  # 3 intervals over 2 minutes
+
+
+def test_a_run_freezes_what_it_built_for_the_collector_and_unfreezes_it_after(tmp_path):
+    """Full collections skip the run's long-lived objects; a caller of run() gets the collector back as it was."""
+    import gc
+
+    frozen_during: list[int] = []
+
+    async def verdict(edit, model):
+        frozen_during.append(gc.get_freeze_count())
+        return VerdictRecord(
+            model=model.name, edit_rcid=edit.rcid, edit_revid=edit.revid, qid=edit.title,
+            property=edit.parsed.property, diff_type=edit.diff_type,
+            timestamp="2026-11-22T10:00:00Z", status="ok", verdict="plausible", cost_usd=0.0,
+        )
+
+    settings = RunSettings(models=(ModelSpec("m/a"),))
+    request = RunRequest(SAMPLE, tmp_path / "run", settings, limit=1, handle_signals=False, progress_interval_s=3600)
+    anyio.run(lambda: run(request, verdict_fn=verdict))
+    assert len(frozen_during) == 1 and frozen_during[0] > 10_000
+    assert gc.get_freeze_count() == 0

@@ -8,6 +8,7 @@ once per run, owned by an AsyncExitStack, and passed down.
 
 from __future__ import annotations
 
+import gc
 import signal
 import sys
 from collections.abc import Callable, Sequence
@@ -117,6 +118,10 @@ async def _run_in(
     control = StopControl(on_message=lambda msg: print(msg, file=out, flush=True))
     writer = CheckpointWriter(run_dir, index)
     print(f"{tally.done}/{tally.total} pairs already done; running the rest at concurrency {settings.concurrency}.", file=out, flush=True)
+    # What exists now (modules, the SDK's types, the schedule) lives as long as
+    # the run: frozen, the cycle collector stops walking it on every full pass
+    # (100 000 objects, 40-100 ms a pass, a stall of the event loop each time).
+    gc.freeze()
     try:
         async with anyio.create_task_group() as tg:
             if request.handle_signals:
@@ -129,6 +134,7 @@ async def _run_in(
             tg.cancel_scope.cancel()
     finally:
         writer.close()
+        gc.unfreeze()
     interrupted = control.stopping and (control.reason or "").startswith("Interrupted")
     return RunReport(outcome, tally, interrupted, manifest)
 
