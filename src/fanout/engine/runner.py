@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
+from importlib import import_module
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -160,8 +161,12 @@ async def _real_verdict_fn(
     from fanout.tools import open_run_toolbox
     from fanout.sift.verdict import run_verdict
 
-    http = await stack.enter_async_context(make_http_client(settings.concurrency, user_agent=settings.tools.user_agent))
-    checked = await preflight(http, settings, api_key)
+    async with anyio.create_task_group() as tg:
+        # The openai SDK's import (about half a second of building its types)
+        # overlaps the wire's set-up and the pre-flight's round trips.
+        tg.start_soon(import_in_thread, "fanout.llm.endpoint")
+        http = await stack.enter_async_context(make_http_client(settings.concurrency, user_agent=settings.tools.user_agent))
+        checked = await preflight(http, settings, api_key)
     chat = ChatClient(base_url=settings.base_url, api_key=api_key, http=http, request_timeout_s=settings.chat_timeout_s)
     tools = await stack.enter_async_context(open_run_toolbox(http, settings.tools, run_dir))
 
@@ -172,6 +177,11 @@ async def _real_verdict_fn(
         )
 
     return verdict, tools.health.warning
+
+
+async def import_in_thread(module: str) -> None:
+    """Import off the event loop, so the loop's network waits overlap it."""
+    await anyio.to_thread.run_sync(import_module, module)
 
 
 async def preflight(http: Any, settings: RunSettings, api_key: str | None) -> dict[str, ModelSpec]:
