@@ -48,7 +48,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help=f"statuses that run again on resume, comma-separated from {','.join(RETRY_CHOICES)} "
                              f"(default: {','.join(sorted(RunSettings.retry_statuses))})")
     parser.add_argument("--force", action="store_true", help="resume even if the snapshot or prompt changed")
-    parser.add_argument("--dry-run", action="store_true", help="show the plan; contact and write nothing")
+    parser.add_argument("--dry-run", action="store_true", help="show the plan; contact and write nothing (no key needed)")
 
 
 def run(args: argparse.Namespace) -> int:

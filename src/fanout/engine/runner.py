@@ -72,7 +72,6 @@ async def _checked_run(request: RunRequest, snapshot: SpooledSnapshot, verdict_f
     settings = request.settings
     edits = snapshot.edits[: request.limit] if request.limit else snapshot.edits
     prompt = load_prompt()
-    api_key = api_key_from_env(settings.base_url) if verdict_fn is None else None
     manifest = reconcile(
         load_manifest(request.run_dir),
         Manifest(
@@ -86,10 +85,11 @@ async def _checked_run(request: RunRequest, snapshot: SpooledSnapshot, verdict_f
         ),
         force=request.force,
     )
-    if request.dry_run:
+    if request.dry_run:  # contacts nothing, so it needs no key
         describe_plan(request, edits, manifest)
         return None
 
+    api_key = api_key_from_env(settings.base_url) if verdict_fn is None else None
     async with AsyncExitStack() as stack:
         search_health = None
         if verdict_fn is None:
