@@ -7,7 +7,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from fanout.config import LEAD_PER_SLOT, RETRY_CHOICES, RunOptions, RunSettings, ToolSettings
+from fanout.config import KEY_HELP, LEAD_PER_SLOT, RETRY_CHOICES, RunOptions, RunSettings, ToolSettings
 from fanout.tools.search_config import add_search_arguments
 
 EXIT_INTERRUPTED = 130
@@ -18,7 +18,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--models", nargs="+", metavar="M", help="models to fan out to (default: the four of the seed design)")
     parser.add_argument("--run-dir", type=Path, help="where the log and verdicts go (default: runs/<snapshot name>)")
     parser.add_argument("--limit", type=int, metavar="N", help="only the first N edits of the snapshot")
-    parser.add_argument("--base-url", help=f"OpenAI-compatible endpoint (default: {RunSettings.base_url})")
+    parser.add_argument("--base-url", help=f"OpenAI-compatible endpoint (default: {RunSettings.base_url}); {KEY_HELP}")
     parser.add_argument("--searxng-url", help=f"SearXNG base URL (default: {ToolSettings.searxng_url})")
     parser.add_argument("--allow-private-urls", action="store_true",
                         help="let web_fetch reach private and loopback addresses (only for the local simulator)")

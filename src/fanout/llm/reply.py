@@ -151,6 +151,17 @@ def _status_code(code: Any) -> int | None:
     return value if 100 <= value <= 599 else None
 
 
+SECRET_TAIL_CHARS = 16
+"""A key's last dash-separated part this long is secret on its own (`sk-or-v1-<64 hex>`)."""
+
+
 def redact(text: str, secret: str | None) -> str:
-    """Keep a key out of error messages that echo the request back."""
-    return text.replace(secret, "[redacted]") if secret else text
+    """Keep a key out of text that may echo it: error messages, and what the model writes.
+
+    The key's body without its prefix is cut out too: a prefix stripped is still a leak.
+    """
+    if not secret:
+        return text
+    text = text.replace(secret, "[redacted]")
+    tail = secret.rsplit("-", 1)[-1]
+    return text.replace(tail, "[redacted]") if tail != secret and len(tail) >= SECRET_TAIL_CHARS else text
