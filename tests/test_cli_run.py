@@ -125,7 +125,7 @@ def test_each_bad_flag_is_refused_in_one_line_with_the_fix_before_anything_is_wr
     [
         ("deepseek/deepseek-v3.2: {rpm: 10}\n",
          "deepseek/deepseek-v3.2: allowed keys are max_concurrency, requests_per_minute, context_window, input_price, "
-         "output_price."),
+         "output_price, cached_input_price."),
         ("deepseek/deepseek-v3.2: {max_concurrency: abc}\n",
          "model deepseek/deepseek-v3.2: max_concurrency must be a whole number (got 'abc')."),
         ("deepseek/deepseek-v3.2: {max_concurrency: 2.5}\n",

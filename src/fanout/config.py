@@ -100,6 +100,8 @@ class ModelSpec:
     """Verdicts of this model in flight at once; None = only the global bound."""
     requests_per_minute: float | None = None
     """Chat requests per minute for this model; None = no client-side limit."""
+    cached_input_price: float | None = None
+    """USD per million prompt tokens read from the provider's cache; None = priced as input_price."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -108,6 +110,7 @@ class ModelSpec:
         require_count(self.context_window, f"{label} context_window")
         require_not_negative(self.input_price, f"{label} input_price")
         require_not_negative(self.output_price, f"{label} output_price")
+        require_not_negative(self.cached_input_price, f"{label} cached_input_price")
         require_count(self.max_concurrency, f"{label} max_concurrency")
         require_positive(self.requests_per_minute, f"{label} requests_per_minute")
 
@@ -128,7 +131,8 @@ def model_spec(name: str, **overrides: Any) -> ModelSpec:
     return dataclasses.replace(base, **clean) if clean else base
 
 
-LIMIT_FIELDS = ("max_concurrency", "requests_per_minute", "context_window", "input_price", "output_price")
+LIMIT_FIELDS = ("max_concurrency", "requests_per_minute", "context_window", "input_price", "output_price",
+                "cached_input_price")
 
 
 def read_yaml_mapping(path: Path, option: str, *, expected: str) -> dict[Any, Any]:

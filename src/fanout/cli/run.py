@@ -31,7 +31,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--per-model-concurrency", type=int, metavar="N", help="verdicts in flight per model")
     parser.add_argument("--rpm", type=float, metavar="N", help="chat requests per minute per model")
     parser.add_argument("--limits", type=Path, metavar="FILE",
-                        help="YAML table {model: {max_concurrency, requests_per_minute, context_window, input_price, output_price}}")
+                        help="YAML table {model: {max_concurrency, requests_per_minute, context_window, input_price, "
+                             "output_price, cached_input_price}}; prices in USD per million tokens")
     parser.add_argument("--timeout", type=float, metavar="SECONDS",
                         help=f"seconds per verdict, both phases (default {RunSettings.verdict_timeout_s:g})")
     parser.add_argument("--request-timeout", type=float, metavar="SECONDS",
@@ -43,7 +44,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              f"{LEAD_PER_SLOT} x --concurrency / models when that is more, so the concurrency asked for can be used)")
     parser.add_argument("--grace", type=float, metavar="SECONDS",
                         help=f"seconds verdicts in flight get after Ctrl-C (default {RunSettings.grace_s:g})")
-    parser.add_argument("--max-cost", type=float, metavar="USD", help="stop scheduling once recorded spend reaches this")
+    parser.add_argument("--max-cost", type=float, metavar="USD",
+                        help="stop scheduling once spend reaches this: every attempt's cost, retried and cut-off ones "
+                             "included; a model whose cost the endpoint may not report needs prices in --limits")
     parser.add_argument("--retry", metavar="STATUSES",
                         help=f"statuses that run again on resume, comma-separated from {','.join(RETRY_CHOICES)} "
                              f"(default: {','.join(sorted(RunSettings.retry_statuses))})")
@@ -90,7 +93,7 @@ def finish(report, request) -> int:  # type: ignore[no-untyped-def]
     out = request.out
     tally, outcome = report.tally, report.outcome
     print(f"Recorded {outcome.recorded} verdict(s) this session; {tally.done}/{tally.total} pairs done; "
-          f"spend ${tally.spent_usd:.4f}. Run directory: {request.run_dir}", file=out)
+          f"spend {tally.spend_text()}. Run directory: {request.run_dir}", file=out)
     again = "fanout " + shlex.join(sys.argv[1:]) if sys.argv[1:2] == ["run"] else "the same `fanout run` command"
     if report.interrupted:
         print(f"Interrupted. Resume with: {again}", file=out)

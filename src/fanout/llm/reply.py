@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from fanout.errors import ProviderError
+from fanout.llm.cost import CostSource
 from fanout.retry import is_retryable_status, retry_after_from_metadata
 
 if TYPE_CHECKING:
@@ -46,7 +47,11 @@ class ChatResult:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = None
-    """USD as the provider reported it; None = unknown (local servers), never a guess."""
+    """USD for this call; None = unknown, never a guess (see cost_source for where it came from)."""
+    cost_source: CostSource = "unknown"
+    """reported (in the response), generation (looked up), estimated (tokens x prices) or unknown."""
+    cached_tokens: int = 0
+    """Prompt tokens the provider read from its cache (`usage.prompt_tokens_details.cached_tokens`)."""
     response_id: str | None = None
     served_model: str | None = None
     json_mode_used: bool = False
@@ -72,13 +77,16 @@ def parse_completion(completion: ChatCompletion, *, secret: str | None = None) -
     message = _field(choice, "message")
     tool_calls = parse_tool_calls(_field(message, "tool_calls"))
     usage = completion.usage
+    cost = _cost(_field(usage, "cost"))
     return ChatResult(
         content=message_text(_field(message, "content")),
         tool_calls=tool_calls,
         finish_reason=finish_reason or ("tool_calls" if tool_calls else "stop"),
         prompt_tokens=int(_field(usage, "prompt_tokens") or 0),
         completion_tokens=int(_field(usage, "completion_tokens") or 0),
-        cost_usd=_cost(_field(usage, "cost")),
+        cost_usd=cost,
+        cost_source="reported" if cost is not None else "unknown",
+        cached_tokens=int(_field(_field(usage, "prompt_tokens_details"), "cached_tokens") or 0),
         response_id=completion.id,
         served_model=completion.model,
     )
