@@ -233,3 +233,12 @@ def test_max_cost_accepts_the_same_model_once_it_has_prices(tmp_path, capsys):
     error = capsys.readouterr().err.splitlines()[-1]
     # It got past the cost check to the next one, SearXNG, where nothing listens.
     assert (code, "cannot cap spending" in error, "http://127.0.0.1:9" in error) == (2, False, True)
+
+
+def test_status_names_attempts_whose_cost_waits_for_the_next_start(tmp_path):
+    write_log(tmp_path, [record(1, "m/a", "ok", 0.5)])
+    cut_off_attempt(tmp_path, 2, "m/a", [answered("gen-1", 0.25), None])
+    assert render_status(read_status(tmp_path))[:2] == [
+        f"{tmp_path}: 1/1 pairs done (100%), spend $0.5000",
+        "1 attempt(s) in flight or cut off; a cut-off one's cost is settled on the next start",
+    ]
