@@ -125,7 +125,7 @@ def test_each_bad_flag_is_refused_in_one_line_with_the_fix_before_anything_is_wr
     [
         ("deepseek/deepseek-v3.2: {rpm: 10}\n",
          "deepseek/deepseek-v3.2: allowed keys are max_concurrency, requests_per_minute, context_window, input_price, "
-         "output_price."),
+         "output_price, cached_input_price."),
         ("deepseek/deepseek-v3.2: {max_concurrency: abc}\n",
          "model deepseek/deepseek-v3.2: max_concurrency must be a whole number (got 'abc')."),
         ("deepseek/deepseek-v3.2: {max_concurrency: 2.5}\n",
@@ -160,6 +160,16 @@ def test_a_dry_run_shows_the_plan_and_what_a_resume_would_skip_and_writes_nothin
     assert "Pairs: 4; already done in" in out and out.rstrip().endswith("Dry run: nothing was contacted or written.")
     assert "already done in " + str(run_dir) + ": 2" in out  # the two `error` pairs would run again
     assert {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()} == before
+
+
+def test_a_dry_run_against_openrouter_needs_no_key_because_it_contacts_nothing(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    code = main(["run", str(SAMPLE), "--run-dir", str(run_dir), "--limit", "2", "--dry-run"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "Pairs: 8; already done in " + str(run_dir) + ": 0" in out
+    assert out.rstrip().endswith("Dry run: nothing was contacted or written.")
+    assert not run_dir.exists()
 
 
 def test_resuming_with_a_different_snapshot_is_refused_and_the_run_is_untouched(tmp_path, capsys):

@@ -30,6 +30,11 @@ T = TypeVar("T")
 OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
 DEFAULT_SEARXNG_URL = "http://127.0.0.1:8080"
 API_KEY_ENV = "OPENROUTER_API_KEY"
+"""The OpenRouter key: sent to OpenRouter (https://openrouter.ai) and to no other endpoint."""
+ENDPOINT_KEY_ENV = "FANOUT_API_KEY"
+"""The key for any other --base-url (vLLM, llama.cpp server, LiteLLM, ...); optional."""
+KEY_HELP = (f"the key comes from the environment: {API_KEY_ENV} for OpenRouter only, "
+            f"{ENDPOINT_KEY_ENV} (optional) for any other endpoint")
 RETRY_CHOICES = STATUSES[1:]
 """Record statuses a resume may run again (`ok` never does)."""
 LEAD_PER_SLOT = 4
@@ -95,6 +100,8 @@ class ModelSpec:
     """Verdicts of this model in flight at once; None = only the global bound."""
     requests_per_minute: float | None = None
     """Chat requests per minute for this model; None = no client-side limit."""
+    cached_input_price: float | None = None
+    """USD per million prompt tokens read from the provider's cache; None = priced as input_price."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -103,6 +110,7 @@ class ModelSpec:
         require_count(self.context_window, f"{label} context_window")
         require_not_negative(self.input_price, f"{label} input_price")
         require_not_negative(self.output_price, f"{label} output_price")
+        require_not_negative(self.cached_input_price, f"{label} cached_input_price")
         require_count(self.max_concurrency, f"{label} max_concurrency")
         require_positive(self.requests_per_minute, f"{label} requests_per_minute")
 
@@ -123,7 +131,8 @@ def model_spec(name: str, **overrides: Any) -> ModelSpec:
     return dataclasses.replace(base, **clean) if clean else base
 
 
-LIMIT_FIELDS = ("max_concurrency", "requests_per_minute", "context_window", "input_price", "output_price")
+LIMIT_FIELDS = ("max_concurrency", "requests_per_minute", "context_window", "input_price", "output_price",
+                "cached_input_price")
 
 
 def read_yaml_mapping(path: Path, option: str, *, expected: str) -> dict[Any, Any]:
@@ -158,17 +167,37 @@ def package_data(name: str) -> Path:
 
 
 def is_openrouter(base_url: str) -> bool:
-    return "openrouter.ai" in base_url
+    """OpenRouter's own endpoint: https on openrouter.ai or one of its subdomains.
+
+    Read from the URL's host, not its text: `http://127.0.0.1/openrouter.ai/v1`
+    is not OpenRouter, and the OpenRouter key must never be sent there.
+    """
+    try:
+        parts = urlsplit(base_url)
+        host = (parts.hostname or "").rstrip(".")
+    except ValueError:
+        return False
+    return parts.scheme == "https" and (host == "openrouter.ai" or host.endswith(".openrouter.ai"))
+
+
+def key_env(base_url: str) -> str:
+    """The environment variable whose key goes to this endpoint."""
+    return API_KEY_ENV if is_openrouter(base_url) else ENDPOINT_KEY_ENV
+
+
+def api_key_for(base_url: str) -> str | None:
+    """The key this endpoint gets, if one is set: OPENROUTER_API_KEY for OpenRouter, FANOUT_API_KEY otherwise."""
+    return os.environ.get(key_env(base_url)) or None
 
 
 def api_key_from_env(base_url: str) -> str | None:
-    """The key, required only for OpenRouter; local servers take any string."""
-    key = os.environ.get(API_KEY_ENV) or None
+    """The key for a run: required for OpenRouter; other servers get FANOUT_API_KEY when it is set."""
+    key = api_key_for(base_url)
     if key is None and is_openrouter(base_url):
         raise ConfigError(
             f"{API_KEY_ENV} is not set. Export your OpenRouter key "
-            f"(export {API_KEY_ENV}=sk-or-...) or point --base-url at a local "
-            "OpenAI-compatible server."
+            f"(export {API_KEY_ENV}=sk-or-...) or point --base-url at another "
+            f"OpenAI-compatible server (its key, if it needs one, goes in {ENDPOINT_KEY_ENV})."
         )
     return key
 

@@ -109,6 +109,9 @@ class VerdictRecord:
     sources: list[Source] = field(default_factory=list)
     token_usage: Usage = field(default_factory=Usage)
     cost_usd: float | None = None
+    cost_source: str | None = None
+    """Where cost_usd came from: reported, generation, estimated or unknown (fanout.llm.cost); None in
+    records written before fanout said (their cost was reported, or null for unknown)."""
     timeout: bool = False
     served_model: str | None = None
     """The exact model the endpoint reported (`model` in its responses)."""
@@ -228,6 +231,7 @@ class LineHead(NamedTuple):
     timestamp: str
     status: str
     cost_usd: float | None
+    cost_source: str | None = None
 
 
 _STR = rb'"((?:[^"\\]|\\.)*)"'
@@ -236,7 +240,7 @@ _HEAD = re.compile(
     + rb',"property":(?:' + _STR + rb'|null),"diff_type":(?:' + _STR + rb'|null),"timestamp":' + _STR
     + rb',"status":' + _STR + rb','
 )
-_COST = re.compile(rb',"cost_usd":(null|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?),')
+_COST = re.compile(rb',"cost_usd":(null|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?),(?:"cost_source":(?:"([a-z]+)"|null),)?')
 _INT = re.compile(rb"-?\d+")
 
 
@@ -247,11 +251,11 @@ def read_line_head(line: bytes) -> LineHead | None:
     cost = _COST.search(line, head.end()) if head is not None else None
     if head is None or cost is None or not line.rstrip(b"\r\n").endswith(b"}"):
         return None
-    prop, raw_cost = head.group(4), cost.group(1)
+    prop, raw_cost, source = head.group(4), cost.group(1), cost.group(2)
     value = None if raw_cost == b"null" else int(raw_cost) if _INT.fullmatch(raw_cost) else float(raw_cost)
     return LineHead(
         _text(head.group(1)), int(head.group(2)), _text(head.group(3)), None if prop is None else _text(prop),
-        _text(head.group(6)), _text(head.group(7)), value,
+        _text(head.group(6)), _text(head.group(7)), value, None if source is None else source.decode(),
     )
 
 

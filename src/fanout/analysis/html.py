@@ -22,6 +22,7 @@ from fanout.analysis.charts import (
     scatter,
     stacked_bars,
 )
+from fanout.analysis.cost import cost_notes
 from fanout.analysis.fmt import number, percent, ratio, short_names, subject_name, usd
 from fanout.analysis.health import claimed_unfetched, fetched_urls, normalise_url
 from fanout.analysis.load import EditInfo
@@ -224,15 +225,17 @@ def _cost_section(report: Report, names: dict[str, str]) -> str:
         chart = scatter("Cost per edit against accuracy (3-way)", points,
                         "USD per edit (a model: its verdict; a committee: all verdicts)", "accuracy")
     else:
-        chart = bars("Cost per model (USD, known costs)", [(names[c.model], c.total_cost_usd) for c in report.costs])
+        chart = bars("Cost per model (USD, known costs)", [(names.get(c.model, c.model), c.total_cost_usd)
+                                                           for c in report.costs])
     t = report.totals
-    cost_rows = [[names[c.model], str(c.records), usd(c.total_cost_usd), usd(c.mean_cost_usd, 5),
+    cost_rows = [[names.get(c.model, c.model), str(c.records), usd(c.total_cost_usd), usd(c.mean_cost_usd, 5),
                   number(c.mean_prompt_tokens, 0), number(c.mean_completion_tokens, 0),
                   str(c.cost_unknown), usd(c.projected_cost_usd, 2)] for c in report.costs]
     cost_rows.append(["total", str(t["records"]), usd(t["total_cost_usd"]), "",
                       "", "", str(t["cost_unknown"]), usd(t["projected_cost_usd"], 2)])
     cost_table = _table(["model", "verdicts", "total", "per verdict", "mean tokens in", "mean tokens out",
                          "cost unknown", f"next {t['projected_edits']} edits"], cost_rows)
+    notes = "".join(f'<p class="stat">{esc(note)}</p>' for note in cost_notes(report.costs))
     score_table = ""
     if scores:
         score_table = "<h3>Accuracy against labels</h3>" + _table(
@@ -245,7 +248,7 @@ def _cost_section(report: Report, names: dict[str, str]) -> str:
         ) + ('<p class="stat">Rates are over the edits each subject answered; reject = suspect or incorrect, '
              "scored against edits whose truth is incorrect (or reverted).</p>")
     return (f'<section id="cost"><h2>Cost &amp; accuracy</h2><div class="charts"><div class="chart">{chart}</div></div>'
-            f"{score_table}<h3>Cost</h3>{cost_table}</section>")
+            f"{score_table}<h3>Cost</h3>{cost_table}{notes}</section>")
 
 
 def _health_section(report: Report, names: dict[str, str]) -> str:

@@ -105,7 +105,7 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
     model_scores = [_model_score(m, by_edit, truth) for m in run.models] if labels else []
     weights, weight_sources = _weights(run.models, consensus, model_scores)
     decisions = decide_edits(stances, run.models, weights=weights, consensus=consensus, policy=options.policy)
-    costs = model_costs(run.records, run.models, options.project_edits)
+    costs = model_costs(run.records, run.models, options.project_edits, run.earlier_attempts)
     edit_costs = {rcid: sum(r.cost_usd or 0.0 for r in recs.values()) for rcid, recs in by_edit.items()}
     scores = model_scores + _committee_scores(decisions, truth, edit_costs) if labels else []
     edits = {e.rcid: e for e in run.edits}

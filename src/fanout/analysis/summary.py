@@ -13,6 +13,7 @@ from fanout.analysis.fmt import (
     text_table,
     usd,
 )
+from fanout.analysis.cost import cost_notes
 from fanout.analysis.report import Report
 from fanout.analysis.scales import STANCES
 
@@ -132,13 +133,11 @@ def _cost(report: Report, names: dict[str, str]) -> str:
     t = report.totals
     n = report.options.project_edits
     rows = [
-        [names[c.model], str(c.records), usd(c.total_cost_usd), usd(c.mean_cost_usd, 5),
+        [names.get(c.model, c.model), str(c.records), usd(c.total_cost_usd), usd(c.mean_cost_usd, 5),
          f"{c.prompt_tokens:,}/{c.completion_tokens:,}", usd(c.projected_cost_usd, 2)]
         for c in report.costs
     ]
     rows.append(["total", str(t["records"]), usd(t["total_cost_usd"]), "",
                  f"{t['prompt_tokens']:,}/{t['completion_tokens']:,}", usd(t["projected_cost_usd"], 2)])
     text = "Cost\n" + text_table(["model", "verdicts", "total", "per verdict", "tokens in/out", f"next {n} edits"], rows)
-    if t["cost_unknown"]:
-        text += f"\n{t['cost_unknown']} verdicts have no known cost; totals add the known ones."
-    return text
+    return "\n".join([text, *cost_notes(report.costs)])

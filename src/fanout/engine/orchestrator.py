@@ -217,8 +217,13 @@ async def orchestrate(
     *,
     control: StopControl | None = None,
     progress: ProgressSink | None = None,
+    abandoned_usd: float = 0.0,
 ) -> RunOutcome:
-    """Run every pair not already done in the writer's log; return how the run ended."""
+    """Run every pair not already done in the writer's log; return how the run ended.
+
+    The spend cap starts from every logged attempt's cost plus `abandoned_usd`,
+    the cost of attempts cut off before they were logged (fanout.store.attempts).
+    """
     control = control or StopControl()
     progress = progress or ProgressSink()
     models = list(settings.models)
@@ -230,7 +235,7 @@ async def orchestrate(
         max_lead=settings.max_lead,
     )
     outcome = RunOutcome()
-    spend = SpendCap(settings.max_cost_usd, writer.index.spent_usd)
+    spend = SpendCap(settings.max_cost_usd, writer.index.spent_usd + abandoned_usd)
     if spend.cap_usd is not None and spend.spent_usd >= spend.cap_usd:
         control.request(f"Spend cap ${spend.cap_usd:g} already reached (${spend.spent_usd:.4f} recorded)")
     # Bounded, and a verdict keeps its slot until its record is queued: when the writer falls behind
@@ -324,6 +329,7 @@ def failure_record(edit: Edit, model: ModelSpec, exc: BaseException, duration_s:
         model.name,
         "error",
         error=f"verdict failed: {detail}" if not isinstance(exc, TimeoutError) else "verdict did not return after its timeout",
+        cost_source="unknown",
         duration_s=round(duration_s, 3),
     )
 

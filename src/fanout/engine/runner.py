@@ -20,10 +20,13 @@ from typing import Any, TextIO
 
 import anyio
 
-from fanout.store.checkpoint import CheckpointWriter, log_path, read_index, repair_torn_tail, restore_missing_views
-from fanout.config import ModelSpec, RunSettings, api_key_from_env, require_count
+from fanout.store.checkpoint import (
+    CheckpointWriter, LogIndex, log_path, read_index, repair_torn_tail, restore_missing_views,
+)
+from fanout.config import ModelSpec, RunSettings, api_key_from_env, is_openrouter, require_count
 from fanout.records import VerdictRecord, utc_now
 from fanout.sift.edit import Edit
+from fanout.store.attempts import AttemptFile, Pricing, abandoned_totals, read_abandoned, settle_abandoned
 from fanout.store.edit_spool import SpooledSnapshot, spool_snapshot
 from fanout.engine.loop_lag import lag_log_path, watch_loop_lag
 from fanout.store.manifest import Manifest, load_manifest, reconcile, settings_summary, write_manifest
@@ -74,7 +77,6 @@ async def _checked_run(request: RunRequest, snapshot: SpooledSnapshot, verdict_f
     settings = request.settings
     edits = snapshot.edits[: request.limit] if request.limit else snapshot.edits
     prompt = load_prompt()
-    api_key = api_key_from_env(settings.base_url) if verdict_fn is None else None
     manifest = reconcile(
         load_manifest(request.run_dir),
         Manifest(
@@ -88,20 +90,23 @@ async def _checked_run(request: RunRequest, snapshot: SpooledSnapshot, verdict_f
         ),
         force=request.force,
     )
-    if request.dry_run:
+    if request.dry_run:  # contacts nothing, so it needs no key
         describe_plan(request, edits, manifest)
         return None
 
+    api_key = api_key_from_env(settings.base_url) if verdict_fn is None else None
     async with AsyncExitStack() as stack:
         search_health = None
+        pricing = Pricing({m.name: m for m in settings.models})
         if verdict_fn is None:
-            verdict_fn, search_health = await _real_verdict_fn(stack, settings, api_key, prompt, request.run_dir)
-        return await _run_in(request, edits, manifest, verdict_fn, search_health, snapshot)
+            verdict_fn, search_health, pricing = await _real_verdict_fn(stack, settings, api_key, prompt, request.run_dir)
+        return await _run_in(request, edits, manifest, verdict_fn, search_health, snapshot, pricing)
 
 
 async def _run_in(
     request: RunRequest, edits: Sequence[Edit], manifest: Manifest, verdict_fn: VerdictFn,
     search_health: Callable[[], str | None] | None = None, snapshot: SpooledSnapshot | None = None,
+    pricing: Pricing | None = None,
 ) -> RunReport:
     run_dir, out, settings = request.run_dir, request.out, request.settings
     write_manifest(run_dir, manifest)
@@ -114,7 +119,10 @@ async def _run_in(
     rebuilt = restore_missing_views(run_dir, index)
     if rebuilt:
         print(f"Re-created {rebuilt} missing verdict YAML file(s) from the log.", file=out)
-    tally = Tally.from_index(index, total=len(edits) * len(settings.models), models=[m.name for m in settings.models])
+    await _settle_cut_off_attempts(run_dir, index, pricing or Pricing(), out)
+    abandoned = abandoned_totals(read_abandoned(run_dir))
+    tally = Tally.from_index(index, total=len(edits) * len(settings.models), models=[m.name for m in settings.models],
+                             abandoned=abandoned)
     progress = Progress(tally, health=search_health)
     control = StopControl(on_message=lambda msg: print(msg, file=out, flush=True))
     writer = CheckpointWriter(run_dir, index)
@@ -131,13 +139,26 @@ async def _run_in(
             if lag_log is not None:
                 tg.start_soon(watch_loop_lag, lag_log)
             tg.start_soon(lambda: show_progress(progress, stream=out, interval_s=request.progress_interval_s))
-            outcome = await orchestrate(edits, settings, writer, verdict_fn, control=control, progress=progress)
+            outcome = await orchestrate(edits, settings, writer, verdict_fn, control=control, progress=progress,
+                                        abandoned_usd=abandoned.spent_usd)
             tg.cancel_scope.cancel()
     finally:
         writer.close()
         gc.unfreeze()
     interrupted = control.stopping and (control.reason or "").startswith("Interrupted")
     return RunReport(outcome, tally, interrupted, manifest)
+
+
+async def _settle_cut_off_attempts(run_dir: Path, index: LogIndex, pricing: Pricing, out: TextIO) -> None:
+    """Count what attempts cut off by the last stop (kill, crash, cancel) cost, before spending more."""
+    settled = await settle_abandoned(run_dir, index, pricing)
+    if not settled:
+        return
+    known = sum(entry.cost_usd or 0.0 for entry in settled)
+    unknown = sum(entry.cost_source == "unknown" for entry in settled)
+    note = f"; {unknown} of them cost an unknown amount more (a call was cut off)" if unknown else ""
+    print(f"{len(settled)} attempt(s) cut off when the run last stopped cost ${known:.4f}{note}; counted in spend.",
+          file=out, flush=True)
 
 
 async def _watch_signals(control: StopControl, grace_s: float) -> None:
@@ -149,12 +170,14 @@ async def _watch_signals(control: StopControl, grace_s: float) -> None:
 
 async def _real_verdict_fn(
     stack: AsyncExitStack, settings: RunSettings, api_key: str | None, prompt: Any, run_dir: Path
-) -> tuple[VerdictFn, Callable[[], str | None]]:
+) -> tuple[VerdictFn, Callable[[], str | None], Pricing]:
     """Clients made once for the run, checked, and closed by the exit stack.
 
-    Also returns the search alarm for the progress display. The tools' cache
-    lives in the run directory, so every model (and a resume) sees the same
-    search results and page texts.
+    Also returns the search alarm for the progress display, and how to price
+    calls of attempts cut off before they were logged. The tools' cache lives
+    in the run directory, so every model (and a resume) sees the same search
+    results and page texts. Each verdict writes its chat calls down as they
+    happen (fanout.store.attempts), so a kill cannot hide what they cost.
     """
     from fanout.http.client import make_http_client
     from fanout.llm.chat import ChatClient
@@ -170,13 +193,20 @@ async def _real_verdict_fn(
     chat = ChatClient(base_url=settings.base_url, api_key=api_key, http=http, request_timeout_s=settings.chat_timeout_s)
     tools = await stack.enter_async_context(open_run_toolbox(http, settings.tools, run_dir))
 
-    async def verdict(edit: Edit, model: ModelSpec) -> VerdictRecord:
-        return await run_verdict(
-            edit, checked.get(model.name, model), chat=chat, tools=tools, prompt=prompt,
-            max_turns=settings.max_turns, timeout_s=settings.verdict_timeout_s,
-        )
+    log = log_path(run_dir)
 
-    return verdict, tools.health.warning
+    async def verdict(edit: Edit, model: ModelSpec) -> VerdictRecord:
+        attempt = AttemptFile(run_dir, edit.rcid, model.name, log.stat().st_size if log.exists() else 0)
+        try:
+            return await run_verdict(
+                edit, checked.get(model.name, model), chat=chat, tools=tools, prompt=prompt,
+                max_turns=settings.max_turns, timeout_s=settings.verdict_timeout_s, watcher=attempt,
+            )
+        finally:
+            attempt.close()
+
+    lookup = chat.generation_cost if is_openrouter(settings.base_url) else None
+    return verdict, tools.health.warning, Pricing({**{m.name: m for m in settings.models}, **checked}, lookup)
 
 
 async def import_in_thread(module: str) -> None:
@@ -190,8 +220,7 @@ async def preflight(http: Any, settings: RunSettings, api_key: str | None) -> di
     Returns each model's spec with gaps (context window, prices) filled from the
     endpoint's listing, so the verdicts warn and trim at the right sizes.
     """
-    from fanout.llm.catalog import check_key, check_models, require_models
-    from fanout.config import is_openrouter
+    from fanout.llm.catalog import check_key, check_models, require_known_cost, require_models
     from fanout.errors import ConfigError
     from fanout.tools.providers.status import require_search
 
@@ -204,6 +233,8 @@ async def preflight(http: Any, settings: RunSettings, api_key: str | None) -> di
         if check.level == "WARN":
             print(f"warning: {check.name}: {check.message}", file=sys.stderr)
     specs = {spec.name: spec for spec in require_models(checks)}
+    if settings.max_cost_usd is not None:
+        require_known_cost(list(specs.values()), settings.base_url)
     await require_search(http, settings.tools)
     return specs
 

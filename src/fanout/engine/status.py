@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 from fanout.config import require_count
 from fanout.engine.progress import Tally, format_duration, status_table
 from fanout.errors import ConfigError
+from fanout.store.attempts import abandoned_totals, read_abandoned, unsettled_attempts
 from fanout.store.checkpoint import iter_log, log_path, read_index
 from fanout.store.manifest import Manifest, load_manifest
 
@@ -46,6 +47,8 @@ class StatusReport:
     """None for a log whose manifest is missing: models and total then come from the log."""
     tally: Tally
     scan: LogScan
+    unsettled: int = 0
+    """Attempts with an in-flight file: running now, or cut off since the run last started."""
 
     @property
     def total(self) -> int:
@@ -62,7 +65,8 @@ def read_status(run_dir: Path, *, n_errors: int = DEFAULT_ERRORS) -> StatusRepor
     index = read_index(path)
     models = manifest.models if manifest else sorted({m for _, m in index.entries})
     total = manifest.total_pairs if manifest else len(index.entries)
-    return StatusReport(run_dir, manifest, Tally.from_index(index, total, models), scan_log(path, n_errors))
+    tally = Tally.from_index(index, total, models, abandoned_totals(read_abandoned(run_dir)))
+    return StatusReport(run_dir, manifest, tally, scan_log(path, n_errors), unsettled_attempts(run_dir))
 
 
 def scan_log(path: Path, n_errors: int) -> LogScan:
@@ -89,8 +93,10 @@ def render_status(report: StatusReport) -> list[str]:
     """The report as terminal lines: totals, sessions, rate and time left, the per-model table, errors."""
     tally, total, manifest = report.tally, report.total, report.manifest
     pct = 100 * tally.done / total if total else 100.0
-    unknown = f" ({tally.unknown_cost} verdict(s) with unknown cost)" if tally.unknown_cost else ""
-    lines = [f"{report.run_dir}: {tally.done}/{total} pairs done ({pct:.0f}%), spend ${tally.spent_usd:.4f}{unknown}"]
+    lines = [f"{report.run_dir}: {tally.done}/{total} pairs done ({pct:.0f}%), spend {tally.spend_text()}"]
+    if report.unsettled:
+        lines.append(f"{report.unsettled} attempt(s) in flight or cut off; a cut-off one's cost is settled "
+                     "on the next start")
     if manifest and manifest.starts:
         lines.append(f"started {manifest.starts[0]}, {len(manifest.starts)} session(s); snapshot {manifest.snapshot_path}")
     per_minute = report.scan.per_minute

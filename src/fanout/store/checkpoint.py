@@ -24,6 +24,7 @@ from typing import Any
 
 from fanout.errors import ConfigError
 from fanout.store.atomic import dump_yaml, write_atomically
+from fanout.store.attempts import discard_attempt
 from fanout.store.layout import INDEX_NAME, LOG_NAME, VERDICT_DIR
 from fanout.store.log_index import LogEntry, LogIndex, read_index, save_index
 from fanout.records import VerdictRecord, log_line
@@ -161,7 +162,8 @@ class CheckpointWriter:
         self._fh.flush()
         os.fsync(self._fh.fileno())
         self._offset += len(line)
-        entry = LogEntry(record.status, record.cost_usd, record.file_name())
+        discard_attempt(self.run_dir, record.edit_rcid, record.model)  # its calls' cost is in the record now
+        entry = LogEntry(record.status, record.cost_usd, record.file_name(), record.cost_source)
         verified, self.index.views_verified = self.index.views_verified, False  # until this view exists
         previous = self.index.put(record.key, entry, self._offset)
         write_atomically(self.verdict_dir / entry.file_name, dump_yaml(record.yaml_view(data)))

@@ -1,7 +1,8 @@
 """What resume needs to know about the checkpoint log, in little memory and found fast.
 
 Resume needs, per (edit_rcid, model), the status, cost and view file name of
-the latest line; progress needs the counts. A million-line log is about 12 GB
+the latest line; progress needs the counts, and the spend of every line (a
+retried pair's earlier attempts were paid for too). A million-line log is about 12 GB
 (a line carries the whole record), so reading it all at every resume is not an
 option, and neither is a Python object per line (about 400 bytes each).
 
@@ -44,6 +45,12 @@ FORMAT = "fanout-log-index"
 VERSION = 1
 COST_UNKNOWN = 0x80
 """Status byte flag: the line's cost_usd is null (the cost array then holds 0.0)."""
+COST_ESTIMATED = 0x40
+"""Status byte flag: the line's cost is estimated from tokens and prices (cost_source `estimated`)."""
+COST_PARTIAL = 0x20
+"""Status byte flag: the line's cost_usd counts only part of what it cost (cost_source `unknown`)."""
+STATUS_MASK = 0x1F
+"""The status id in a status byte, without the cost flags."""
 SAMPLED_LINES = 16
 """Lines besides the last whose keys are checked against the log before a saved index is trusted."""
 RACY_NS = 30_000_000
@@ -57,6 +64,8 @@ class LogEntry:
     status: str
     cost_usd: float | None
     file_name: str
+    cost_source: str | None = None
+    """estimated and unknown are kept; reported and generation read back as None (both are the endpoint's own figure)."""
 
 
 class LogIndex:
@@ -70,7 +79,11 @@ class LogIndex:
     def __init__(self) -> None:
         self.lines = 0
         self.spent_usd = 0.0
-        """Recorded spend of the latest record per pair, kept as a running total."""
+        """Spend of every line, superseded attempts included: each attempt cost money (running total)."""
+        self.estimated_usd = 0.0
+        """The part of spent_usd that is estimated from tokens and prices."""
+        self.unknown_cost_lines = 0
+        """Lines whose cost is unknown, wholly or in part."""
         self.views_verified = False
         self.saved_lines = 0
         """Lines covered by the saved index this one was loaded from (0: none)."""
@@ -102,10 +115,10 @@ class LogIndex:
         latest = self._latest[model_id]
         position = latest.get(rcid)
         previous = self._entry_at(position) if position is not None else None
-        if previous is not None:
-            self.spent_usd -= previous.cost_usd or 0.0
         latest[rcid] = self._append(rcid, model_id, entry, end)
         self.spent_usd += entry.cost_usd or 0.0
+        self.estimated_usd += (entry.cost_usd or 0.0) if entry.cost_source == "estimated" else 0.0
+        self.unknown_cost_lines += entry.cost_usd is None or entry.cost_source == "unknown"
         self.lines += 1
         return previous
 
@@ -119,27 +132,31 @@ class LogIndex:
         if model_id is None:
             return set()
         retry = {i for i, s in enumerate(self._statuses) if s in retry_statuses}
-        retry_codes = {*retry, *(i | COST_UNKNOWN for i in retry)}
+        retry_codes = {i | flags for i in retry for flags in range(0, 0x100, STATUS_MASK + 1)}
         latest = self._latest[model_id]
         # map/compress keep the loop over a million pairs in C (a set comprehension took 0.65 s)
         again = compress(latest.keys(), map(retry_codes.__contains__, map(self._status.__getitem__, latest.values())))
         return set(latest.keys()).difference(again)
 
-    def counts(self) -> dict[str, tuple[Counter[str], float, int]]:
-        """Per model, over the latest entries: status counts, summed cost and how many costs are unknown."""
+    def counts(self) -> dict[str, Counter[str]]:
+        """Per model, the status counts of the latest entries."""
         result = {}
         for model_id, model in enumerate(self._models):
-            positions = self._latest[model_id].values()
-            codes = Counter(map(self._status.__getitem__, positions))
+            codes = Counter(map(self._status.__getitem__, self._latest[model_id].values()))
             statuses: Counter[str] = Counter()
-            unknown = 0
             for code, n in codes.items():
-                statuses[self._statuses[code & ~COST_UNKNOWN]] += n
-                if code & COST_UNKNOWN:
-                    unknown += n
-            cost = sum(map(self._cost.__getitem__, positions), 0.0)
-            result[model] = (statuses, cost, unknown)
+                statuses[self._statuses[code & STATUS_MASK]] += n
+            result[model] = statuses
         return result
+
+    def latest_end(self, key: tuple[int, str]) -> int | None:
+        """Where the latest line of a pair ends in the log (None: not logged, or its place is unknown)."""
+        rcid, model = key
+        model_id = self._model_ids.get(model)
+        position = self._latest[model_id].get(rcid) if model_id is not None else None
+        if position is None or self._end[position] < 0:
+            return None
+        return self._end[position]
 
     def latest_positions(self, since: int = 0) -> Iterator[int]:
         """Lines that hold the latest record of their pair, from line `since` on."""
@@ -193,7 +210,7 @@ class LogIndex:
         except OverflowError:  # an rcid past int64 (never from Wikidata): keep them as ints, do not save
             self._rcid = [*self._rcid, rcid]  # type: ignore[assignment]
         self._model.append(model_id)
-        self._status.append(self._status_id(str(entry.status)) | (COST_UNKNOWN if entry.cost_usd is None else 0))
+        self._status.append(self._status_id(str(entry.status)) | _cost_flags(entry))
         self._cost.append(0.0 if entry.cost_usd is None else entry.cost_usd)
         self._head.append(self._head_id(head))
         self._end.append(end)
@@ -203,13 +220,30 @@ class LogIndex:
     def _entry_at(self, position: int) -> LogEntry:
         code = self._status[position]
         cost = None if code & COST_UNKNOWN else self._cost[position]
-        return LogEntry(self._statuses[code & ~COST_UNKNOWN], cost, self._file_name(position))
+        source = "estimated" if code & COST_ESTIMATED else "unknown" if code & COST_PARTIAL else None
+        return LogEntry(self._statuses[code & STATUS_MASK], cost, self._file_name(position), source)
+
+    def _total_costs(self) -> None:
+        """spent_usd, estimated_usd and unknown_cost_lines from the arrays (a saved index, in C: milliseconds)."""
+        self.spent_usd = sum(self._cost, 0.0)
+        self.estimated_usd = sum(compress(self._cost, self._status.translate(_ESTIMATED_FLAG)), 0.0)
+        self.unknown_cost_lines = self._status.translate(_UNKNOWN_FLAGS).count(1)
 
     def _file_name(self, position: int) -> str:
         head = self._heads[self._head[position]]
         if head.startswith("\0"):
             return head[1:]
         return f"{head}-{self._rcid[position]}-{self._slugs[self._model[position]]}.yaml"
+
+
+def _cost_flags(entry: LogEntry) -> int:
+    if entry.cost_usd is None:
+        return COST_UNKNOWN
+    return {"estimated": COST_ESTIMATED, "unknown": COST_PARTIAL}.get(str(entry.cost_source), 0)
+
+
+_ESTIMATED_FLAG = bytes(int(bool(code & COST_ESTIMATED)) for code in range(256))
+_UNKNOWN_FLAGS = bytes(int(bool(code & (COST_UNKNOWN | COST_PARTIAL))) for code in range(256))
 
 
 class _Entries(Mapping[tuple[int, str], LogEntry]):
@@ -262,7 +296,7 @@ def _parse_line(line: bytes, number: int, fh: BinaryIO) -> tuple[tuple[int, str]
     head = read_line_head(line)
     if head is not None:
         name = verdict_file_name(head.model, head.edit_rcid, head.qid, head.property, head.timestamp)
-        return (head.edit_rcid, head.model), LogEntry(head.status, head.cost_usd, name)
+        return (head.edit_rcid, head.model), LogEntry(head.status, head.cost_usd, name, head.cost_source)
     try:
         data = json.loads(line)
     except ValueError as exc:
@@ -271,7 +305,8 @@ def _parse_line(line: bytes, number: int, fh: BinaryIO) -> tuple[tuple[int, str]
             "damaged; move that line out of the file and run again."
         ) from None
     key = (int(data["edit_rcid"]), str(data["model"]))
-    return key, LogEntry(data["status"], data.get("cost_usd"), VerdictRecord.from_dict(data).file_name())
+    return key, LogEntry(data["status"], data.get("cost_usd"), VerdictRecord.from_dict(data).file_name(),
+                         data.get("cost_source"))
 
 
 def _key_at(fh: BinaryIO, start: int, end: int) -> tuple[int, str] | None:
@@ -376,7 +411,7 @@ def _arrays_from(fh: BinaryIO, header: dict[str, Any]) -> LogIndex | None:
     for position, (rcid, model_id) in enumerate(zip(index._rcid, index._model)):
         index._latest[model_id][rcid] = position
     index.lines = n
-    index.spent_usd = float(header["spent_usd"])
+    index._total_costs()  # not the header's spent_usd: indexes saved before counted only the latest attempts
     return index
 
 
