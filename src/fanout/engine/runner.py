@@ -24,6 +24,7 @@ from fanout.records import VerdictRecord, utc_now
 from fanout.sift.edit import Edit
 from fanout.store.edit_spool import SpooledSnapshot, spool_snapshot
 from fanout.engine.loop_lag import lag_log_path, watch_loop_lag
+from fanout.store.run_lock import hold_run_lock
 from fanout.store.manifest import Manifest, load_manifest, reconcile, settings_summary, write_manifest
 from fanout.engine.orchestrator import RunOutcome, StopControl, VerdictFn, orchestrate
 from fanout.engine.progress import Progress, Tally, show_progress
@@ -91,6 +92,7 @@ async def _checked_run(request: RunRequest, snapshot: SpooledSnapshot, verdict_f
         return None
 
     async with AsyncExitStack() as stack:
+        stack.enter_context(hold_run_lock(request.run_dir))
         search_health = None
         if verdict_fn is None:
             verdict_fn, search_health = await _real_verdict_fn(stack, settings, api_key, prompt, request.run_dir)
