@@ -20,7 +20,8 @@ import anyio
 
 from fanout.store.checkpoint import CheckpointWriter, log_path, read_index, repair_torn_tail, restore_missing_views
 from fanout.config import ModelSpec, RunSettings, api_key_from_env, require_count
-from fanout.records import VerdictRecord, utc_now
+from fanout.errors import ConfigError
+from fanout.records import VerdictRecord, slug_clash, utc_now
 from fanout.sift.edit import Edit
 from fanout.store.edit_spool import SpooledSnapshot, spool_snapshot
 from fanout.engine.loop_lag import lag_log_path, watch_loop_lag
@@ -87,6 +88,7 @@ async def _checked_run(request: RunRequest, snapshot: SpooledSnapshot, verdict_f
         ),
         force=request.force,
     )
+    _refuse_shared_view_names(manifest.models)
     if request.dry_run:
         describe_plan(request, edits, manifest)
         return None
@@ -97,6 +99,13 @@ async def _checked_run(request: RunRequest, snapshot: SpooledSnapshot, verdict_f
         if verdict_fn is None:
             verdict_fn, search_health = await _real_verdict_fn(stack, settings, api_key, prompt, request.run_dir)
         return await _run_in(request, edits, manifest, verdict_fn, search_health, snapshot)
+
+
+def _refuse_shared_view_names(models: list[str]) -> None:
+    """Two model ids whose verdict views would share file names (a clash of 32 hash bits) cannot share a run."""
+    clash = slug_clash(models)
+    if clash is not None:
+        raise ConfigError(f"models {clash[0]} and {clash[1]} would share verdict file names; run them in separate run directories")
 
 
 async def _run_in(

@@ -214,9 +214,32 @@ def restore_missing_views(run_dir: Path, index: LogIndex) -> int:
             leftover.unlink()
         present = set(os.listdir(verdict_dir))
         missing = [p for p in index.latest_positions() if index.file_name_at(p) not in present]
+        missing = _adopt_legacy_views(verdict_dir, index, missing, present)
     _rebuild_views(run_dir, index, missing)
     index.views_verified = True
     return len(missing)
+
+
+def _adopt_legacy_views(verdict_dir: Path, index: LogIndex, missing: list[int], present: set[str]) -> list[int]:
+    """Rename the views of a run made before view names carried the model id's hash; returns what is still missing.
+
+    A legacy name that two models shared (`nvidia/x` and `other/x` both wrote
+    `...-x.yaml`) holds only the last one written, so it is removed and both
+    views are rebuilt from the log instead.
+    """
+    claims: dict[str, list[int]] = {}
+    for position in missing:
+        legacy = index.legacy_file_name_at(position)
+        if legacy is not None and legacy in present:
+            claims.setdefault(legacy, []).append(position)
+    adopted = set()
+    for legacy, positions in claims.items():
+        if len(positions) == 1:
+            os.replace(verdict_dir / legacy, verdict_dir / index.file_name_at(positions[0]))
+            adopted.add(positions[0])
+        else:
+            (verdict_dir / legacy).unlink()
+    return [p for p in missing if p not in adopted]
 
 
 def _rebuild_views(run_dir: Path, index: LogIndex, positions: list[int]) -> None:

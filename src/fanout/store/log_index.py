@@ -38,7 +38,7 @@ from typing import Any, BinaryIO
 
 from fanout.errors import ConfigError
 from fanout.store.layout import INDEX_NAME, VERDICT_DIR
-from fanout.records import STATUSES, VerdictRecord, model_slug, read_line_head, read_line_key, verdict_file_name
+from fanout.records import STATUSES, VerdictRecord, legacy_model_slug, model_slug, read_line_head, read_line_key, verdict_file_name
 
 FORMAT = "fanout-log-index"
 VERSION = 1
@@ -46,6 +46,9 @@ COST_UNKNOWN = 0x80
 """Status byte flag: the line's cost_usd is null (the cost array then holds 0.0)."""
 SAMPLED_LINES = 16
 """Lines besides the last whose keys are checked against the log before a saved index is trusted."""
+VIEW_NAMES = 2
+"""How view file names are made (2: the model's slug carries its id's hash); a saved index of other names has
+its views checked again, so resume renames the views of an older run (restore_missing_views)."""
 RACY_NS = 30_000_000
 """A directory time this close to now may still change within the same clock tick; wait it out."""
 
@@ -150,6 +153,13 @@ class LogIndex:
 
     def file_name_at(self, position: int) -> str:
         return self._file_name(position)
+
+    def legacy_file_name_at(self, position: int) -> str | None:
+        """The name the view of line `position` had before VIEW_NAMES 2 (None for a name of another shape)."""
+        head = self._heads[self._head[position]]
+        if head.startswith("\0"):
+            return None
+        return f"{head}-{self._rcid[position]}-{legacy_model_slug(self._models[self._model[position]])}.yaml"
 
     def span(self, position: int) -> tuple[int, int] | None:
         """Where line `position` sits in the log (start, end), when known."""
@@ -299,7 +309,7 @@ def save_index(index: LogIndex, path: Path, *, views_dir: Path | None = None) ->
         return False
     views: dict[str, bool | int | None] = {"verified": False, "dir_mtime_ns": None}
     if views_dir is not None and index.views_verified:
-        views = {"verified": True, "dir_mtime_ns": _settled_mtime_ns(views_dir)}
+        views = {"verified": True, "dir_mtime_ns": _settled_mtime_ns(views_dir), "names": VIEW_NAMES}
     heads = "\n".join(index._heads).encode("utf-8")
     header = {
         "format": FORMAT, "version": VERSION, "byteorder": sys.byteorder, "lines": index.lines,
@@ -347,7 +357,8 @@ def _load_saved(path: Path, log: Path) -> LogIndex | None:
     views = header.get("views") or {}
     mtime = views.get("dir_mtime_ns")
     verdict_dir = log.parent / VERDICT_DIR
-    index.views_verified = bool(views.get("verified")) and mtime is not None and _mtime_ns(verdict_dir) == mtime
+    index.views_verified = (bool(views.get("verified")) and views.get("names") == VIEW_NAMES
+                            and mtime is not None and _mtime_ns(verdict_dir) == mtime)
     index.saved_lines = index.lines
     return index
 
