@@ -226,3 +226,36 @@ def test_status_gives_the_recent_rate_from_the_finish_times_in_the_log(tmp_path)
     ))
     errors, per_minute = scan_log(log, 5)
     assert errors == [] and per_minute == 1.5  # 3 intervals over 2 minutes
+
+
+def test_a_ctrl_c_while_the_command_is_still_loading_exits_130_in_one_line(monkeypatch, capsys):
+    import fanout.cli
+
+    def interrupted_import(name):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fanout.cli.importlib, "import_module", interrupted_import)
+    assert main(["run", str(SAMPLE)]) == 130
+    assert capsys.readouterr().err == "fanout run: interrupted\n"
+
+
+def test_a_resume_with_retry_says_how_many_pairs_it_runs_again(tmp_path):
+    import io
+
+    run_dir = tmp_path / "run"
+    scripted_run(SAMPLE, run_dir, limit=2)  # m/a: 2 ok, m/b: 2 error
+
+    async def verdict(edit, model):
+        return VerdictRecord(model=model.name, edit_rcid=edit.rcid, edit_revid=edit.revid, qid=edit.title,
+                             property=edit.parsed.property, diff_type=edit.diff_type,
+                             timestamp="2026-11-22T11:00:00Z", status="ok", verdict="plausible", cost_usd=0.25)
+
+    out = io.StringIO()
+    settings = RunSettings(models=(ModelSpec("m/a"), ModelSpec("m/b")), retry_statuses=frozenset({"error", "timeout"}),
+                           concurrency=4)
+    request = RunRequest(SAMPLE, run_dir, settings, limit=3, handle_signals=False, progress_interval_s=3600, out=out)
+    report = anyio.run(lambda: run(request, verdict_fn=verdict))
+    assert out.getvalue().splitlines()[0] == (
+        "2/6 pairs already done; running 4, 2 of them logged as error,timeout before, at concurrency 4."
+    )
+    assert report.outcome.recorded == 4

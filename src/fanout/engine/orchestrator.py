@@ -179,6 +179,9 @@ class ProgressSink:
 
     def started(self, model: str) -> None: ...
 
+    def finished(self, model: str) -> None:
+        """The verdict gave up its slot (recorded, or cancelled): from `started` to here it counts as in flight."""
+
     def recorded(self, record: VerdictRecord, previous: LogEntry | None = None) -> None: ...
 
 
@@ -265,7 +268,8 @@ async def _run_verdicts(
                     await control.wakeup.wait()
                     continue
                 progress.started(models[pair.model].name)
-                tg.start_soon(_run_one, pair, edits[pair.edit], models[pair.model], verdict_fn, send, schedule, settings, control, spend)
+                tg.start_soon(_run_one, pair, edits[pair.edit], models[pair.model], verdict_fn, send, schedule, settings, control, spend,
+                              progress)
                 # Let it take its first step before the next starts: a verdict builds its prompt before its
                 # first await, and 256 of them in one go held the loop (and every reply waiting on it) for half a second.
                 await anyio.lowlevel.checkpoint()
@@ -289,6 +293,7 @@ async def _run_one(
     settings: RunSettings,
     control: StopControl,
     spend: SpendCap,
+    progress: ProgressSink,
 ) -> None:
     """One verdict. A cancelled verdict sends nothing: it is not a result and runs on resume.
 
@@ -311,6 +316,7 @@ async def _run_one(
                 return
     finally:
         schedule.finish(pair)
+        progress.finished(model.name)
         control.wakeup.notify()
     if spend.add(record.cost_usd) and not control.stopping:
         control.request(f"Spend cap ${spend.cap_usd:g} reached (${spend.spent_usd:.4f} spent)", grace_s=settings.grace_s)

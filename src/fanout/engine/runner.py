@@ -18,19 +18,20 @@ from typing import Any, TextIO
 
 import anyio
 
-from fanout.store.checkpoint import CheckpointWriter, log_path, read_index, repair_torn_tail, restore_missing_views
+from fanout.store.checkpoint import CheckpointWriter, LogIndex, log_path, read_index, repair_torn_tail, restore_missing_views
 from fanout.config import ModelSpec, RunSettings, api_key_from_env, require_count
 from fanout.errors import ConfigError
 from fanout.records import VerdictRecord, slug_clash, utc_now
 from fanout.sift.edit import Edit
-from fanout.store.edit_spool import SpooledSnapshot, spool_snapshot
+from fanout.store.edit_spool import SpooledSnapshot, edit_rcids, spool_snapshot
 from fanout.engine.loop_lag import lag_log_path, watch_loop_lag
 from fanout.store.run_lock import hold_run_lock
 from fanout.store.manifest import Manifest, load_manifest, reconcile, settings_summary, write_manifest
 from fanout.engine.orchestrator import RunOutcome, StopControl, VerdictFn, orchestrate
 from fanout.engine.progress import Progress, Tally, show_progress
 
-SIGNALS = (signal.SIGINT, signal.SIGTERM)
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""Each stops the run the same way: a closed terminal (SIGHUP) gives verdicts in flight their grace too."""
 
 
 @dataclass
@@ -127,7 +128,7 @@ async def _run_in(
     progress = Progress(tally, health=search_health)
     control = StopControl(on_message=lambda msg: print(msg, file=out, flush=True))
     writer = CheckpointWriter(run_dir, index)
-    print(f"{tally.done}/{tally.total} pairs already done; running the rest at concurrency {settings.concurrency}.", file=out, flush=True)
+    print(start_line(index, edits, settings), file=out, flush=True)
     try:
         async with anyio.create_task_group() as tg:
             if request.handle_signals:
@@ -142,6 +143,19 @@ async def _run_in(
         writer.close()
     interrupted = control.stopping and (control.reason or "").startswith("Interrupted")
     return RunReport(outcome, tally, interrupted, manifest)
+
+
+def start_line(index: LogIndex, edits: Sequence[Edit], settings: RunSettings) -> str:
+    """What this session will run: pairs already done, and those it runs, counting the logged ones --retry runs again."""
+    rcids = set(edit_rcids(edits))
+    skipped = logged = 0
+    for model in settings.models:
+        logged += len(rcids.intersection(index.done_rcids(model.name, frozenset())))
+        skipped += len(rcids.intersection(index.done_rcids(model.name, settings.retry_statuses)))
+    total = len(rcids) * len(settings.models)
+    again = logged - skipped
+    retried = f", {again} of them logged as {','.join(sorted(settings.retry_statuses))} before" if again else ""
+    return f"{skipped}/{total} pairs already done; running {total - skipped}{retried}, at concurrency {settings.concurrency}."
 
 
 async def _watch_signals(control: StopControl, grace_s: float) -> None:
