@@ -282,6 +282,18 @@ def read_line_head(line: bytes) -> LineHead | None:
     )
 
 
+def parse_record(line: bytes) -> VerdictRecord | None:
+    """The record a log line holds, or None for a line that is not one (not JSON, `null`, `{"hello": 1}`, half a record)."""
+    try:
+        data = json.loads(line)
+        record = VerdictRecord.from_dict(data)
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
+    if type(record.edit_rcid) is not int or not isinstance(record.model, str) or not isinstance(record.status, str):
+        return None
+    return record
+
+
 def read_line_key(line: bytes) -> tuple[int, str] | None:
     """(edit_rcid, model) from the first bytes of a line as log_line writes it (all after the status may be cut off)."""
     head = _HEAD.match(line)

@@ -18,7 +18,9 @@ from typing import Any, TextIO
 
 import anyio
 
-from fanout.store.checkpoint import CheckpointWriter, LogIndex, log_path, read_index, repair_torn_tail, restore_missing_views
+from fanout.store.checkpoint import (
+    CheckpointWriter, LogIndex, log_path, read_index, repair_torn_tail, restore_missing_views, set_aside_damaged,
+)
 from fanout.config import ModelSpec, RunSettings, api_key_from_env, require_count
 from fanout.errors import ConfigError
 from fanout.records import VerdictRecord, slug_clash, utc_now
@@ -121,6 +123,10 @@ async def _run_in(
     if torn is not None:
         print(f"The log's last line was torn by a crash; set aside in {torn.name} and repaired.", file=out)
     index = read_index(log_path(run_dir))
+    aside = set_aside_damaged(log_path(run_dir), index.damaged)
+    if aside is not None:
+        numbers = ", ".join(str(d.number) for d in index.damaged)
+        print(f"Line(s) {numbers} of the log were not verdict records; set aside in {aside.name}.", file=out)
     rebuilt = restore_missing_views(run_dir, index)
     if rebuilt:
         print(f"Re-created {rebuilt} missing verdict YAML file(s) from the log.", file=out)

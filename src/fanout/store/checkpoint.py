@@ -22,15 +22,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from fanout.errors import ConfigError
 from fanout.store.atomic import dump_yaml, write_atomically
 from fanout.store.layout import INDEX_NAME, LOG_NAME, VERDICT_DIR
-from fanout.store.log_index import LogEntry, LogIndex, read_index, save_index
-from fanout.records import VerdictRecord, log_line
+from fanout.store.log_index import DamagedLine, LogEntry, LogIndex, read_index, save_index
+from fanout.records import VerdictRecord, log_line, parse_record
 
 __all__ = [
     "CheckpointWriter", "LogEntry", "LogIndex", "iter_log", "log_path", "read_index",
-    "read_records", "repair_torn_tail", "restore_missing_views",
+    "read_records", "repair_torn_tail", "restore_missing_views", "set_aside_damaged",
 ]
 
 SAVE_EVERY_S = 60.0
@@ -105,34 +104,55 @@ def _free_aside_path(path: Path) -> Path:
     return aside
 
 
-def iter_log(path: Path) -> Iterator[dict[str, Any]]:
-    """Every record dict in the log, streamed; a corrupt middle line is an error.
+def iter_log(path: Path) -> Iterator[VerdictRecord]:
+    """Every record in the log, streamed; lines that are not records are skipped.
 
-    A bad line in the middle cannot come from a crash (see repair_torn_tail), so
-    it is reported rather than skipped: skipping it would quietly lose a result.
+    Which lines those are, read_index says (LogIndex.damaged); a run sets them
+    aside (set_aside_damaged) and the readers say so, so none is lost quietly.
     """
     if not path.exists():
         return
     with path.open("rb") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield json.loads(line)
-            except ValueError as exc:
-                raise ConfigError(
-                    f"{path}: line {number} is not valid JSON ({exc}). The log was edited or "
-                    "damaged; move that line out of the file and run again."
-                ) from None
+        for line in fh:
+            if line.strip() and (record := parse_record(line)) is not None:
+                yield record
 
 
 def read_records(run_dir: Path) -> list[VerdictRecord]:
     """The latest record per (edit, model), in first-logged order."""
     latest: dict[tuple[int, str], VerdictRecord] = {}
-    for data in iter_log(log_path(run_dir)):
-        record = VerdictRecord.from_dict(data)
+    for record in iter_log(log_path(run_dir)):
         latest[record.key] = record
     return list(latest.values())
+
+
+def set_aside_damaged(path: Path, damaged: list[DamagedLine]) -> Path | None:
+    """Copy lines that are not records out of the log (as a torn tail is), then blank them in place.
+
+    A bad line in the middle does not come from a crash: it was edited in or
+    damaged. It is kept in `checkpoint.torn-N.jsonl` (fsynced first) and
+    overwritten with spaces of its own length, so the offsets of every other
+    line, and a saved index, stay true; every reader skips a blank line.
+    """
+    if not damaged:
+        return None
+    aside = _free_aside_path(path)
+    with path.open("r+b") as fh:
+        lines = [os.pread(fh.fileno(), d.end - d.start, d.start) for d in damaged]
+        _write_synced(aside, b"".join(line if line.endswith(b"\n") else line + b"\n" for line in lines))
+        for d, line in zip(damaged, lines):
+            blank = b" " * (len(line) - 1) + b"\n" if line.endswith(b"\n") else b" " * len(line)
+            os.pwrite(fh.fileno(), blank, d.start)
+        fh.flush()
+        os.fsync(fh.fileno())
+    return aside
+
+
+def _write_synced(path: Path, data: bytes) -> None:
+    with path.open("wb") as out:
+        out.write(data)
+        out.flush()
+        os.fsync(out.fileno())
 
 
 class CheckpointWriter:

@@ -34,11 +34,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from itertools import compress
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NamedTuple
 
-from fanout.errors import ConfigError
 from fanout.store.layout import INDEX_NAME, VERDICT_DIR
-from fanout.records import STATUSES, VerdictRecord, legacy_model_slug, model_slug, read_line_head, read_line_key, verdict_file_name
+from fanout.records import STATUSES, legacy_model_slug, model_slug, parse_record, read_line_head, read_line_key, verdict_file_name
 
 FORMAT = "fanout-log-index"
 VERSION = 1
@@ -51,6 +50,18 @@ VIEW_NAMES = 2
 its views checked again, so resume renames the views of an older run (restore_missing_views)."""
 RACY_NS = 30_000_000
 """A directory time this close to now may still change within the same clock tick; wait it out."""
+
+
+class DamagedLine(NamedTuple):
+    """A line of the log that is not a verdict record: skipped by every reader, set aside by the next run."""
+
+    number: int
+    """Its line number (counted from the first line the reader read, which is line 1 unless an index was saved)."""
+    start: int
+    end: int
+    """Where it sits in the log, [start, end), its newline included."""
+    torn: bool
+    """The log's last line, without its newline: what a crash leaves."""
 
 
 @dataclass
@@ -77,6 +88,8 @@ class LogIndex:
         self.views_verified = False
         self.saved_lines = 0
         """Lines covered by the saved index this one was loaded from (0: none)."""
+        self.damaged: list[DamagedLine] = []
+        """Lines of the log this read skipped because they are not records (fanout.store.checkpoint sets them aside)."""
         self._models: list[str] = []
         self._model_ids: dict[str, int] = {}
         self._slugs: list[str] = []
@@ -260,28 +273,27 @@ def read_index(path: Path) -> LogIndex:
 def _scan(fh: BinaryIO, index: LogIndex, *, first_line: int) -> None:
     offset = fh.tell()
     for number, line in enumerate(fh, start=first_line):
-        offset += len(line)
+        start, offset = offset, offset + len(line)
         if not line.strip():
             continue
-        key, entry = _parse_line(line, number, fh)
-        index.put(key, entry, offset)
+        parsed = _parse_line(line)
+        if parsed is None:
+            index.damaged.append(DamagedLine(number, start, offset, torn=not line.endswith(b"\n")))
+            continue
+        index.put(*parsed, offset)
 
 
-def _parse_line(line: bytes, number: int, fh: BinaryIO) -> tuple[tuple[int, str], LogEntry]:
-    """The key fields from the front of a line as the writer writes it; any other shape is parsed whole."""
+def _parse_line(line: bytes) -> tuple[tuple[int, str], LogEntry] | None:
+    """The key fields from the front of a line as the writer writes it; any other shape is parsed whole
+    (None when it is not a verdict record: not JSON, or JSON of another shape)."""
     head = read_line_head(line)
     if head is not None:
         name = verdict_file_name(head.model, head.edit_rcid, head.qid, head.property, head.timestamp)
         return (head.edit_rcid, head.model), LogEntry(head.status, head.cost_usd, name)
-    try:
-        data = json.loads(line)
-    except ValueError as exc:
-        raise ConfigError(
-            f"{getattr(fh, 'name', 'the log')}: line {number} is not valid JSON ({exc}). The log was edited or "
-            "damaged; move that line out of the file and run again."
-        ) from None
-    key = (int(data["edit_rcid"]), str(data["model"]))
-    return key, LogEntry(data["status"], data.get("cost_usd"), VerdictRecord.from_dict(data).file_name())
+    record = parse_record(line)
+    if record is None:
+        return None
+    return record.key, LogEntry(record.status, record.cost_usd, record.file_name())
 
 
 def _key_at(fh: BinaryIO, start: int, end: int) -> tuple[int, str] | None:
