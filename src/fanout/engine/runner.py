@@ -154,12 +154,12 @@ async def _run_in(
 def start_line(index: LogIndex, edits: Sequence[Edit], settings: RunSettings) -> str:
     """What this session will run: pairs already done, and those it runs, counting the logged ones --retry runs again."""
     rcids = set(edit_rcids(edits))
-    skipped = logged = 0
-    for model in settings.models:
-        logged += len(rcids.intersection(index.done_rcids(model.name, frozenset())))
-        skipped += len(rcids.intersection(index.done_rcids(model.name, settings.retry_statuses)))
+    logged = again = 0
+    for model in settings.models:  # set operations over views, no copy of a million rcids: this runs on every resume
+        logged += len(rcids.intersection(index.logged_rcids(model.name)))
+        again += len(rcids.intersection(index.rcids_with_status(model.name, settings.retry_statuses)))
     total = len(rcids) * len(settings.models)
-    again = logged - skipped
+    skipped = logged - again
     retried = f", {again} of them logged as {','.join(sorted(settings.retry_statuses))} before" if again else ""
     return f"{skipped}/{total} pairs already done; running {total - skipped}{retried}, at concurrency {settings.concurrency}."
 

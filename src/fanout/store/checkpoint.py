@@ -15,6 +15,7 @@ resume does not have to read the whole of it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -22,7 +23,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from fanout.store.atomic import dump_yaml, write_atomically
+from fanout.errors import DiskFull
+from fanout.store.atomic import DISK_FULL, dump_yaml, write_atomically
 from fanout.store.layout import INDEX_NAME, LOG_NAME, VERDICT_DIR
 from fanout.store.log_index import DamagedLine, LogEntry, LogIndex, read_index, save_index
 from fanout.records import VerdictRecord, log_line, parse_record
@@ -169,22 +171,31 @@ class CheckpointWriter:
         self.verdict_dir = run_dir / VERDICT_DIR
         self.verdict_dir.mkdir(parents=True, exist_ok=True)
         self.index = index
-        self._fh = log_path(run_dir).open("ab")
+        self._fh = log_path(run_dir).open("ab", buffering=0)
         self._offset = self._fh.seek(0, os.SEEK_END)
         self._saved_at = time.monotonic()
+        self.out_of_space: DiskFull | None = None
+        """Set when a file of the run did not fit; the writer's caller stops the run."""
 
     def append(self, record: VerdictRecord) -> LogEntry | None:
-        """Make the record durable, then visible; returns the entry it supersedes."""
+        """Make the record durable, then visible; returns the entry it supersedes.
+
+        On a full disk the log is cut back to its last whole line and DiskFull
+        raised: the record is not logged. A view that does not fit leaves no
+        temp file and is rebuilt on resume; the record is logged, and
+        `out_of_space` says the disk is full.
+        """
         data = record.to_dict()
         line = log_line(data)
-        self._fh.write(line)
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
-        self._offset += len(line)
+        self._append_line(line)
         entry = LogEntry(record.status, record.cost_usd, record.file_name())
         verified, self.index.views_verified = self.index.views_verified, False  # until this view exists
         previous = self.index.put(record.key, entry, self._offset)
-        write_atomically(self.verdict_dir / entry.file_name, dump_yaml(record.yaml_view(data)))
+        try:
+            write_atomically(self.verdict_dir / entry.file_name, dump_yaml(record.yaml_view(data)))
+        except DiskFull as exc:
+            self.out_of_space = exc
+            return previous
         if previous is not None and previous.file_name != entry.file_name:
             (self.verdict_dir / previous.file_name).unlink(missing_ok=True)
         self.index.views_verified = verified
@@ -192,13 +203,34 @@ class CheckpointWriter:
             self._save()
         return previous
 
+    def _append_line(self, line: bytes) -> None:
+        """Write, fsync; unbuffered, so a failed write leaves nothing queued to land later."""
+        fd = self._fh.fileno()
+        try:
+            written = 0
+            while written < len(line):
+                written += os.write(fd, line[written:])
+            os.fsync(fd)
+        except OSError as exc:
+            with contextlib.suppress(OSError):  # cannot cut it back: the next start repairs the torn tail instead
+                os.ftruncate(fd, self._offset)
+            if exc.errno in DISK_FULL:
+                self.out_of_space = DiskFull(log_path(self.run_dir))
+                raise self.out_of_space from exc
+            raise
+        self._offset += len(line)
+
     def _time_to_save(self) -> bool:
         grown = self.index.lines - self.index.saved_lines
         due = max(SAVE_MIN_LINES, SAVE_GROWTH * self.index.saved_lines)
         return grown >= due and time.monotonic() - self._saved_at >= SAVE_EVERY_S
 
     def _save(self, *, closing: bool = False) -> None:
-        save_index(self.index, self.run_dir / INDEX_NAME, views_dir=self.verdict_dir if closing else None)
+        """Save the index; on a full disk, not (it is a cache: the next start reads the log instead)."""
+        try:
+            save_index(self.index, self.run_dir / INDEX_NAME, views_dir=self.verdict_dir if closing else None)
+        except DiskFull:
+            pass
         self._saved_at = time.monotonic()
 
     def close(self) -> None:

@@ -35,6 +35,7 @@ from typing import BinaryIO, overload
 
 from fanout.sift.edit import Edit
 from fanout.sift.snapshot import file_sha256, stream_snapshot
+from fanout.store.atomic import removed_on_failure
 from fanout.store.layout import SPOOL_NAME
 
 FORMAT = "fanout-edit-spool"
@@ -182,10 +183,11 @@ class SpooledSnapshot:
         target = run_dir / SPOOL_NAME
         tmp = run_dir / f".{SPOOL_NAME}.{os.getpid()}.tmp"
         self._fh.seek(0)
-        with tmp.open("wb") as out:
-            while chunk := self._fh.read(1 << 20):
-                out.write(chunk)
-        os.replace(tmp, target)
+        with removed_on_failure(tmp, target):
+            with tmp.open("wb") as out:
+                while chunk := self._fh.read(1 << 20):
+                    out.write(chunk)
+            os.replace(tmp, target)
         self.from_cache = True
 
     def close(self) -> None:

@@ -30,12 +30,13 @@ import sys
 import time
 from array import array
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, KeysView, Mapping
 from dataclasses import dataclass
 from itertools import compress
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
+from fanout.store.atomic import removed_on_failure
 from fanout.store.layout import INDEX_NAME, VERDICT_DIR
 from fanout.records import STATUSES, legacy_model_slug, model_slug, parse_record, read_line_head, read_line_key, verdict_file_name
 
@@ -140,6 +141,21 @@ class LogIndex:
         # map/compress keep the loop over a million pairs in C (a set comprehension took 0.65 s)
         again = compress(latest.keys(), map(retry_codes.__contains__, map(self._status.__getitem__, latest.values())))
         return set(latest.keys()).difference(again)
+
+    def logged_rcids(self, model: str) -> KeysView[int]:
+        """Every rcid logged for one model (a view: nothing is copied)."""
+        model_id = self._model_ids.get(model)
+        return self._latest[model_id].keys() if model_id is not None else {}.keys()
+
+    def rcids_with_status(self, model: str, statuses: frozenset[str]) -> set[int]:
+        """The rcids of one model whose latest line has one of these statuses (few, usually: what --retry runs again)."""
+        model_id = self._model_ids.get(model)
+        if model_id is None:
+            return set()
+        wanted = {i for i, s in enumerate(self._statuses) if s in statuses}
+        codes = {*wanted, *(i | COST_UNKNOWN for i in wanted)}
+        latest = self._latest[model_id]
+        return set(compress(latest.keys(), map(codes.__contains__, map(self._status.__getitem__, latest.values()))))
 
     def counts(self) -> dict[str, tuple[Counter[str], float, int]]:
         """Per model, over the latest entries: status counts, summed cost and how many costs are unknown."""
@@ -329,13 +345,14 @@ def save_index(index: LogIndex, path: Path, *, views_dir: Path | None = None) ->
         "statuses": index._statuses, "heads": len(index._heads), "heads_bytes": len(heads), "views": views,
     }
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with tmp.open("wb") as out:
-        out.write(json.dumps(header).encode() + b"\n")
-        for name, _code in _ARRAYS:
-            out.write(getattr(index, name).tobytes())
-        out.write(bytes(index._status))
-        out.write(heads)
-    os.replace(tmp, path)
+    with removed_on_failure(tmp, path):
+        with tmp.open("wb") as out:
+            out.write(json.dumps(header).encode() + b"\n")
+            for name, _code in _ARRAYS:
+                out.write(getattr(index, name).tobytes())
+            out.write(bytes(index._status))
+            out.write(heads)
+        os.replace(tmp, path)
     index.saved_lines = index.lines
     return True
 

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from fanout.errors import ConfigError
+from fanout.store.atomic import DISK_FULL
 from fanout.store.layout import LOCK_NAME
 
 
@@ -34,11 +35,20 @@ def hold_run_lock(run_dir: Path) -> Iterator[None]:
                 f"{run_dir} is in use by another `fanout run` (PID {_holder(fd)}); wait for it to finish "
                 "or stop it, or pass another --run-dir"
             ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        _write_pid(fd)
         yield
     finally:
         os.close(fd)  # closing the only descriptor releases the lock
+
+
+def _write_pid(fd: int) -> None:
+    """Say who holds the lock; on a full disk the lock holds all the same, and the run reports the disk itself."""
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    except OSError as exc:
+        if exc.errno not in DISK_FULL:
+            raise
 
 
 def _holder(fd: int) -> str:
