@@ -1,11 +1,12 @@
 """`make chaos`: kill `fanout run` at random moments, many times, and check that nothing is lost or repeated.
 
 Against the bundled simulator (no faults, a little latency), `fanout run` is
-started on one run directory again and again and stopped at a random moment
+started on a run directory again and again and stopped at a random moment
 by SIGKILL, SIGTERM or SIGINT (twice, sometimes). Between kills, every line of
 the log but a torn last one must be a record and no pair may be logged twice;
 at the end one more start must finish the run with exactly one record and one
-matching YAML view per pair, and no temp file.
+matching YAML view per pair, and no temp file. When a run finishes before all
+the stops are spent, the next round starts on a fresh run directory.
 
     python scripts/chaos.py [--kills 60] [--seed N] [--keep DIR]
 """
@@ -38,39 +39,40 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kills", type=int, default=60, help="how many times the run is stopped (default 60)")
     parser.add_argument("--seed", type=int, default=int(time.time()), help="seed of the kill moments (printed)")
-    parser.add_argument("--keep", type=Path, help="run directory to use and keep (default: a temporary one)")
+    parser.add_argument("--keep", type=Path, help="folder for the rounds' run directories, kept (default: a temporary one)")
     args = parser.parse_args(argv)
     print(f"chaos: {args.kills} stops, seed {args.seed}", flush=True)
     with tempfile.TemporaryDirectory(prefix="fanout-chaos-") as tmp:
-        run_dir = args.keep or Path(tmp) / "run"
-        problems = anyio.run(chaos, run_dir, args.kills, random.Random(args.seed))
+        problems = anyio.run(chaos, args.keep or Path(tmp), args.kills, random.Random(args.seed))
     for problem in problems:
         print(f"FAIL: {problem}")
     print("chaos: OK" if not problems else f"chaos: {len(problems)} problem(s); seed {args.seed}")
     return 1 if problems else 0
 
 
-async def chaos(run_dir: Path, kills: int, rng: random.Random) -> list[str]:
+async def chaos(base: Path, kills: int, rng: random.Random) -> list[str]:
+    """Rounds of stops on a fresh run directory each, until `kills` stops are done; each round is then finished and checked."""
     config = SimConfig(seed=rng.randrange(1 << 30), profile=profile_from_dict(
         {"defaults": {"latency": {"median_s": 0.3, "p95_s": 0.9}}}))
+    problems: list[str] = []
+    stops = Counter[str]()
     async with running_simulator(config) as sim:
-        cmd = [sys.executable, "-m", "fanout", "run", str(SAMPLE), "--run-dir", str(run_dir), "--base-url", sim.api_base,
-               "--searxng-url", sim.searxng_url, "--allow-private-urls", "--fetch-delay", "0", "--concurrency", "4",
-               "--grace", "2"]
-        problems: list[str] = []
-        stops = Counter[str]()
-        for n in range(kills):
-            if len(logged_keys(run_dir)) >= len(PAIRS):
-                break  # finished before the next kill: the final check follows
-            stopped = await stop_at_random(cmd, run_dir, rng)
-            stops[stopped.split()[0]] += 1
-            problems += [f"after stop {n + 1} ({stopped}): {p}" for p in log_problems(run_dir)]
-        print(f"chaos: stopped {dict(stops)}; {len(logged_keys(run_dir))}/{len(PAIRS)} pairs logged before the last start",
-              flush=True)
-        final = await anyio.run_process(cmd, check=False, stderr=subprocess.STDOUT)
-        if final.returncode != 0:
-            problems.append(f"the last start exited {final.returncode}: {final.stdout.decode()[-2000:]}")
-        problems += final_problems(run_dir)
+        for round_no in range(1, kills + 1):
+            if sum(stops.values()) >= kills:
+                break
+            run_dir = base / f"round-{round_no}"
+            cmd = [sys.executable, "-m", "fanout", "run", str(SAMPLE), "--run-dir", str(run_dir),
+                   "--base-url", sim.api_base, "--searxng-url", sim.searxng_url, "--allow-private-urls",
+                   "--fetch-delay", "0", "--concurrency", "4", "--grace", "2"]
+            while sum(stops.values()) < kills and len(logged_keys(run_dir)) < len(PAIRS):
+                stopped = await stop_at_random(cmd, run_dir, rng)
+                stops[stopped.split()[0]] += 1
+                problems += [f"round {round_no}, after {stopped}: {p}" for p in log_problems(run_dir)]
+            final = await anyio.run_process(cmd, check=False, stderr=subprocess.STDOUT)
+            if final.returncode != 0:
+                problems.append(f"round {round_no}: the last start exited {final.returncode}: {final.stdout.decode()[-2000:]}")
+            problems += [f"round {round_no}: {p}" for p in final_problems(run_dir)]
+            print(f"chaos: round {round_no} checked; stops so far {dict(stops)}", flush=True)
     return problems
 
 
