@@ -5,12 +5,13 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 COMPOSE := $(shell if command -v podman >/dev/null 2>&1 && podman compose version >/dev/null 2>&1; then echo "podman compose"; elif command -v docker >/dev/null 2>&1 && docker compose version >/dev/null 2>&1; then echo "docker compose"; fi)
 
-.PHONY: help venv test demo e2e e2e-live bench lock searxng-up searxng-down clean
+.PHONY: help venv test demo e2e e2e-live chaos bench lock searxng-up searxng-down clean
 
 help:
 	@echo "make demo          the whole pipeline offline, against the bundled simulator"
 	@echo "make test          the type checker (mypy --strict), then the test suite"
 	@echo "make e2e           demo run interrupted with Ctrl-C, resumed, and checked"
+	@echo "make chaos         kill fanout run at random moments many times (ARGS=--kills N), then check the log and views"
 	@echo "make e2e-live      three edits through the four real models (needs OPENROUTER_API_KEY and SearXNG)"
 	@echo "make bench         throughput, overhead and scale benchmarks (ARGS=--quick for a short pass)"
 	@echo "make searxng-up    start SearXNG + Valkey on 127.0.0.1:8080 (podman or docker compose)"
@@ -34,6 +35,9 @@ demo: $(STAMP)
 
 e2e: $(STAMP)
 	$(PY) scripts/demo.py --e2e
+
+chaos: $(STAMP)
+	$(PY) scripts/chaos.py $(ARGS)
 
 e2e-live: $(STAMP)
 	$(PY) scripts/demo.py --live

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+import functools
+import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -32,6 +34,8 @@ VERDICTS: tuple[str, ...] = (
     "incorrect",
 )
 PROVENANCES: tuple[str, ...] = ("verified", "reported")
+MODEL_SLUG_CHARS = 64
+"""The readable part of a model's slug is cut here, so a view's name stays far below a file system's 255 bytes."""
 
 
 def utc_now() -> str:
@@ -173,8 +177,31 @@ def verdict_file_name(model: str, edit_rcid: int, qid: str, property: str | None
     return f"{date}-{safe_name(qid)}-{safe_name(property or 'none')}-{edit_rcid}-{slug}.yaml"
 
 
+@functools.lru_cache(maxsize=256)
 def model_slug(model: str) -> str:
-    """The model part of a verdict file name: `anthropic/claude-haiku-4.5` -> `claude-haiku-4.5`."""
+    """The model part of a verdict file name: `anthropic/claude-haiku-4.5` -> `claude-haiku-4.5-2e1f95b1`.
+
+    The readable end of the id alone would give `nvidia/x` and `other/x` one
+    file; so would safe_name's folding of other characters, and a file system
+    that ignores case. The first 8 hex digits of the whole id's sha256 keep
+    every two ids apart (a run refuses two models whose slugs still meet:
+    slug_clash).
+    """
+    return f"{legacy_model_slug(model)[:MODEL_SLUG_CHARS]}-{hashlib.sha256(model.encode()).hexdigest()[:8]}"
+
+
+def slug_clash(models: list[str]) -> tuple[str, str] | None:
+    """Two of these models whose views would share file names, if any."""
+    seen: dict[str, str] = {}
+    for model in models:
+        other = seen.setdefault(model_slug(model).lower(), model)
+        if other != model:
+            return other, model
+    return None
+
+
+def legacy_model_slug(model: str) -> str:
+    """The model part of the view names of runs before the id's hash was added (found and renamed on resume)."""
     return safe_name(model.rsplit("/", 1)[-1])
 
 
@@ -257,6 +284,18 @@ def read_line_head(line: bytes) -> LineHead | None:
         _text(head.group(1)), int(head.group(2)), _text(head.group(3)), None if prop is None else _text(prop),
         _text(head.group(6)), _text(head.group(7)), value, None if source is None else source.decode(),
     )
+
+
+def parse_record(line: bytes) -> VerdictRecord | None:
+    """The record a log line holds, or None for a line that is not one (not JSON, `null`, `{"hello": 1}`, half a record)."""
+    try:
+        data = json.loads(line)
+        record = VerdictRecord.from_dict(data)
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
+    if type(record.edit_rcid) is not int or not isinstance(record.model, str) or not isinstance(record.status, str):
+        return None
+    return record
 
 
 def read_line_key(line: bytes) -> tuple[int, str] | None:

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 from fanout.errors import ConfigError
+from fanout.store.layout import refuse_run_file
 
 DEFAULT_HTML = "report.html"
 DEFAULT_JSON = "report.json"
@@ -42,6 +43,10 @@ def run(args: argparse.Namespace) -> int:
     )
 
     _check_ranges(args)
+    outputs = {flag: _output_path(args.run_dir, value, default) for flag, value, default in (
+        ("--json", args.json, DEFAULT_JSON), ("--html", args.html, DEFAULT_HTML)) if value is not None}
+    for flag, path in outputs.items():
+        refuse_run_file(path, flag)
     options = ReportOptions(
         labels_path=args.labels,
         project_edits=args.project,
@@ -49,11 +54,11 @@ def run(args: argparse.Namespace) -> int:
     )
     report = build_report(args.run_dir, options)
     written = []
-    if args.json is not None:
+    if "--json" in outputs:
         text = json.dumps(report.to_json(), indent=1, ensure_ascii=False, allow_nan=False)
-        written.append(_write(_output_path(args.run_dir, args.json, DEFAULT_JSON), text))
-    if args.html is not None:
-        written.append(_write(_output_path(args.run_dir, args.html, DEFAULT_HTML), render_html(report)))
+        written.append(_write(outputs["--json"], text))
+    if "--html" in outputs:
+        written.append(_write(outputs["--html"], render_html(report)))
     if not args.quiet:
         print(render_summary(report), end="")
     for path in written:

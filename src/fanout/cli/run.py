@@ -7,10 +7,13 @@ import shlex
 import sys
 from pathlib import Path
 
+from fanout.errors import DiskFull
 from fanout.config import KEY_HELP, LEAD_PER_SLOT, RETRY_CHOICES, RunOptions, RunSettings, ToolSettings
 from fanout.tools.search_config import add_search_arguments
 
 EXIT_INTERRUPTED = 130
+EXIT_DISK_FULL = 75
+"""sysexits' EX_TEMPFAIL: a temporary failure, and the same command is the way on."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -65,7 +68,11 @@ def run(args: argparse.Namespace) -> int:
         force=args.force,
         dry_run=args.dry_run,
     )
-    report = run_sync(request)
+    try:
+        report = run_sync(request)
+    except DiskFull as exc:  # before the first verdict: the manifest, the snapshot cache or a view did not fit
+        print(f"fanout run: {exc}", file=sys.stderr)
+        return EXIT_DISK_FULL
     if report is None:
         return 0
     return finish(report, request)
@@ -95,6 +102,11 @@ def finish(report, request) -> int:  # type: ignore[no-untyped-def]
     print(f"Recorded {outcome.recorded} verdict(s) this session; {tally.done}/{tally.total} pairs done; "
           f"spend {tally.spend_text()}. Run directory: {request.run_dir}", file=out)
     again = "fanout " + shlex.join(sys.argv[1:]) if sys.argv[1:2] == ["run"] else "the same `fanout run` command"
+    if outcome.disk_full is not None:
+        if outcome.unsaved:
+            print(f"{outcome.unsaved} finished verdict(s) did not fit in the log; they run again on resume.", file=out)
+        print(f"Stopped: {outcome.disk_full}: {again}", file=out)
+        return EXIT_DISK_FULL
     if report.interrupted:
         print(f"Interrupted. Resume with: {again}", file=out)
         return EXIT_INTERRUPTED

@@ -99,8 +99,12 @@ class Progress(ProgressSink):
     def started(self, model: str) -> None:
         self.in_flight[model] += 1
 
+    def finished(self, model: str) -> None:
+        """Counted when the slot frees, not when the writer logs the record: a verdict started in the freed slot
+        would otherwise be counted beside the one still in the writer's queue (9 in flight at concurrency 8)."""
+        self.in_flight[model] -= 1
+
     def recorded(self, record: VerdictRecord, previous: LogEntry | None = None) -> None:
-        self.in_flight[record.model] -= 1
         entry = LogEntry(record.status, record.cost_usd, record.file_name(), record.cost_source)
         self.tally.add(record.model, entry, previous)
         self.session_done += 1

@@ -21,19 +21,22 @@ from typing import Any, TextIO
 import anyio
 
 from fanout.store.checkpoint import (
-    CheckpointWriter, LogIndex, log_path, read_index, repair_torn_tail, restore_missing_views,
+    CheckpointWriter, LogIndex, log_path, read_index, repair_torn_tail, restore_missing_views, set_aside_damaged,
 )
 from fanout.config import ModelSpec, RunSettings, api_key_from_env, is_openrouter, require_count
-from fanout.records import VerdictRecord, utc_now
+from fanout.errors import ConfigError
+from fanout.records import VerdictRecord, slug_clash, utc_now
 from fanout.sift.edit import Edit
 from fanout.store.attempts import AttemptFile, Pricing, abandoned_totals, read_abandoned, settle_abandoned
-from fanout.store.edit_spool import SpooledSnapshot, spool_snapshot
+from fanout.store.edit_spool import SpooledSnapshot, edit_rcids, spool_snapshot
 from fanout.engine.loop_lag import lag_log_path, watch_loop_lag
+from fanout.store.run_lock import hold_run_lock
 from fanout.store.manifest import Manifest, load_manifest, reconcile, settings_summary, write_manifest
 from fanout.engine.orchestrator import RunOutcome, StopControl, VerdictFn, orchestrate
 from fanout.engine.progress import Progress, Tally, show_progress
 
-SIGNALS = (signal.SIGINT, signal.SIGTERM)
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""Each stops the run the same way: a closed terminal (SIGHUP) gives verdicts in flight their grace too."""
 
 
 @dataclass
@@ -90,17 +93,26 @@ async def _checked_run(request: RunRequest, snapshot: SpooledSnapshot, verdict_f
         ),
         force=request.force,
     )
+    _refuse_shared_view_names(manifest.models)
     if request.dry_run:  # contacts nothing, so it needs no key
         describe_plan(request, edits, manifest)
         return None
 
     api_key = api_key_from_env(settings.base_url) if verdict_fn is None else None
     async with AsyncExitStack() as stack:
+        stack.enter_context(hold_run_lock(request.run_dir))
         search_health = None
         pricing = Pricing({m.name: m for m in settings.models})
         if verdict_fn is None:
             verdict_fn, search_health, pricing = await _real_verdict_fn(stack, settings, api_key, prompt, request.run_dir)
         return await _run_in(request, edits, manifest, verdict_fn, search_health, snapshot, pricing)
+
+
+def _refuse_shared_view_names(models: list[str]) -> None:
+    """Two model ids whose verdict views would share file names (a clash of 32 hash bits) cannot share a run."""
+    clash = slug_clash(models)
+    if clash is not None:
+        raise ConfigError(f"models {clash[0]} and {clash[1]} would share verdict file names; run them in separate run directories")
 
 
 async def _run_in(
@@ -116,6 +128,10 @@ async def _run_in(
     if torn is not None:
         print(f"The log's last line was torn by a crash; set aside in {torn.name} and repaired.", file=out)
     index = read_index(log_path(run_dir))
+    aside = set_aside_damaged(log_path(run_dir), index.damaged)
+    if aside is not None:
+        numbers = ", ".join(str(d.number) for d in index.damaged)
+        print(f"Line(s) {numbers} of the log were not verdict records; set aside in {aside.name}.", file=out)
     rebuilt = restore_missing_views(run_dir, index)
     if rebuilt:
         print(f"Re-created {rebuilt} missing verdict YAML file(s) from the log.", file=out)
@@ -126,7 +142,7 @@ async def _run_in(
     progress = Progress(tally, health=search_health)
     control = StopControl(on_message=lambda msg: print(msg, file=out, flush=True))
     writer = CheckpointWriter(run_dir, index)
-    print(f"{tally.done}/{tally.total} pairs already done; running the rest at concurrency {settings.concurrency}.", file=out, flush=True)
+    print(start_line(index, edits, settings), file=out, flush=True)
     # What exists now (modules, the SDK's types, the schedule) lives as long as
     # the run: frozen, the cycle collector stops walking it on every full pass
     # (100 000 objects, 40-100 ms a pass, a stall of the event loop each time).
@@ -159,6 +175,19 @@ async def _settle_cut_off_attempts(run_dir: Path, index: LogIndex, pricing: Pric
     note = f"; {unknown} of them cost an unknown amount more (a call was cut off)" if unknown else ""
     print(f"{len(settled)} attempt(s) cut off when the run last stopped cost ${known:.4f}{note}; counted in spend.",
           file=out, flush=True)
+
+
+def start_line(index: LogIndex, edits: Sequence[Edit], settings: RunSettings) -> str:
+    """What this session will run: pairs already done, and those it runs, counting the logged ones --retry runs again."""
+    rcids = set(edit_rcids(edits))
+    logged = again = 0
+    for model in settings.models:  # set operations over views, no copy of a million rcids: this runs on every resume
+        logged += len(rcids.intersection(index.logged_rcids(model.name)))
+        again += len(rcids.intersection(index.rcids_with_status(model.name, settings.retry_statuses)))
+    total = len(rcids) * len(settings.models)
+    skipped = logged - again
+    retried = f", {again} of them logged as {','.join(sorted(settings.retry_statuses))} before" if again else ""
+    return f"{skipped}/{total} pairs already done; running {total - skipped}{retried}, at concurrency {settings.concurrency}."
 
 
 async def _watch_signals(control: StopControl, grace_s: float) -> None:

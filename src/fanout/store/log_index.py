@@ -31,15 +31,15 @@ import sys
 import time
 from array import array
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, KeysView, Mapping
 from dataclasses import dataclass
 from itertools import compress
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NamedTuple
 
-from fanout.errors import ConfigError
+from fanout.store.atomic import removed_on_failure
 from fanout.store.layout import INDEX_NAME, VERDICT_DIR
-from fanout.records import STATUSES, VerdictRecord, model_slug, read_line_head, read_line_key, verdict_file_name
+from fanout.records import STATUSES, legacy_model_slug, model_slug, parse_record, read_line_head, read_line_key, verdict_file_name
 
 FORMAT = "fanout-log-index"
 VERSION = 1
@@ -53,8 +53,23 @@ STATUS_MASK = 0x1F
 """The status id in a status byte, without the cost flags."""
 SAMPLED_LINES = 16
 """Lines besides the last whose keys are checked against the log before a saved index is trusted."""
+VIEW_NAMES = 2
+"""How view file names are made (2: the model's slug carries its id's hash); a saved index of other names has
+its views checked again, so resume renames the views of an older run (restore_missing_views)."""
 RACY_NS = 30_000_000
 """A directory time this close to now may still change within the same clock tick; wait it out."""
+
+
+class DamagedLine(NamedTuple):
+    """A line of the log that is not a verdict record: skipped by every reader, set aside by the next run."""
+
+    number: int
+    """Its line number (counted from the first line the reader read, which is line 1 unless an index was saved)."""
+    start: int
+    end: int
+    """Where it sits in the log, [start, end), its newline included."""
+    torn: bool
+    """The log's last line, without its newline: what a crash leaves."""
 
 
 @dataclass
@@ -87,6 +102,8 @@ class LogIndex:
         self.views_verified = False
         self.saved_lines = 0
         """Lines covered by the saved index this one was loaded from (0: none)."""
+        self.damaged: list[DamagedLine] = []
+        """Lines of the log this read skipped because they are not records (fanout.store.checkpoint sets them aside)."""
         self._models: list[str] = []
         self._model_ids: dict[str, int] = {}
         self._slugs: list[str] = []
@@ -138,6 +155,21 @@ class LogIndex:
         again = compress(latest.keys(), map(retry_codes.__contains__, map(self._status.__getitem__, latest.values())))
         return set(latest.keys()).difference(again)
 
+    def logged_rcids(self, model: str) -> KeysView[int]:
+        """Every rcid logged for one model (a view: nothing is copied)."""
+        model_id = self._model_ids.get(model)
+        return self._latest[model_id].keys() if model_id is not None else {}.keys()
+
+    def rcids_with_status(self, model: str, statuses: frozenset[str]) -> set[int]:
+        """The rcids of one model whose latest line has one of these statuses (few, usually: what --retry runs again)."""
+        model_id = self._model_ids.get(model)
+        if model_id is None:
+            return set()
+        wanted = {i for i, s in enumerate(self._statuses) if s in statuses}
+        codes = {code for code in range(256) if code & STATUS_MASK in wanted}  # any cost flags
+        latest = self._latest[model_id]
+        return set(compress(latest.keys(), map(codes.__contains__, map(self._status.__getitem__, latest.values()))))
+
     def counts(self) -> dict[str, Counter[str]]:
         """Per model, the status counts of the latest entries."""
         result = {}
@@ -167,6 +199,13 @@ class LogIndex:
 
     def file_name_at(self, position: int) -> str:
         return self._file_name(position)
+
+    def legacy_file_name_at(self, position: int) -> str | None:
+        """The name the view of line `position` had before VIEW_NAMES 2 (None for a name of another shape)."""
+        head = self._heads[self._head[position]]
+        if head.startswith("\0"):
+            return None
+        return f"{head}-{self._rcid[position]}-{legacy_model_slug(self._models[self._model[position]])}.yaml"
 
     def span(self, position: int) -> tuple[int, int] | None:
         """Where line `position` sits in the log (start, end), when known."""
@@ -284,29 +323,27 @@ def read_index(path: Path) -> LogIndex:
 def _scan(fh: BinaryIO, index: LogIndex, *, first_line: int) -> None:
     offset = fh.tell()
     for number, line in enumerate(fh, start=first_line):
-        offset += len(line)
+        start, offset = offset, offset + len(line)
         if not line.strip():
             continue
-        key, entry = _parse_line(line, number, fh)
-        index.put(key, entry, offset)
+        parsed = _parse_line(line)
+        if parsed is None:
+            index.damaged.append(DamagedLine(number, start, offset, torn=not line.endswith(b"\n")))
+            continue
+        index.put(*parsed, offset)
 
 
-def _parse_line(line: bytes, number: int, fh: BinaryIO) -> tuple[tuple[int, str], LogEntry]:
-    """The key fields from the front of a line as the writer writes it; any other shape is parsed whole."""
+def _parse_line(line: bytes) -> tuple[tuple[int, str], LogEntry] | None:
+    """The key fields from the front of a line as the writer writes it; any other shape is parsed whole
+    (None when it is not a verdict record: not JSON, or JSON of another shape)."""
     head = read_line_head(line)
     if head is not None:
         name = verdict_file_name(head.model, head.edit_rcid, head.qid, head.property, head.timestamp)
         return (head.edit_rcid, head.model), LogEntry(head.status, head.cost_usd, name, head.cost_source)
-    try:
-        data = json.loads(line)
-    except ValueError as exc:
-        raise ConfigError(
-            f"{getattr(fh, 'name', 'the log')}: line {number} is not valid JSON ({exc}). The log was edited or "
-            "damaged; move that line out of the file and run again."
-        ) from None
-    key = (int(data["edit_rcid"]), str(data["model"]))
-    return key, LogEntry(data["status"], data.get("cost_usd"), VerdictRecord.from_dict(data).file_name(),
-                         data.get("cost_source"))
+    record = parse_record(line)
+    if record is None:
+        return None
+    return record.key, LogEntry(record.status, record.cost_usd, record.file_name(), record.cost_source)
 
 
 def _key_at(fh: BinaryIO, start: int, end: int) -> tuple[int, str] | None:
@@ -334,7 +371,7 @@ def save_index(index: LogIndex, path: Path, *, views_dir: Path | None = None) ->
         return False
     views: dict[str, bool | int | None] = {"verified": False, "dir_mtime_ns": None}
     if views_dir is not None and index.views_verified:
-        views = {"verified": True, "dir_mtime_ns": _settled_mtime_ns(views_dir)}
+        views = {"verified": True, "dir_mtime_ns": _settled_mtime_ns(views_dir), "names": VIEW_NAMES}
     heads = "\n".join(index._heads).encode("utf-8")
     header = {
         "format": FORMAT, "version": VERSION, "byteorder": sys.byteorder, "lines": index.lines,
@@ -342,13 +379,14 @@ def save_index(index: LogIndex, path: Path, *, views_dir: Path | None = None) ->
         "statuses": index._statuses, "heads": len(index._heads), "heads_bytes": len(heads), "views": views,
     }
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with tmp.open("wb") as out:
-        out.write(json.dumps(header).encode() + b"\n")
-        for name, _code in _ARRAYS:
-            out.write(getattr(index, name).tobytes())
-        out.write(bytes(index._status))
-        out.write(heads)
-    os.replace(tmp, path)
+    with removed_on_failure(tmp, path):
+        with tmp.open("wb") as out:
+            out.write(json.dumps(header).encode() + b"\n")
+            for name, _code in _ARRAYS:
+                out.write(getattr(index, name).tobytes())
+            out.write(bytes(index._status))
+            out.write(heads)
+        os.replace(tmp, path)
     index.saved_lines = index.lines
     return True
 
@@ -382,7 +420,8 @@ def _load_saved(path: Path, log: Path) -> LogIndex | None:
     views = header.get("views") or {}
     mtime = views.get("dir_mtime_ns")
     verdict_dir = log.parent / VERDICT_DIR
-    index.views_verified = bool(views.get("verified")) and mtime is not None and _mtime_ns(verdict_dir) == mtime
+    index.views_verified = (bool(views.get("verified")) and views.get("names") == VIEW_NAMES
+                            and mtime is not None and _mtime_ns(verdict_dir) == mtime)
     index.saved_lines = index.lines
     return index
 
