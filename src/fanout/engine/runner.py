@@ -213,12 +213,8 @@ async def _real_verdict_fn(
     from fanout.tools import open_run_toolbox
     from fanout.sift.verdict import run_verdict
 
-    async with anyio.create_task_group() as tg:
-        # The openai SDK's import (about half a second of building its types)
-        # overlaps the wire's set-up and the pre-flight's round trips.
-        tg.start_soon(import_in_thread, "fanout.llm.endpoint")
-        http = await stack.enter_async_context(make_http_client(settings.concurrency, user_agent=settings.tools.user_agent))
-        checked = await preflight(http, settings, api_key)
+    http = await stack.enter_async_context(make_http_client(settings.concurrency, user_agent=settings.tools.user_agent))
+    checked = await _preflight_while_importing(http, settings, api_key)
     chat = ChatClient(base_url=settings.base_url, api_key=api_key, http=http, request_timeout_s=settings.chat_timeout_s)
     tools = await stack.enter_async_context(open_run_toolbox(http, settings.tools, run_dir))
 
@@ -238,8 +234,23 @@ async def _real_verdict_fn(
     return verdict, tools.health.warning, Pricing({**{m.name: m for m in settings.models}, **checked}, lookup)
 
 
-async def import_in_thread(module: str) -> None:
-    """Import off the event loop, so the loop's network waits overlap it."""
+async def _preflight_while_importing(http: Any, settings: RunSettings, api_key: str | None) -> dict[str, ModelSpec]:
+    """The pre-flight, with the openai SDK's import (half a second of building its
+    types) in a worker thread meanwhile, so that the pre-flight's round trips
+    to the endpoint and search overlap it. A refusal comes out as itself, not
+    wrapped in the task group's ExceptionGroup."""
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_import_in_thread, "fanout.llm.endpoint")
+            checked = await preflight(http, settings, api_key)
+    except BaseExceptionGroup as group:
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise
+    return checked
+
+
+async def _import_in_thread(module: str) -> None:
     await anyio.to_thread.run_sync(import_module, module)
 
 

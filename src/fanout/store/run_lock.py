@@ -24,7 +24,13 @@ from fanout.store.layout import LOCK_NAME
 
 @contextmanager
 def hold_run_lock(run_dir: Path) -> Iterator[None]:
-    """Own `run_dir` until the block ends; ConfigError at once when another process owns it."""
+    """Own `run_dir` until the block ends; ConfigError at once when another process owns it.
+
+    A run that is refused before it writes anything (the pre-flight finds a
+    bad key, a price missing for --max-cost) leaves no directory behind it
+    had to create just to hold the lock.
+    """
+    created = not run_dir.exists()
     run_dir.mkdir(parents=True, exist_ok=True)
     fd = os.open(run_dir / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     try:
@@ -36,9 +42,20 @@ def hold_run_lock(run_dir: Path) -> Iterator[None]:
                 "or stop it, or pass another --run-dir"
             ) from None
         _write_pid(fd)
-        yield
+        try:
+            yield
+        except BaseException:
+            if created:
+                _remove_if_only_the_lock(run_dir)
+            raise
     finally:
         os.close(fd)  # closing the only descriptor releases the lock
+
+
+def _remove_if_only_the_lock(run_dir: Path) -> None:
+    if [p.name for p in run_dir.iterdir()] == [LOCK_NAME]:
+        (run_dir / LOCK_NAME).unlink()
+        run_dir.rmdir()
 
 
 def _write_pid(fd: int) -> None:
