@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import time
+from contextlib import contextmanager
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -32,6 +33,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from fanout.config import ModelSpec
 from fanout.llm.cost import CostSource, estimate_cost, weakest
 from fanout.records import utc_now
+from fanout.store.atomic import DISK_FULL
 from fanout.store.layout import ABANDONED_NAME, INFLIGHT_DIR
 from fanout.store.log_index import LogIndex
 
@@ -58,7 +60,9 @@ class AttemptFile:
 
     def __init__(self, run_dir: Path, edit_rcid: int, model: str, log_bytes: int) -> None:
         path = attempt_path(run_dir, edit_rcid, model)
-        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
+        self._fd = -1
+        with _unless_disk_full():
+            self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
         # log_bytes: a record of this pair that ends past it was logged by this attempt (see settle_abandoned).
         self._write({"edit_rcid": edit_rcid, "model": model, "log_bytes": log_bytes, "started_ns": time.time_ns()})
 
@@ -78,7 +82,21 @@ class AttemptFile:
             self._fd = -1
 
     def _write(self, line: dict[str, Any]) -> None:
-        os.write(self._fd, json.dumps(line, separators=(",", ":")).encode() + b"\n")
+        if self._fd < 0:
+            return
+        with _unless_disk_full():
+            os.write(self._fd, json.dumps(line, separators=(",", ":")).encode() + b"\n")
+
+
+@contextmanager
+def _unless_disk_full() -> Iterator[None]:
+    """On a full disk the verdict goes on unwritten: the log's writer meets the same disk and stops the run,
+    and a record that is logged carries its own cost."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in DISK_FULL:
+            raise
 
 
 @dataclass
