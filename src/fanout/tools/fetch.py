@@ -16,6 +16,7 @@ import httpx
 
 from fanout.config import ToolSettings
 from fanout.errors import ToolFailure
+from fanout.http.addresses import AddressRefused
 from fanout.tools.body import ACCEPT_ENCODING, read_capped
 from fanout.tools.pacing import HostPacer
 from fanout.tools.urlguard import Target, UrlGuard
@@ -55,6 +56,8 @@ class PageFetcher:
                 return await self._follow_redirects(url)
         except httpx.TimeoutException as exc:
             raise ToolFailure(f"timeout: {url} did not answer within {limit:g} s") from exc
+        except AddressRefused as exc:
+            raise ToolFailure(str(exc)) from exc
         except httpx.HTTPError as exc:
             raise ToolFailure(f"connection_error: could not fetch {url} ({type(exc).__name__}: {exc})") from exc
         raise ToolFailure(f"timeout: {url} did not finish within {limit:g} s")
