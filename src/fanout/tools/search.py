@@ -25,7 +25,7 @@ import httpx
 from fanout.tools.blocklist import blocked_by
 from fanout.tools.cache import ToolCache, normalise_query
 from fanout.tools.health import SearchHealth
-from fanout.tools.providers.base import ProviderResult, SearchHit, SearchProvider
+from fanout.tools.providers.base import ProviderResult, SearchHit, SearchProvider, ask_provider
 from fanout.tools.providers.searxng import NO_RESULTS
 from fanout.tools.singleflight import SingleFlight
 
@@ -115,7 +115,7 @@ class SearchChain:
                 if cache is self._global_cache and self._run_cache is not None:
                     await self._run_cache.put_search(provider.name, query, stored)
                 return ProviderResult([SearchHit(*hit) for hit in stored["hits"]])
-        result = await _upstream(provider, query, self._http)
+        result = await ask_provider(provider, query, self._http)
         self.health.record_provider(provider.name, result)
         if result.error is None:
             stored = {"hits": [list(hit) for hit in result.hits]}
@@ -142,21 +142,6 @@ class SearchChain:
             return problem if problem.startswith(NO_RESULTS) else f"{UNAVAILABLE}: {problem}"
         tried = "; ".join(f"{name}: {problem}" for name, problem in failures.items())
         return f"{UNAVAILABLE}: no search provider could answer ({tried})"
-
-
-async def _upstream(provider: SearchProvider, query: str, http: httpx.AsyncClient) -> ProviderResult:
-    """A plug-in that raises, or returns something other than a ProviderResult, must not end the search.
-
-    A plug-in is third-party code loaded from an entry point, checked by no type checker
-    of ours, so what it returns is unknown (`object`) until the isinstance check below.
-    """
-    try:
-        result: object = await provider.search(query, http)
-    except Exception as exc:  # noqa: BLE001 -- third-party code; invariant 4 holds for it too
-        return ProviderResult([], f"{provider.name} failed unexpectedly ({type(exc).__name__}: {exc})", True)
-    if not isinstance(result, ProviderResult):
-        return ProviderResult([], f"{provider.name} returned {type(result).__name__}, not a ProviderResult")
-    return result
 
 
 def host_if_web(url: Any) -> str | None:

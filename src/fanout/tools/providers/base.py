@@ -55,6 +55,22 @@ class SearchProvider(Protocol):
     async def search(self, query: str, http: httpx.AsyncClient) -> ProviderResult: ...
 
 
+async def ask_provider(provider: SearchProvider, query: str, http: httpx.AsyncClient) -> ProviderResult:
+    """The provider's answer; a plug-in that raises, or returns something else, gives an error result.
+
+    Web search, `fanout check` and the run's pre-flight all ask through here, so
+    a broken plug-in is a failure line naming it, never a traceback. A plug-in is third-party code loaded from an entry point, checked by no type checker
+    of ours, so what it returns is unknown (`object`) until the isinstance check below.
+    """
+    try:
+        result: object = await provider.search(query, http)
+    except Exception as exc:  # noqa: BLE001 -- third-party code; invariant 4 holds for it too
+        return ProviderResult([], f"{provider.name} failed unexpectedly ({type(exc).__name__}: {exc})", True)
+    if not isinstance(result, ProviderResult):
+        return ProviderResult([], f"{provider.name} returned {type(result).__name__}, not a ProviderResult")
+    return result
+
+
 class SearchFailure(RetryableError):
     """Raised inside a provider's search; never leaves it (see `result`)."""
 
