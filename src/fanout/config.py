@@ -204,6 +204,16 @@ class ToolSettings:
     global_cache_dir: Path | None = None
     """A search cache shared by all runs (optional); answers older than global_cache_ttl_s are asked again."""
     global_cache_ttl_s: float = 7 * 86_400.0
+    extract_workers: int = 2
+    """Processes that turn fetched pages into text (at most; started when needed)."""
+    extract_timeout_s: float = 10.0
+    """Seconds one page's text may take; its worker is then killed (`extraction_timeout` for the model)."""
+    extract_memory_mb: int = 512
+    """Address space of one extraction worker; a page needing more gets `extraction_too_large`."""
+    pdf_max_pages: int = 50
+    """Pages of a PDF that web_fetch reads; the text says when it stopped early."""
+    pdf_max_bytes: int = 10_000_000
+    """Byte cap for a PDF (reports are larger than web pages); HTML and text keep fetch_max_bytes."""
 
     def __post_init__(self) -> None:
         require_http_url(self.searxng_url, "--searxng-url")
@@ -216,6 +226,11 @@ class ToolSettings:
         require_positive(self.search_timeout_s, "search_timeout_s")
         require_positive(self.search_cache_ttl_s, "search_cache_ttl_s")
         require_positive(self.global_cache_ttl_s, "global_cache_ttl_s")
+        require_count(self.extract_workers, "extract_workers")
+        require_positive(self.extract_timeout_s, "extract_timeout_s")
+        require_count(self.extract_memory_mb, "extract_memory_mb", minimum=128)
+        require_count(self.pdf_max_pages, "pdf_max_pages")
+        require_count(self.pdf_max_bytes, "pdf_max_bytes")
 
 
 @dataclass(frozen=True)
