@@ -725,6 +725,35 @@ def test_a_bad_search_config_file_is_one_clear_error(tmp_path, text: str, messag
         load_search_config(config)
 
 
+def test_a_search_config_file_sets_searxng_s_language_safesearch_and_page(tmp_path):
+    from fanout.tools.search_config import apply_search_options
+
+    config = tmp_path / "search.yaml"
+    config.write_text("searxng_language: nb\nsearxng_safesearch: 1\nsearxng_pageno: 2\n", encoding="utf-8")
+
+    settings = apply_search_options(ToolSettings(), providers=None, config=config)
+
+    assert (settings.searxng_language, settings.searxng_safesearch, settings.searxng_pageno) == ("nb", 1, 2)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("searxng_language: Norwegian\n", "searxng_language must be a language code such as nb, en-US, all or auto "
+                                       "(got 'Norwegian')."),
+    ("searxng_safesearch: 3\n", "searxng_safesearch must be 0, 1 or 2 (got 3)."),
+    ("searxng_pageno: 0\n", "searxng_pageno must be at least 1 (got 0)."),
+])
+def test_a_bad_searxng_option_is_one_clear_error(tmp_path, text: str, message: str):
+    from fanout.tools.search_config import apply_search_options
+
+    config = tmp_path / "search.yaml"
+    config.write_text(text, encoding="utf-8")
+
+    with pytest.raises(ConfigError) as refused:
+        apply_search_options(ToolSettings(), providers=None, config=config)
+
+    assert str(refused.value) == message
+
+
 def test_fanout_check_prints_one_status_line_per_enabled_provider(capsys, monkeypatch, transport_for):
     from fanout.cli import main
 

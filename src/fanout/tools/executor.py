@@ -96,8 +96,8 @@ class ToolBox:
         return self.search_chain.health
 
     async def web_search(self, query: str) -> ToolResult:
-        """JSON text: {"results": [{title, url, snippet, provider}, ...], "provider": name},
-        plus "error" when no provider could answer."""
+        """JSON text: {"results": [{title, url, snippet, provider, engines?, published?}, ...], "provider": name},
+        plus "answers" (direct answers), "warning" (engines that did not answer) and "error" (no provider could)."""
         return await _guarded(lambda: self._search(query))
 
     async def web_fetch(self, url: str) -> ToolResult:
@@ -120,8 +120,13 @@ class ToolBox:
     async def _search(self, query: str) -> ToolResult:
         answer = await self.search_chain.search(query)
         payload: dict[str, Any] = {"results": answer.results}
+        if answer.answers:
+            payload["answers"] = list(answer.answers)
         if answer.provider is not None:
             payload["provider"] = answer.provider
+        if answer.unanswered:
+            payload["warning"] = (f"these search engines did not answer, so the results may be incomplete: "
+                                  f"{', '.join(answer.unanswered)}")
         if answer.error is not None:
             payload["error"] = answer.error
         return ToolResult(json.dumps(payload, ensure_ascii=False), answer.error is None)

@@ -38,7 +38,7 @@ async def provider_checks(http: httpx.AsyncClient, settings: ToolSettings) -> li
 
 async def check_provider(http: httpx.AsyncClient, provider: SearchProvider, settings: ToolSettings) -> Check:
     if provider.name == "searxng":
-        return await check_searxng(http, settings.searxng_url)
+        return await check_searxng(http, settings.searxng_url, settings=settings)
     label = _label(provider.name)
     result = await ask_provider(provider, PROBE_QUERY, http)
     if result.error is not None:
