@@ -56,9 +56,12 @@ def main(argv: list[str]) -> int:
 
 def _load_libraries() -> None:
     """Loaded before the memory limit, so the limit is all left for pages; one small page
-    warms trafilatura's lazy set-up, which would otherwise count against the first page's time."""
-    import pypdfium2  # noqa: F401
-
+    warms trafilatura's lazy set-up, which would otherwise count against the first page's time. An
+    install without pypdfium2 still reads HTML; a PDF then fails with the ImportError as its reason."""
+    try:
+        import pypdfium2  # noqa: F401
+    except ImportError:
+        pass
     article_text(b"<html><body><article><p>Warm-up text for the extractor.</p></article></body></html>", "utf-8", "")
 
 
