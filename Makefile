@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 COMPOSE := $(shell if command -v podman >/dev/null 2>&1 && podman compose version >/dev/null 2>&1; then echo "podman compose"; elif command -v docker >/dev/null 2>&1 && docker compose version >/dev/null 2>&1; then echo "docker compose"; fi)
 
-.PHONY: help venv test demo e2e e2e-live chaos bench lock searxng-up searxng-down clean
+.PHONY: help venv test demo e2e e2e-live chaos bench lock searxng-up searxng-down searxng-live clean
 
 help:
 	@echo "make demo          the whole pipeline offline, against the bundled simulator"
@@ -16,6 +16,7 @@ help:
 	@echo "make bench         throughput, overhead and scale benchmarks (ARGS=--quick for a short pass)"
 	@echo "make searxng-up    start SearXNG + Valkey on 127.0.0.1:8080 (podman or docker compose)"
 	@echo "make searxng-down  stop them"
+	@echo "make searxng-live  fanout against SearXNG run from its source (SEARXNG_SRC, SEARXNG_PYTHON; ARGS=--record)"
 	@echo "make lock          re-resolve requirements.lock from pyproject.toml"
 
 venv: $(STAMP)
@@ -57,6 +58,18 @@ searxng-up:
 searxng-down:
 	@test -n "$(COMPOSE)" || { echo "Neither 'podman compose' nor 'docker compose' works here."; exit 1; }
 	$(COMPOSE) down
+
+# SearXNG's own code, from a source tree (a clone of github.com/searxng/searxng) and a Python with its
+# requirements.txt installed; skipped when the tree is not there. ARGS=--record rewrites tests/fixtures/searxng/.
+SEARXNG_SRC ?= ../searxng-src
+SEARXNG_PYTHON ?= python3
+
+searxng-live: $(STAMP)
+	@if [ -f "$(SEARXNG_SRC)/searx/webapp.py" ]; then \
+		$(PY) scripts/searxng_live.py --searxng-src "$(SEARXNG_SRC)" --searxng-python "$(SEARXNG_PYTHON)" $(ARGS); \
+	else \
+		echo "No SearXNG source at $(SEARXNG_SRC): set SEARXNG_SRC (and SEARXNG_PYTHON); skipped."; \
+	fi
 
 clean:
 	rm -rf $(VENV) .pytest_cache

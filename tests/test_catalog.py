@@ -166,12 +166,15 @@ async def test_searxng_refusing_json_or_limiting_fails_with_its_fix(http, status
 
 
 @respx.mock
-async def test_searxng_that_finds_nothing_warns_and_names_the_silent_engines(http):
+async def test_searxng_whose_engines_all_fail_fails_naming_each_engine_its_reason_and_the_fix(http):
     body = {"results": [], "unresponsive_engines": [["google", "CAPTCHA"], ["brave", "timeout"]]}
     respx.get("http://searxng.test/search").mock(return_value=httpx.Response(200, json=body))
     check = await check_searxng(http, "http://searxng.test")
-    assert check.line() == ("WARN searxng: answers JSON but found nothing for 'test' "
-                            "(unresponsive engines: google, brave)")
+    assert check.line() == (
+        "FAIL searxng: web search found nothing: these search engines did not answer: google (CAPTCHA), "
+        "brave (timeout). Try again later or rephrase (for the operator: the engines are probably blocking this "
+        "machine's IP; wait, or enable other engines in settings.yml; they did not answer in time; raise "
+        "outgoing.request_timeout in settings.yml if this persists)")
 
 
 @respx.mock
