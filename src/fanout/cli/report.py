@@ -28,6 +28,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="project the cost of N more edits at the observed rates (default 500)")
     parser.add_argument("--min-agreement", type=float, default=0.75, metavar="X",
                         help="queue an edit for a human when the majority holds less than this share (default 0.75)")
+    parser.add_argument("--quorum", type=float, default=0.75, metavar="X",
+                        help="queue an edit when fewer than this share of the run's models gave a verdict "
+                             "(default 0.75: 3 of 4)")
     parser.add_argument("--min-confidence", type=float, default=0.8, metavar="X",
                         help="queue an edit when the Dawid–Skene posterior is below this (default 0.8)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no terminal summary, only the files")
@@ -50,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     options = ReportOptions(
         labels_path=args.labels,
         project_edits=args.project,
-        policy=QueuePolicy(min_agreement=args.min_agreement, min_confidence=args.min_confidence),
+        policy=QueuePolicy(min_agreement=args.min_agreement, min_confidence=args.min_confidence, quorum=args.quorum),
     )
     report = build_report(args.run_dir, options)
     written = []
@@ -69,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
 def _check_ranges(args: argparse.Namespace) -> None:
     if args.project < 0:
         raise ConfigError("--project must be 0 or more edits.")
-    for flag, value in (("--min-agreement", args.min_agreement), ("--min-confidence", args.min_confidence)):
+    shares = (("--min-agreement", args.min_agreement), ("--min-confidence", args.min_confidence), ("--quorum", args.quorum))
+    for flag, value in shares:
         if not 0.0 <= value <= 1.0:
             raise ConfigError(f"{flag} must be between 0 and 1, got {value}.")
 
