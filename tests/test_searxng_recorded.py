@@ -26,6 +26,7 @@ from fanout.http.client import make_http_client
 from fanout.tools import ToolBox, ToolCache
 from fanout.tools.providers.searxng import check_searxng
 from fanout.tools.providers.status import require_search
+from loopback import app_with, serving
 
 FIXTURES = Path(__file__).parent / "fixtures" / "searxng"
 BLOCKING = "the engines are probably blocking this machine's IP; wait, or enable other engines in settings.yml"
@@ -51,14 +52,9 @@ class Replay:
 @pytest.fixture
 async def searxng() -> AsyncIterator[Replay]:
     replay = Replay()
-    app = web.Application()
-    app.router.add_get("/search", replay.search)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", 0).start()
-    replay.base = f"http://127.0.0.1:{runner.addresses[0][1]}"
-    yield replay
-    await runner.cleanup()
+    async with serving(app_with("/search", replay.search)) as port:
+        replay.base = f"http://127.0.0.1:{port}"
+        yield replay
 
 
 @pytest.fixture

@@ -28,6 +28,7 @@ from fanout.sift.verdict import run_verdict
 from fanout.tools import ToolBox
 from fanout.tools.extract_pool import ExtractionPool
 from scripted_chat import LOCAL, STALL, ScriptedChat, completion, tool_call
+from loopback import app_with, serving
 
 UNCLOSED_P = b"<html><body>" + b"<p>x" * 497_000
 """The finding's page: 1,988,012 bytes, inside the 2 MB byte cap; minutes of CPU and 400+ MB for trafilatura."""
@@ -58,13 +59,8 @@ async def site() -> AsyncIterator[str]:
         body = UNCLOSED_P if request.match_info["name"] == "unclosed" else ARTICLE
         return web.Response(body=body, content_type="text/html", charset="utf-8")
 
-    app = web.Application()
-    app.router.add_get("/{name}", page)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", 0).start()
-    yield f"http://127.0.0.1:{runner.addresses[0][1]}"
-    await runner.cleanup()
+    async with serving(app_with("/{name}", page)) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 @pytest.fixture

@@ -23,6 +23,7 @@ from fanout.http import addresses
 from fanout.http.addresses import AddressRefused
 from fanout.http.client import make_http_client
 from fanout.tools import ToolBox
+from loopback import app_with, serving
 
 PAGE = "<html><body><p>instance credentials: AKIA-not-a-real-key</p></body></html>"
 
@@ -35,13 +36,8 @@ async def server() -> AsyncIterator[tuple[int, list[str]]]:
         hits.append(request.path)
         return web.Response(text=PAGE, content_type="text/html")
 
-    app = web.Application()
-    app.router.add_get("/{tail:.*}", credentials)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", 0).start()
-    yield runner.addresses[0][1], hits
-    await runner.cleanup()
+    async with serving(app_with("/{tail:.*}", credentials)) as port:
+        yield port, hits
 
 
 @pytest.fixture

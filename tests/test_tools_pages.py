@@ -18,6 +18,7 @@ from fanout.config import ToolSettings
 from fanout.tools import ToolBox
 from fanout.tools.extract_pool import ExtractionPool
 from pdfs import make_pdf
+from loopback import app_with, serving
 
 REPORT_PAGES = ["Annual report 2023 (summary)", "Ada Whitlock was born in Bergen on 3 June 1932.", "Appendix."]
 REPORT = make_pdf(REPORT_PAGES)
@@ -42,13 +43,8 @@ async def site() -> AsyncIterator[str]:
         body, content_type = pages[request.match_info["name"]]
         return web.Response(body=body, headers={"Content-Type": content_type})
 
-    app = web.Application()
-    app.router.add_get("/{name}", serve)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", 0).start()
-    yield f"http://127.0.0.1:{runner.addresses[0][1]}"
-    await runner.cleanup()
+    async with serving(app_with("/{name}", serve)) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 @pytest.fixture
