@@ -5,17 +5,19 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 COMPOSE := $(shell if command -v podman >/dev/null 2>&1 && podman compose version >/dev/null 2>&1; then echo "podman compose"; elif command -v docker >/dev/null 2>&1 && docker compose version >/dev/null 2>&1; then echo "docker compose"; fi)
 
-.PHONY: help venv test demo e2e e2e-live peers bench lock searxng-up searxng-down clean
+.PHONY: help venv test demo e2e e2e-live peers chaos bench lock searxng-up searxng-down searxng-live clean
 
 help:
 	@echo "make demo          the whole pipeline offline, against the bundled simulator"
 	@echo "make test          the type checker (mypy --strict), then the test suite"
 	@echo "make e2e           demo run interrupted with Ctrl-C, resumed, and checked"
+	@echo "make chaos         kill fanout run at random moments many times (ARGS=--kills N), then check the log and views"
 	@echo "make e2e-live      three edits through the four real models (needs OPENROUTER_API_KEY and SearXNG)"
 	@echo "make peers         real verdicts through llama-cpp-python's server from PyPI (ARGS=--record FILE re-records)"
 	@echo "make bench         throughput, overhead and scale benchmarks (ARGS=--quick for a short pass)"
 	@echo "make searxng-up    start SearXNG + Valkey on 127.0.0.1:8080 (podman or docker compose)"
 	@echo "make searxng-down  stop them"
+	@echo "make searxng-live  fanout against SearXNG run from its source (SEARXNG_SRC, SEARXNG_PYTHON; ARGS=--record)"
 	@echo "make lock          re-resolve requirements.lock from pyproject.toml"
 
 venv: $(STAMP)
@@ -35,6 +37,9 @@ demo: $(STAMP)
 
 e2e: $(STAMP)
 	$(PY) scripts/demo.py --e2e
+
+chaos: $(STAMP)
+	$(PY) scripts/chaos.py $(ARGS)
 
 e2e-live: $(STAMP)
 	$(PY) scripts/demo.py --live
@@ -66,6 +71,18 @@ searxng-up:
 searxng-down:
 	@test -n "$(COMPOSE)" || { echo "Neither 'podman compose' nor 'docker compose' works here."; exit 1; }
 	$(COMPOSE) down
+
+# SearXNG's own code, from a source tree (a clone of github.com/searxng/searxng) and a Python with its
+# requirements.txt installed; skipped when the tree is not there. ARGS=--record rewrites tests/fixtures/searxng/.
+SEARXNG_SRC ?= ../searxng-src
+SEARXNG_PYTHON ?= python3
+
+searxng-live: $(STAMP)
+	@if [ -f "$(SEARXNG_SRC)/searx/webapp.py" ]; then \
+		$(PY) scripts/searxng_live.py --searxng-src "$(SEARXNG_SRC)" --searxng-python "$(SEARXNG_PYTHON)" $(ARGS); \
+	else \
+		echo "No SearXNG source at $(SEARXNG_SRC): set SEARXNG_SRC (and SEARXNG_PYTHON); skipped."; \
+	fi
 
 clean:
 	rm -rf $(VENV) $(PEERS_VENV) .pytest_cache

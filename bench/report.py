@@ -82,8 +82,17 @@ def _cpu(e: dict[str, Any]) -> list[Row]:
 
 
 def _extraction(x: dict[str, Any]) -> list[Row]:
-    return [(f"4. HTML extraction ({v['bytes'] // 1000} KB page)", f"{v['cpu_ms']:.1f} ms CPU", "report", "")
-            for v in x.values()]
+    pages = [v for v in x.values() if "bytes" in v]
+    rows = [(f"4. HTML extraction ({v['bytes'] // 1000} KB page), in process", f"{v['cpu_ms']:.1f} ms CPU"
+             + (f", {v['thread_latency_ms']:.1f} ms in a thread" if "thread_latency_ms" in v else ""), "report", "")
+            for v in pages]
+    rows += [(f"4. HTML extraction ({v['bytes'] // 1000} KB page), worker pool",
+              f"{v['pool']['run_cpu_ms']:.1f} + {v['pool']['worker_cpu_ms']:.1f} ms CPU (run + worker), "
+              f"{v['pool']['latency_ms']:.1f} ms", "report", "") for v in pages if "pool" in v]
+    start = x.get("worker_start")
+    if start:
+        rows.append(("4. extraction worker start-up", f"{start['cpu_s']:.2f} s CPU, {start['wall_s']:.2f} s", "report", ""))
+    return rows
 
 
 def _startup(st: dict[str, Any]) -> list[Row]:

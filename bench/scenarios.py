@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
 import statistics
 import time
@@ -212,23 +213,101 @@ def startup(work: Workdir, *, repeats: int = 5) -> dict[str, Any]:
 
 
 def extraction_cost(*, repeats: int = 200) -> dict[str, Any]:
-    """CPU of trafilatura as web_fetch runs it: on a simulator page, and on one grown to 30 KB the way
-    real pages are big (styles, scripts, footer links around the same article)."""
+    """Extraction per page on a simulator page and on one grown to 30 KB the way real pages are big
+    (styles, scripts, footer links around the same article): trafilatura's CPU in one process (`cpu_ms`,
+    how web_fetch ran it before, in a thread), and what the extraction pool costs now (`pool`)."""
+    import anyio
+
     from fanout.sim.corpus import load_corpus
     from fanout.sim.pages import render_page
-    from fanout.tools.extract import _extract
+    from fanout.tools.extract import article_text
 
     page = next(p for p in load_corpus().pages.values() if p.status == 200)
     html = render_page(page)
     result: dict[str, Any] = {}
     for label, text in (("sim_page", html), ("page_30kb", _with_site_chrome(html, 30_000))):
         data = text.encode()
-        _extract(data, "utf-8", "http://127.0.0.1/web/x")  # the first call pays the import
+        article_text(data, "utf-8", EXTRACTION_URL)  # the first call pays the import
         start = time.process_time()
         for _ in range(repeats):
-            _extract(data, "utf-8", "http://127.0.0.1/web/x")
-        result[label] = {"bytes": len(data), "cpu_ms": round((time.process_time() - start) / repeats * 1000, 2)}
+            article_text(data, "utf-8", EXTRACTION_URL)
+        result[label] = {"bytes": len(data), "cpu_ms": round((time.process_time() - start) / repeats * 1000, 2),
+                         "thread_latency_ms": anyio.run(_through_thread, data, repeats),
+                         "pool": anyio.run(_through_pool, data, repeats)}
+    result["worker_start"] = anyio.run(_worker_start)
     return result
+
+
+EXTRACTION_URL = "http://127.0.0.1/web/x"
+
+
+async def _through_thread(data: bytes, repeats: int) -> float:
+    """Median wall time per page the way web_fetch ran it before: in a worker thread of the run's process."""
+    import anyio
+
+    from fanout.tools.extract import article_text
+
+    latencies = []
+    for _ in range(repeats):
+        started = time.monotonic()
+        await anyio.to_thread.run_sync(article_text, data, "utf-8", EXTRACTION_URL)
+        latencies.append(time.monotonic() - started)
+    return round(statistics.median(latencies) * 1000, 2)
+
+
+async def _through_pool(data: bytes, repeats: int) -> dict[str, float]:
+    """Per page through one warm worker: the run's CPU (the exchange), the worker's CPU, and wall latency."""
+    from fanout.tools.extract_pool import ExtractionPool
+
+    async with ExtractionPool(workers=1) as pool:
+        await pool.extract("html", data, url=EXTRACTION_URL)  # start the worker outside the figures
+        worker_before, run_before = _children_cpu_s(), time.process_time()
+        latencies = []
+        for _ in range(repeats):
+            started = time.monotonic()
+            await pool.extract("html", data, url=EXTRACTION_URL)
+            latencies.append(time.monotonic() - started)
+        run_cpu = time.process_time() - run_before
+        worker_cpu = _children_cpu_s() - worker_before
+    return {"run_cpu_ms": round(run_cpu / repeats * 1000, 2), "worker_cpu_ms": round(worker_cpu / repeats * 1000, 2),
+            "latency_ms": round(statistics.median(latencies) * 1000, 2)}
+
+
+async def _worker_start() -> dict[str, float]:
+    """One worker from start to its first (tiny) page: CPU (its imports) and wall time."""
+    import resource
+
+    from fanout.tools.extract_pool import ExtractionPool
+
+    before, started = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
+    async with ExtractionPool(workers=1) as pool:
+        await pool.extract("html", b"<html><body><p>one</p></body></html>", url=EXTRACTION_URL)
+        wall = time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return {"cpu_s": round(cpu, 3), "wall_s": round(wall, 3)}
+
+
+def _children_cpu_s() -> float:
+    """CPU of this process's living children (the pool's worker), from /proc: they are not reaped yet."""
+    total = 0.0
+    for pid in _child_pids():
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def _child_pids() -> list[int]:
+    me = os.getpid()
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == me:
+                    pids.append(int(entry.name))
+            except OSError:
+                continue
+    return pids
 
 
 def _with_site_chrome(html: str, size: int) -> str:

@@ -30,6 +30,7 @@ import httpx
 import yaml
 
 from fanout.config import DEFAULT_MODELS, package_data
+from fanout.store.attempts import read_abandoned
 
 SAMPLE = package_data("sample_snapshot.yaml")
 BANNER = (
@@ -187,7 +188,8 @@ def check_run_dir(run_dir: Path, stats: dict) -> None:
         data = yaml.safe_load(view.read_text())
         record = by_key[(data["edit_rcid"], data["model"])]
         check(data["verdict"] == record["verdict"] and data["status"] == record["status"], f"{view.name} differs from its log record")
-    logged_cost = sum(d["cost_usd"] or 0.0 for d in lines)
+    # Every attempt paid for: the log's lines, and attempts cut off by a stop, settled on the next start.
+    logged_cost = sum(d["cost_usd"] or 0.0 for d in lines) + sum(a.cost_usd or 0.0 for a in read_abandoned(run_dir))
     sim_cost = float(stats["cost_usd"]["total"])
     check(math.isclose(logged_cost, sim_cost, rel_tol=1e-9, abs_tol=1e-12),
           f"logged cost ${logged_cost:.8f} differs from the simulator's tally ${sim_cost:.8f}")

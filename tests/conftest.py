@@ -18,6 +18,7 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
     monkeypatch.delenv("OPENROUTER_API_KEY", raising=False)
+    monkeypatch.delenv("FANOUT_API_KEY", raising=False)
 
 
 def respx_transport(router: respx.Router) -> httpx.MockTransport:

@@ -9,7 +9,7 @@ import httpx
 import pytest
 import respx
 
-from fanout.llm.catalog import check_key, check_models, require_models
+from fanout.llm.catalog import check_key, check_models, fill_spec, require_models
 from fanout.tools.providers.searxng import check_searxng
 from fanout.config import OPENROUTER_BASE_URL, ModelSpec
 from fanout.errors import ConfigError
@@ -169,12 +169,15 @@ async def test_searxng_refusing_json_or_limiting_fails_with_its_fix(http, status
 
 
 @respx.mock
-async def test_searxng_that_finds_nothing_warns_and_names_the_silent_engines(http):
+async def test_searxng_whose_engines_all_fail_fails_naming_each_engine_its_reason_and_the_fix(http):
     body = {"results": [], "unresponsive_engines": [["google", "CAPTCHA"], ["brave", "timeout"]]}
     respx.get("http://searxng.test/search").mock(return_value=httpx.Response(200, json=body))
     check = await check_searxng(http, "http://searxng.test")
-    assert check.line() == ("WARN searxng: answers JSON but found nothing for 'test' "
-                            "(unresponsive engines: google, brave)")
+    assert check.line() == (
+        "FAIL searxng: web search found nothing: these search engines did not answer: google (CAPTCHA), "
+        "brave (timeout). Try again later or rephrase (for the operator: the engines are probably blocking this "
+        "machine's IP; wait, or enable other engines in settings.yml; they did not answer in time; raise "
+        "outgoing.request_timeout in settings.yml if this persists)")
 
 
 @respx.mock
@@ -183,3 +186,11 @@ async def test_unreachable_searxng_fails_and_says_how_to_start_it(http):
     check = await check_searxng(http, "http://searxng.test")
     assert check.line() == ("FAIL searxng: unreachable at http://searxng.test (ConnectError); "
                             "start it with `make searxng-up`")
+
+
+def test_the_listing_fills_the_cached_input_price_and_the_table_or_limits_win():
+    pricing = {"prompt": "0.000002", "completion": "0.00001", "input_cache_read": "0.0000005"}
+    filled = fill_spec(ModelSpec("m/a"), {"pricing": pricing})
+    assert (filled.input_price, filled.output_price, filled.cached_input_price) == (2.0, 10.0, 0.5)
+    kept = fill_spec(ModelSpec("m/a", cached_input_price=0.25), {"pricing": pricing})
+    assert kept.cached_input_price == 0.25

@@ -125,7 +125,7 @@ def test_each_bad_flag_is_refused_in_one_line_with_the_fix_before_anything_is_wr
     [
         ("deepseek/deepseek-v3.2: {rpm: 10}\n",
          "deepseek/deepseek-v3.2: allowed keys are max_concurrency, requests_per_minute, context_window, input_price, "
-         "output_price, tool_protocol."),
+         "output_price, cached_input_price, tool_protocol."),
         ("deepseek/deepseek-v3.2: {max_concurrency: abc}\n",
          "model deepseek/deepseek-v3.2: max_concurrency must be a whole number (got 'abc')."),
         ("deepseek/deepseek-v3.2: {max_concurrency: 2.5}\n",
@@ -160,6 +160,16 @@ def test_a_dry_run_shows_the_plan_and_what_a_resume_would_skip_and_writes_nothin
     assert "Pairs: 4; already done in" in out and out.rstrip().endswith("Dry run: nothing was contacted or written.")
     assert "already done in " + str(run_dir) + ": 2" in out  # the two `error` pairs would run again
     assert {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()} == before
+
+
+def test_a_dry_run_against_openrouter_needs_no_key_because_it_contacts_nothing(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    code = main(["run", str(SAMPLE), "--run-dir", str(run_dir), "--limit", "2", "--dry-run"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "Pairs: 8; already done in " + str(run_dir) + ": 0" in out
+    assert out.rstrip().endswith("Dry run: nothing was contacted or written.")
+    assert not run_dir.exists()
 
 
 def test_resuming_with_a_different_snapshot_is_refused_and_the_run_is_untouched(tmp_path, capsys):
@@ -222,7 +232,106 @@ def test_status_gives_the_recent_rate_from_the_finish_times_in_the_log(tmp_path)
     log = tmp_path / "checkpoint.jsonl"
     times = ["10:00:00", "10:00:30", "10:01:00", "10:02:00"]
     log.write_text("".join(
-        f'{{"model": "m/a", "edit_rcid": {i}, "status": "ok", "timestamp": "2026-11-22T{t}Z"}}\n' for i, t in enumerate(times)
+        f'{{"model": "m/a", "edit_rcid": {i}, "edit_revid": {i}, "qid": "Q1", "property": null, "diff_type": null, '
+        f'"status": "ok", "timestamp": "2026-11-22T{t}Z"}}\n' for i, t in enumerate(times)
     ))
     errors, per_minute = scan_log(log, 5)
     assert errors == [] and per_minute == 1.5  # 3 intervals over 2 minutes
+
+
+def test_a_run_freezes_what_it_built_for_the_collector_and_unfreezes_it_after(tmp_path):
+    """Full collections skip the run's long-lived objects; a caller of run() gets the collector back as it was."""
+    import gc
+
+    frozen_during: list[int] = []
+
+    async def verdict(edit, model):
+        frozen_during.append(gc.get_freeze_count())
+        return VerdictRecord(
+            model=model.name, edit_rcid=edit.rcid, edit_revid=edit.revid, qid=edit.title,
+            property=edit.parsed.property, diff_type=edit.diff_type,
+            timestamp="2026-11-22T10:00:00Z", status="ok", verdict="plausible", cost_usd=0.0,
+        )
+
+    settings = RunSettings(models=(ModelSpec("m/a"),))
+    request = RunRequest(SAMPLE, tmp_path / "run", settings, limit=1, handle_signals=False, progress_interval_s=3600)
+    anyio.run(lambda: run(request, verdict_fn=verdict))
+    assert len(frozen_during) == 1 and frozen_during[0] > 10_000
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_ctrl_c_while_the_command_is_still_loading_exits_130_in_one_line(monkeypatch, capsys):
+    import fanout.cli
+
+    def interrupted_import(name):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fanout.cli.importlib, "import_module", interrupted_import)
+    assert main(["run", str(SAMPLE)]) == 130
+    assert capsys.readouterr().err == "fanout run: interrupted\n"
+
+
+def test_a_resume_with_retry_says_how_many_pairs_it_runs_again(tmp_path):
+    import io
+
+    run_dir = tmp_path / "run"
+    scripted_run(SAMPLE, run_dir, limit=2)  # m/a: 2 ok, m/b: 2 error
+
+    async def verdict(edit, model):
+        return VerdictRecord(model=model.name, edit_rcid=edit.rcid, edit_revid=edit.revid, qid=edit.title,
+                             property=edit.parsed.property, diff_type=edit.diff_type,
+                             timestamp="2026-11-22T11:00:00Z", status="ok", verdict="plausible", cost_usd=0.25)
+
+    out = io.StringIO()
+    settings = RunSettings(models=(ModelSpec("m/a"), ModelSpec("m/b")), retry_statuses=frozenset({"error", "timeout"}),
+                           concurrency=4)
+    request = RunRequest(SAMPLE, run_dir, settings, limit=3, handle_signals=False, progress_interval_s=3600, out=out)
+    report = anyio.run(lambda: run(request, verdict_fn=verdict))
+    assert out.getvalue().splitlines()[0] == (
+        "2/6 pairs already done; running 4, 2 of them logged as error,timeout before, at concurrency 4."
+    )
+    assert report.outcome.recorded == 4
+
+
+def test_status_skips_lines_that_are_not_records_and_a_torn_tail_and_names_them(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    scripted_run(SAMPLE, run_dir)
+    (run_dir / "checkpoint.index").unlink()
+    log = run_dir / "checkpoint.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
+    log.write_bytes(lines[0] + b'{"hello": 1}\n' + lines[1] + b"null\n" + b"".join(lines[2:]) + b'{"model": "m/a", "edi')
+    capsys.readouterr()
+    assert main(["status", str(run_dir)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"{run_dir}: 4/4 pairs done (100%), spend $1.0000"
+    assert out[-3:] == [
+        "skipped line 2 of the log: not a verdict record; the next `fanout run` sets it aside",
+        "skipped line 4 of the log: not a verdict record; the next `fanout run` sets it aside",
+        "skipped a torn last line (a crash mid-write); the next `fanout run` repairs the log",
+    ]
+
+
+def test_a_resume_sets_aside_lines_that_are_not_records_and_runs_on(tmp_path):
+    import io
+
+    run_dir = tmp_path / "run"
+    scripted_run(SAMPLE, run_dir, limit=2)
+    log = run_dir / "checkpoint.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
+    bad = [b'{"hello": 1}\n', b"null\n", b'{"model": "m/a", "edit_rcid": 2540801101, "status": "ok"}\n']
+    log.write_bytes(lines[0] + bad[0] + lines[1] + bad[1] + lines[2] + bad[2] + lines[3])
+    out = io.StringIO()
+    settings = RunSettings(models=(ModelSpec("m/a"), ModelSpec("m/b")), retry_statuses=frozenset({"timeout"}))
+    request = RunRequest(SAMPLE, run_dir, settings, limit=3, handle_signals=False, progress_interval_s=3600, out=out)
+
+    async def verdict(edit, model):
+        return VerdictRecord(model=model.name, edit_rcid=edit.rcid, edit_revid=edit.revid, qid=edit.title,
+                             property=edit.parsed.property, diff_type=edit.diff_type,
+                             timestamp="2026-11-22T11:00:00Z", status="ok", verdict="plausible", cost_usd=0.25)
+
+    report = anyio.run(lambda: run(request, verdict_fn=verdict))
+    assert "Line(s) 2, 4, 6 of the log were not verdict records; set aside in checkpoint.torn-1.jsonl." in out.getvalue()
+    assert (run_dir / "checkpoint.torn-1.jsonl").read_bytes() == b"".join(bad)
+    assert report.outcome.recorded == 2  # the third edit, both models; the four pairs logged before are kept
+    kept = [line for line in log.read_bytes().splitlines(keepends=True) if line.strip()]
+    assert kept[:4] == lines and len(kept) == 6

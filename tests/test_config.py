@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 
 from fanout.cli import run as run_cli
-from fanout.config import ModelSpec, RunOptions, RunSettings, ToolSettings, package_data
+from fanout.config import ModelSpec, RunOptions, RunSettings, ToolSettings, api_key_from_env, is_openrouter, key_env, package_data
 from fanout.engine.runner import RunRequest, run
 from fanout.errors import ConfigError
 from fanout.sim import SimConfig, profile_from_dict, running_simulator
@@ -134,3 +134,27 @@ async def test_the_request_timeout_bounds_each_chat_request_of_a_run(tmp_path):
     # 0.2 s, a first back-off of at most 2 s, then the second request: two stalls where one request
     # held for the whole 3 s would make one.
     assert stalls >= 2
+
+
+@pytest.mark.parametrize(
+    ("base_url", "openrouter", "variable"),
+    [
+        ("https://openrouter.ai/api/v1", True, "OPENROUTER_API_KEY"),
+        ("https://OpenRouter.AI:443/api/v1", True, "OPENROUTER_API_KEY"),
+        ("https://eu.openrouter.ai/api/v1", True, "OPENROUTER_API_KEY"),
+        ("http://openrouter.ai/api/v1", False, "FANOUT_API_KEY"),  # the key never goes out in clear text
+        ("http://127.0.0.1:8000/openrouter.ai/v1", False, "FANOUT_API_KEY"),
+        ("https://openrouter.ai.example.com/v1", False, "FANOUT_API_KEY"),
+        ("https://notopenrouter.ai/v1", False, "FANOUT_API_KEY"),
+    ],
+)
+def test_only_openrouters_own_https_host_is_openrouter_and_gets_its_key(base_url, openrouter, variable):
+    assert (is_openrouter(base_url), key_env(base_url)) == (openrouter, variable)
+
+
+def test_another_endpoint_gets_fanout_api_key_and_never_the_openrouter_key(monkeypatch):
+    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-v1-secret")
+    assert api_key_from_env("http://127.0.0.1:8000/v1") is None
+    monkeypatch.setenv("FANOUT_API_KEY", "local-secret")
+    assert api_key_from_env("http://127.0.0.1:8000/v1") == "local-secret"
+    assert api_key_from_env("https://openrouter.ai/api/v1") == "sk-or-v1-secret"

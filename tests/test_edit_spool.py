@@ -109,6 +109,25 @@ def test_a_resume_of_a_settled_unchanged_snapshot_trusts_the_cached_hash(tmp_pat
         assert (touched.from_cache, touched.sha256, hashed) == (True, first.sha256, [path])
 
 
+def test_a_snapshot_edited_in_place_with_its_size_and_time_put_back_is_not_trusted_through_the_cache(tmp_path: Path):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    path = write_yaml(tmp_path, {"edits": [edit_data(1), edit_data(2)]})
+    hour_ago = time.time_ns() - 3600 * 1_000_000_000
+    os.utime(path, ns=(hour_ago, hour_ago))
+    with spool_snapshot(path, cache_dir=run_dir) as first:
+        first.keep_in(run_dir)
+    original = path.read_bytes()
+    edited = original.replace(b"rcid: 2", b"rcid: 3")
+    assert len(edited) == len(original) and edited != original
+    path.write_bytes(edited)
+    os.utime(path, ns=(hour_ago, hour_ago))  # size and modification time as the cache recorded them
+    with spool_snapshot(path, cache_dir=run_dir) as again:
+        assert again.from_cache is False
+        assert [e.rcid for e in again.edits] == [1, 3]
+        assert again.sha256 == snapshot.file_sha256(path) != first.sha256
+
+
 def test_a_cache_of_another_snapshot_or_a_damaged_one_is_ignored(tmp_path: Path):
     run_dir = tmp_path / "run"
     run_dir.mkdir()

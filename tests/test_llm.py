@@ -369,7 +369,7 @@ async def test_ac2_3_cost_is_none_for_a_local_server_and_no_lookup_is_made(http,
             200, json=ok_body("hi", prompt_tokens=10, completion_tokens=2, response_id="gen-1")))
         generation = mock.get(f"{LOCAL}/generation").mock(return_value=httpx.Response(404))
         result = await client(http, sleeps).complete(MODEL, MESSAGES)
-    assert result.cost_usd is None
+    assert (result.cost_usd, result.cost_source) == (None, "unknown")
     assert (result.prompt_tokens, result.completion_tokens) == (10, 2)
     assert generation.call_count == 0
 
@@ -381,6 +381,58 @@ async def test_a_generation_lookup_that_keeps_404ing_leaves_the_cost_unknown(htt
     result = await client(http, sleeps, base_url=OPENROUTER_BASE_URL, api_key="k").complete(MODEL, MESSAGES)
     assert result.cost_usd is None
     assert generation.call_count == 5
+
+
+def with_cached(body: dict, cached: int) -> dict:
+    body["usage"]["prompt_tokens_details"] = {"cached_tokens": cached}
+    return body
+
+
+@pytest.mark.parametrize(("cached_price", "expected"), [
+    (0.5, (600 * 2.0 + 400 * 0.5 + 200 * 10.0) / 1e6),  # cached prompt tokens at their own price
+    (None, (1000 * 2.0 + 200 * 10.0) / 1e6),  # no cached price: every prompt token at the input price
+])
+@respx.mock
+async def test_a_cost_the_endpoint_leaves_out_is_estimated_from_tokens_and_prices(http, sleeps, cached_price, expected):
+    model = ModelSpec("test/priced", input_price=2.0, output_price=10.0, cached_input_price=cached_price)
+    respx.post(f"{LOCAL}/chat/completions").mock(return_value=httpx.Response(
+        200, json=with_cached(ok_body(prompt_tokens=1000, completion_tokens=200), 400)))
+    result = await client(http, sleeps).complete(model, MESSAGES)
+    assert (result.cost_usd, result.cost_source, result.cached_tokens) == (expected, "estimated", 400)
+
+
+@respx.mock
+async def test_a_reported_cost_wins_over_the_prices(http, sleeps):
+    model = ModelSpec("test/priced", input_price=2.0, output_price=10.0)
+    respx.post(f"{LOCAL}/chat/completions").mock(return_value=httpx.Response(200, json=ok_body(cost=0.125)))
+    result = await client(http, sleeps).complete(model, MESSAGES)
+    assert (result.cost_usd, result.cost_source) == (0.125, "reported")
+
+
+@respx.mock
+async def test_a_watcher_hears_each_call_go_out_and_its_answer_before_the_cost_lookup(http, sleeps):
+    heard: list[tuple[str, object]] = []
+
+    class Watcher:
+        def sent(self) -> None:
+            heard.append(("sent", None))
+
+        def answered(self, result) -> None:
+            heard.append(("answered", (result.response_id, result.cost_usd)))
+
+        def failed(self) -> None:
+            heard.append(("failed", None))
+
+    respx.post(f"{OPENROUTER_BASE_URL}/chat/completions").mock(side_effect=[
+        httpx.Response(200, json=ok_body(response_id="gen-1")), httpx.Response(400, json=error_body(400, "bad"))])
+    respx.get(f"{OPENROUTER_BASE_URL}/generation").mock(return_value=httpx.Response(
+        200, json={"data": {"id": "gen-1", "total_cost": 0.0042}}))
+    chat = client(http, sleeps, base_url=OPENROUTER_BASE_URL, api_key="k")
+    result = await chat.complete(MODEL, MESSAGES, watcher=Watcher())
+    with pytest.raises(ProviderError):
+        await chat.complete(MODEL, MESSAGES, watcher=Watcher())
+    assert heard == [("sent", None), ("answered", ("gen-1", None)), ("sent", None), ("failed", None)]
+    assert (result.cost_usd, result.cost_source) == (0.0042, "generation")
 
 
 async def test_tool_calls_from_a_real_server_arrive_as_tool_call_tuples(sleeps):

@@ -18,9 +18,8 @@ from fanout.store.checkpoint import (
     repair_torn_tail,
     restore_missing_views,
 )
-from fanout.errors import ConfigError
 from fanout.store.layout import INDEX_NAME
-from fanout.store.log_index import LogIndex, _load_saved, save_index
+from fanout.store.log_index import DamagedLine, LogIndex, _load_saved, save_index
 from fanout.engine.progress import Tally
 from fanout.records import Source, ToolCallLog, TranscriptEntry, Usage, VerdictRecord
 
@@ -111,14 +110,17 @@ def test_a_saved_index_that_no_longer_fits_the_log_is_ignored(tmp_path: Path, da
     assert set(index.entries) == expected
 
 
-def test_a_damaged_middle_line_is_named_by_its_number(tmp_path: Path):
+@pytest.mark.parametrize("bad", [b'{"model": broken\n', b'{"hello": 1}\n', b"null\n", b'{"model": "m/a", "edit_rcid": 9}\n'])
+def test_a_middle_line_that_is_not_a_record_is_skipped_and_named_by_its_number_and_place(tmp_path: Path, bad: bytes):
     write_log(tmp_path, [record(1, "m/a"), record(2, "m/a"), record(3, "m/a")])
     (tmp_path / INDEX_NAME).unlink()
     path = log_path(tmp_path)
     lines = path.read_bytes().splitlines(keepends=True)
-    path.write_bytes(lines[0] + b'{"model": broken\n' + lines[2])
-    with pytest.raises(ConfigError, match="line 2 is not valid JSON"):
-        read_index(path)
+    path.write_bytes(lines[0] + bad + lines[2])
+    index = read_index(path)
+    assert index.damaged == [DamagedLine(2, len(lines[0]), len(lines[0]) + len(bad), torn=False)]
+    assert sorted(index.entries) == [(1, "m/a"), (3, "m/a")]
+    assert [r.edit_rcid for r in read_records(tmp_path)] == [1, 3]
 
 
 def test_the_entries_read_like_the_dict_they_replace(tmp_path: Path):

@@ -20,6 +20,7 @@ from anyio import wait_all_tasks_blocked
 from fanout.store.checkpoint import CheckpointWriter, LogIndex, log_path, read_index, read_records, repair_torn_tail, restore_missing_views
 from fanout.config import ModelSpec, RunSettings
 from fanout.engine.orchestrator import Pair, ProgressSink, Schedule, StopControl, orchestrate
+from fanout.engine.progress import Progress, Tally
 from fanout.records import VerdictRecord
 from fanout.sift.edit import Edit
 from edits import make_edit
@@ -364,3 +365,51 @@ def test_the_schedule_never_deadlocks_whatever_finishes_first(max_lead):
         schedule.finish(running.pop(rng.randrange(len(running))))
         finished += 1
     assert finished == 75
+
+
+class PeakInFlight(Progress):
+    """The progress display's in-flight count, watched at its highest."""
+
+    def __init__(self) -> None:
+        super().__init__(Tally(total=0, models=[m.name for m in MODELS]))
+        self.peak = 0
+
+    def started(self, model: str) -> None:
+        super().started(model)
+        self.peak = max(self.peak, sum(self.in_flight.values()))
+
+
+async def test_the_in_flight_count_shown_never_exceeds_the_concurrency_while_the_writer_lags(tmp_path, writer_for):
+    import threading
+
+    gate, reached = threading.Event(), threading.Event()
+
+    class Lagging(CheckpointWriter):
+        def append(self, record):
+            reached.set()
+            gate.wait()
+            return super().append(record)
+
+    progress = PeakInFlight()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(lambda: orchestrate(make_edits(6), settings(concurrency=2), writer_for(tmp_path, Lagging), Script(),
+                                          progress=progress))
+        await anyio.to_thread.run_sync(reached.wait)
+        await wait_all_tasks_blocked()  # the queue is full and the freed slots were taken again
+        gate.set()
+    assert progress.peak == 2
+    assert sum(progress.in_flight.values()) == 0 and progress.tally.done == 24
+
+
+async def test_verdicts_cancelled_by_a_second_stop_leave_the_in_flight_count(tmp_path, writer_for):
+    script = Script(hold={"m/a", "m/b", "m/c", "m/d"})
+    control = StopControl(on_message=lambda _: None)
+    progress = PeakInFlight()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(lambda: orchestrate(make_edits(10), settings(), writer_for(tmp_path), script, control=control,
+                                          progress=progress))
+        await wait_all_tasks_blocked()
+        control.request("Interrupted (SIGINT)", grace_s=30)
+        control.request("Interrupted (SIGINT)", grace_s=30)
+    assert progress.peak == 8
+    assert sum(progress.in_flight.values()) == 0

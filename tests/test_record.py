@@ -56,6 +56,7 @@ def test_a_finished_verdict_is_recorded_exactly_so() -> None:
         verdict="plausible",
         rationale="An obituary agrees.",
         token_usage=Usage(),
+        cost_source="unknown",  # no chat call was answered
         edit_timestamp="2026-02-19T12:34:56Z",
         transcript=[
             TranscriptEntry("system", "[SIFT system prompt, sha256 abababababab]"),
@@ -76,6 +77,7 @@ def test_a_verdict_that_raised_is_recorded_exactly_so() -> None:
         timestamp=NOW,
         status="error",
         error="verdict failed: RuntimeError: connection pool exhausted",
+        cost_source="unknown",
         edit_timestamp="2026-02-19T12:34:56Z",
         duration_s=1.235,
     )

@@ -55,13 +55,13 @@ def test_the_yaml_view_starts_with_seed_000s_trimmed_schema():
 def test_file_names_are_unique_per_edit_and_model_even_on_the_same_item_and_day():
     a = make_record(edit_rcid=1).file_name()
     b = make_record(edit_rcid=2).file_name()
-    assert a == "2026-02-19-Q138340290-P31-1-deepseek-v3.2.yaml"
-    assert b == "2026-02-19-Q138340290-P31-2-deepseek-v3.2.yaml"
+    assert a == "2026-02-19-Q138340290-P31-1-deepseek-v3.2-6c588476.yaml"
+    assert b == "2026-02-19-Q138340290-P31-2-deepseek-v3.2-6c588476.yaml"
 
 
 def test_file_names_survive_model_names_with_odd_characters_and_no_property():
     name = make_record(model="meta/llama:free", property=None).file_name()
-    assert name == "2026-02-19-Q138340290-none-2540801376-llama-free.yaml"
+    assert name == "2026-02-19-Q138340290-none-2540801376-llama-free-1537d8d7.yaml"
 
 
 def test_the_log_line_starts_with_the_head_fields_in_their_order():
@@ -88,3 +88,17 @@ def test_a_line_in_another_shape_is_left_to_the_json_parser():
     reordered = json.dumps({"edit_rcid": 1, "model": "m", "status": "ok"}).encode() + b"\n"
     assert read_line_head(reordered) is None
     assert read_line_head(log_line(make_record().to_dict())[:-20]) is None  # cut short: no closing brace
+
+
+def test_two_model_ids_that_end_alike_get_views_of_their_own():
+    a = make_record(model="nvidia/nemotron-3-nano-30b-a3b").file_name()
+    b = make_record(model="other/nemotron-3-nano-30b-a3b").file_name()
+    assert a == "2026-02-19-Q138340290-P31-2540801376-nemotron-3-nano-30b-a3b-fa24955a.yaml"
+    assert b == "2026-02-19-Q138340290-P31-2540801376-nemotron-3-nano-30b-a3b-1e6382ec.yaml"
+
+
+def test_two_ids_whose_slugs_meet_are_found_before_a_run_and_case_alone_counts_as_meeting():
+    from fanout.records import slug_clash
+
+    assert slug_clash(["p1099/x", "m/a", "p129743/x"]) == ("p1099/x", "p129743/x")  # 32 hash bits met
+    assert slug_clash(["nvidia/x", "other/x", "nvidia/X"]) is None

@@ -74,7 +74,8 @@ def test_json_tables_are_lists_of_flat_rows_with_one_set_of_columns(run_dir: Pat
     assert data["totals"]["total_cost_usd"] == 3.0
     assert data["totals"]["projected_cost_usd"] == 7.5  # 3 models x 0.25 x 10 edits
     expected = {"health", "verdict_distribution", "pairwise_agreement", "overall_agreement", "verdicts", "committee",
-                "human_queue", "reliability", "dawid_skene_confusion", "scores", "score_confusion", "cost"}
+                "human_queue", "reliability", "dawid_skene_confusion", "scores", "model_comparison", "score_confusion",
+                "cost"}
     assert set(data["tables"]) == expected
     for name, rows in data["tables"].items():
         assert isinstance(rows, list), name
@@ -128,6 +129,8 @@ def test_cli_refuses_an_empty_run_directory(tmp_path: Path, capsys: pytest.Captu
 def test_cli_refuses_thresholds_outside_zero_to_one(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", str(run_dir), "--min-confidence", "1.5"]) == 2
     assert "--min-confidence must be between 0 and 1" in capsys.readouterr().err
+    assert main(["report", str(run_dir), "--quorum", "nan"]) == 2
+    assert "--quorum must be between 0 and 1, got nan." in capsys.readouterr().err
 
 
 def test_cli_reports_a_bad_labels_file_in_one_line(run_dir: Path, tmp_path: Path,
@@ -137,6 +140,17 @@ def test_cli_reports_a_bad_labels_file_in_one_line(run_dir: Path, tmp_path: Path
     assert main(["report", str(run_dir), "--labels", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "truth must be one of correct, unverifiable, incorrect" in err and err.count("\n") == 1
+
+
+def test_the_weighted_vote_decides_each_edit_with_weights_fitted_without_its_label() -> None:
+    from fanout.analysis.report import _held_out_weights
+
+    truth = {1: "correct", 2: "correct", 3: "correct", 4: "incorrect"}
+    stances = {1: {"m": "accept"}, 2: {"m": "accept"}, 3: {"m": "accept"}, 4: {"m": "accept"}, 5: {"m": "reject"}}
+    weights_for = _held_out_weights({"m": 0.75, "n": 0.5}, {"m": "labels", "n": "dawid_skene"}, stances, truth)
+    assert weights_for(1) == {"m": 2 / 3, "n": 0.5}  # right on 1: the other three give 2 of 3
+    assert weights_for(4) == {"m": 1.0, "n": 0.5}  # wrong on 4: the other three are all right
+    assert weights_for(5) == {"m": 0.75, "n": 0.5}  # no label: every label counts
 
 
 def broken_rule_run(tmp_path: Path) -> Path:

@@ -93,18 +93,19 @@ async def test_kill_9_at_twenty_random_moments_loses_and_repeats_nothing(tmp_pat
     assert_one_record_and_one_matching_view_per_pair(tmp_path)
 
 
-async def test_one_ctrl_c_lets_verdicts_in_flight_finish_exits_130_and_the_same_command_resumes(tmp_path):
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGHUP])
+async def test_one_ctrl_c_or_a_hang_up_lets_verdicts_in_flight_finish_exits_130_and_the_same_command_resumes(tmp_path, signum):
     async with running_simulator(sim_config(latency={"median_s": 0.4, "p95_s": 0.8})) as sim:
         cmd = run_command(sim, tmp_path, "--limit", "6")
         process = await anyio.open_process(cmd, stderr=subprocess.STDOUT)
         await wait_for_lines(tmp_path, 4, process)
-        process.send_signal(signal.SIGINT)
+        process.send_signal(signum)
         output = (await process.stdout.receive(1 << 20)).decode() if process.stdout else ""
         async for chunk in process.stdout:
             output += chunk.decode()
         await process.wait()
         assert process.returncode == 130
-        assert "those in flight get 30s to finish" in output
+        assert f"Interrupted ({signum.name}): no new verdicts; those in flight get 30s to finish" in output
         assert output.strip().splitlines()[-1].startswith("Interrupted. Resume with: fanout run ")
         interrupted = [json.loads(line) for line in log_lines(tmp_path)]
         assert 4 <= len(interrupted) < 24

@@ -5,7 +5,9 @@ environment, against the simulator in this test's event loop. The simulator
 accepts only the keys it is given (`valid_keys`): the planted key alone, so a
 clean tally shows the key really was in play, or none, so it refuses the key
 with a 401 that echoes it back, the worst an endpoint can do to an error
-message. Every file under the run directory is read as bytes.
+message. The simulator listens on loopback, so the key it is sent is
+FANOUT_API_KEY (OPENROUTER_API_KEY goes to OpenRouter alone). Every file under
+the run directory is read as bytes.
 """
 
 from __future__ import annotations
@@ -33,15 +35,18 @@ def _fake(label: str, length: int = 64) -> str:
 
 
 OPENROUTER_KEY = "sk-or-v1-" + _fake("openrouter")
+ENDPOINT_KEY = "sk-local-" + _fake("endpoint", 48)
 SECRETS = {
     "OPENROUTER_API_KEY": OPENROUTER_KEY,
+    "FANOUT_API_KEY": ENDPOINT_KEY,
     "TAVILY_API_KEY": "tvly-" + _fake("tavily", 32),
     "BRAVE_API_KEY": "BSA" + _fake("brave", 28),
     "WIKIDATA_BOT_PASSWORD": "fanoutbot@" + _fake("wikidata", 32),
     "WIKIDATA_OAUTH_TOKEN": _fake("oauth"),
 }
-NEEDLES = [value.encode() for value in SECRETS.values()] + [OPENROUTER_KEY.removeprefix("sk-or-v1-").encode()]
-"""Each secret, and the OpenRouter key's 64 hex digits on their own (a prefix stripped is still a leak)."""
+NEEDLES = [value.encode() for value in SECRETS.values()] + [OPENROUTER_KEY.removeprefix("sk-or-v1-").encode(),
+                                                        ENDPOINT_KEY.removeprefix("sk-local-").encode()]
+"""Each secret, and the chat keys' bodies on their own (a prefix stripped is still a leak)."""
 
 
 @dataclass(frozen=True)
@@ -79,7 +84,7 @@ def records(run_dir: Path) -> list[dict]:
 
 async def test_a_run_and_every_command_after_it_keep_every_secret_out_of_files_and_output(tmp_path):
     run_dir = tmp_path / "run"
-    async with running_simulator(SimConfig(seed=5, valid_keys=frozenset({OPENROUTER_KEY}))) as sim:
+    async with running_simulator(SimConfig(seed=5, valid_keys=frozenset({ENDPOINT_KEY}))) as sim:
         outputs = {"run": await fanout(*run_args(sim, run_dir))}
         outputs["check"] = await fanout("check", "--base-url", sim.api_base, "--searxng-url", sim.searxng_url)
         tally = sim.stats()

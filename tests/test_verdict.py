@@ -200,6 +200,21 @@ async def test_ac2_3_a_partly_known_cost_is_the_known_sum_with_a_warning(edit, h
     assert record.warnings == ["cost unknown for 1 of 2 chat calls; cost_usd counts only the others"]
 
 
+async def test_a_cost_left_out_is_estimated_and_the_record_says_its_cost_is_estimated(edit, http):
+    priced = ModelSpec("test/priced", input_price=2.0, output_price=10.0)
+    script = [completion("Nothing.", cost=0.25), verdict_reply(prompt_tokens=1000, completion_tokens=200)]
+    record, _ = await verdict_with(script, edit, http, model=priced)
+    assert (record.cost_usd, record.cost_source) == (0.25 + (1000 * 2.0 + 200 * 10.0) / 1e6, "estimated")
+    assert record.warnings == []
+
+
+async def test_costs_reported_by_every_call_make_a_reported_record_and_none_an_unknown_one(edit, http):
+    reported, _ = await verdict_with([completion("Nothing.", cost=0.25), verdict_reply(cost=0.5)], edit, http)
+    unpriced, _ = await verdict_with([completion("Nothing."), verdict_reply()], edit, http)
+    assert (reported.cost_usd, reported.cost_source) == (0.75, "reported")
+    assert (unpriced.cost_usd, unpriced.cost_source) == (None, "unknown")
+
+
 async def test_ac2_4_malformed_tool_arguments_go_back_to_the_model_as_an_error_string(edit):
     async with simulated({"malformed_args": 1.0}) as run:
         record = await run.verdict(edit)
@@ -300,6 +315,9 @@ async def test_a_verdict_that_runs_out_of_time_is_a_timeout_record_with_its_tool
     assert record.error == "no verdict within 1 s"
     assert [(t.tool, t.result) for t in record.tool_calls] == [("web_search", "page text")]
     assert (record.token_usage.turns, record.cost_usd) == (1, 0.25)
+    # The second call was out when time ran out: it may be billed, so the 0.25 is only part of the cost.
+    assert record.cost_source == "unknown"
+    assert record.warnings == ["a chat call was cut off by the timeout; what it cost (if anything) is unknown"]
 
 
 async def test_a_simulated_model_that_stalls_past_the_timeout_gives_a_timeout_record(edit):

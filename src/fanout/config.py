@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -30,6 +31,11 @@ T = TypeVar("T")
 OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
 DEFAULT_SEARXNG_URL = "http://127.0.0.1:8080"
 API_KEY_ENV = "OPENROUTER_API_KEY"
+"""The OpenRouter key: sent to OpenRouter (https://openrouter.ai) and to no other endpoint."""
+ENDPOINT_KEY_ENV = "FANOUT_API_KEY"
+"""The key for any other --base-url (vLLM, llama.cpp server, LiteLLM, ...); optional."""
+KEY_HELP = (f"the key comes from the environment: {API_KEY_ENV} for OpenRouter only, "
+            f"{ENDPOINT_KEY_ENV} (optional) for any other endpoint")
 RETRY_CHOICES = STATUSES[1:]
 """Record statuses a resume may run again (`ok` never does)."""
 LEAD_PER_SLOT = 4
@@ -67,6 +73,15 @@ def _finite(value: float, name: str) -> float:
     return value
 
 
+_LANGUAGE = re.compile(r"[a-z]{2,3}(-[A-Za-z]{2,4})?|all|auto")
+
+
+def require_searxng_language(value: str | None) -> None:
+    """A language SearXNG knows the shape of: `nb`, `en-US`, `zh-Hant`, `all` or `auto`."""
+    if value is not None and not (isinstance(value, str) and _LANGUAGE.fullmatch(value)):
+        raise ConfigError(f"searxng_language must be a language code such as nb, en-US, all or auto (got {value!r}).")
+
+
 def require_http_url(value: str, name: str) -> None:
     """An http(s) URL with a host, so a typo stops the command instead of the first request."""
     try:
@@ -98,6 +113,8 @@ class ModelSpec:
     """Verdicts of this model in flight at once; None = only the global bound."""
     requests_per_minute: float | None = None
     """Chat requests per minute for this model; None = no client-side limit."""
+    cached_input_price: float | None = None
+    """USD per million prompt tokens read from the provider's cache; None = priced as input_price."""
     tool_protocol: str | None = None
     """How the model gets its tools: `native` (the request's `tools`), `prompted` (described in the
     prompt, one JSON action per reply); None = native unless the listing lacks tools or a request
@@ -110,6 +127,7 @@ class ModelSpec:
         require_count(self.context_window, f"{label} context_window")
         require_not_negative(self.input_price, f"{label} input_price")
         require_not_negative(self.output_price, f"{label} output_price")
+        require_not_negative(self.cached_input_price, f"{label} cached_input_price")
         require_count(self.max_concurrency, f"{label} max_concurrency")
         require_positive(self.requests_per_minute, f"{label} requests_per_minute")
         if self.tool_protocol not in (None, *TOOL_PROTOCOLS):
@@ -132,9 +150,8 @@ def model_spec(name: str, **overrides: Any) -> ModelSpec:
     return dataclasses.replace(base, **clean) if clean else base
 
 
-LIMIT_FIELDS = (
-    "max_concurrency", "requests_per_minute", "context_window", "input_price", "output_price", "tool_protocol",
-)
+LIMIT_FIELDS = ("max_concurrency", "requests_per_minute", "context_window", "input_price", "output_price",
+                "cached_input_price", "tool_protocol")
 
 
 def read_yaml_mapping(path: Path, option: str, *, expected: str) -> dict[Any, Any]:
@@ -169,17 +186,37 @@ def package_data(name: str) -> Path:
 
 
 def is_openrouter(base_url: str) -> bool:
-    return "openrouter.ai" in base_url
+    """OpenRouter's own endpoint: https on openrouter.ai or one of its subdomains.
+
+    Read from the URL's host, not its text: `http://127.0.0.1/openrouter.ai/v1`
+    is not OpenRouter, and the OpenRouter key must never be sent there.
+    """
+    try:
+        parts = urlsplit(base_url)
+        host = (parts.hostname or "").rstrip(".")
+    except ValueError:
+        return False
+    return parts.scheme == "https" and (host == "openrouter.ai" or host.endswith(".openrouter.ai"))
+
+
+def key_env(base_url: str) -> str:
+    """The environment variable whose key goes to this endpoint."""
+    return API_KEY_ENV if is_openrouter(base_url) else ENDPOINT_KEY_ENV
+
+
+def api_key_for(base_url: str) -> str | None:
+    """The key this endpoint gets, if one is set: OPENROUTER_API_KEY for OpenRouter, FANOUT_API_KEY otherwise."""
+    return os.environ.get(key_env(base_url)) or None
 
 
 def api_key_from_env(base_url: str) -> str | None:
-    """The key, required only for OpenRouter; local servers take any string."""
-    key = os.environ.get(API_KEY_ENV) or None
+    """The key for a run: required for OpenRouter; other servers get FANOUT_API_KEY when it is set."""
+    key = api_key_for(base_url)
     if key is None and is_openrouter(base_url):
         raise ConfigError(
             f"{API_KEY_ENV} is not set. Export your OpenRouter key "
-            f"(export {API_KEY_ENV}=sk-or-...) or point --base-url at a local "
-            "OpenAI-compatible server."
+            f"(export {API_KEY_ENV}=sk-or-...) or point --base-url at another "
+            f"OpenAI-compatible server (its key, if it needs one, goes in {ENDPOINT_KEY_ENV})."
         )
     return key
 
@@ -209,12 +246,28 @@ class ToolSettings:
     """web_search backends in priority order; the next is asked when one fails or finds nothing."""
     wikipedia_language: str = "en"
     """Which Wikipedia the `wikipedia` provider searches (`de` = de.wikipedia.org)."""
+    searxng_language: str | None = None
+    """SearXNG's `language` (`nb`, `en-US`, `all`, `auto`), also sent as Accept-Language; None = the instance's default."""
+    searxng_safesearch: int | None = None
+    """SearXNG's `safesearch`: 0 off, 1 moderate, 2 strict; None = the instance's default."""
+    searxng_pageno: int = 1
+    """Which page of SearXNG's results web_search reads."""
     search_cache_ttl_s: float | None = None
     """How long a run's cached search answer stays valid; None = for the whole run, so every
     model that asks the same query sees the same results however long the run takes."""
     global_cache_dir: Path | None = None
     """A search cache shared by all runs (optional); answers older than global_cache_ttl_s are asked again."""
     global_cache_ttl_s: float = 7 * 86_400.0
+    extract_workers: int = 2
+    """Processes that turn fetched pages into text (at most; started when needed)."""
+    extract_timeout_s: float = 10.0
+    """Seconds one page's text may take; its worker is then killed (`extraction_timeout` for the model)."""
+    extract_memory_mb: int = 512
+    """Address space of one extraction worker; a page needing more gets `extraction_too_large`."""
+    pdf_max_pages: int = 50
+    """Pages of a PDF that web_fetch reads; the text says when it stopped early."""
+    pdf_max_bytes: int = 10_000_000
+    """Byte cap for a PDF (reports are larger than web pages); HTML and text keep fetch_max_bytes."""
 
     def __post_init__(self) -> None:
         require_http_url(self.searxng_url, "--searxng-url")
@@ -227,6 +280,15 @@ class ToolSettings:
         require_positive(self.search_timeout_s, "search_timeout_s")
         require_positive(self.search_cache_ttl_s, "search_cache_ttl_s")
         require_positive(self.global_cache_ttl_s, "global_cache_ttl_s")
+        require_searxng_language(self.searxng_language)
+        if self.searxng_safesearch not in (None, 0, 1, 2):
+            raise ConfigError(f"searxng_safesearch must be 0, 1 or 2 (got {self.searxng_safesearch!r}).")
+        require_count(self.searxng_pageno, "searxng_pageno")
+        require_count(self.extract_workers, "extract_workers")
+        require_positive(self.extract_timeout_s, "extract_timeout_s")
+        require_count(self.extract_memory_mb, "extract_memory_mb", minimum=128)
+        require_count(self.pdf_max_pages, "pdf_max_pages")
+        require_count(self.pdf_max_bytes, "pdf_max_bytes")
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,10 @@
     │   │                    (fanout.wikidata.errors)
     │   └── SearchFailure    a search backend failed; never leaves its provider,
     │                        it becomes an error result (fanout.tools.providers.base)
-    └── ToolFailure          a web tool could not do its job; never escapes to
-                             the verdict: it becomes text handed back to the model
+    ├── ToolFailure          a web tool could not do its job; never escapes to
+    │                        the verdict: it becomes text handed back to the model
+    └── DiskFull             a run file could not be written for want of space:
+                             the run stops as on Ctrl-C, and the same command resumes
 
 Foreign exceptions (httpx, openai) are translated into these once, at the
 boundary where they are caught, with `raise ... from exc`.
@@ -62,3 +64,14 @@ class ProviderError(RetryableError):
 
 class ToolFailure(FanoutError):
     """A tool could not do its job; str(exc) is what the model is told."""
+
+
+class DiskFull(FanoutError):
+    """ENOSPC (or a full quota) while writing a run file; nothing half-written is left behind.
+
+    `path` is the file that did not fit: the message names it, and how to go on.
+    """
+
+    def __init__(self, path: object) -> None:
+        super().__init__(f"disk full at {path}; free space and run the same command")
+        self.path = path

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+import functools
+import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -34,6 +36,8 @@ VERDICTS: tuple[str, ...] = (
 PROVENANCES: tuple[str, ...] = ("verified", "reported")
 VERIFIED_WITHOUT_SOURCE = "verified_verdict_without_verified_source"
 """The rule violation of a verified-high/verified-low verdict none of whose sources was read."""
+MODEL_SLUG_CHARS = 64
+"""The readable part of a model's slug is cut here, so a view's name stays far below a file system's 255 bytes."""
 
 
 def utc_now() -> str:
@@ -114,6 +118,9 @@ class VerdictRecord:
     sources: list[Source] = field(default_factory=list)
     token_usage: Usage = field(default_factory=Usage)
     cost_usd: float | None = None
+    cost_source: str | None = None
+    """Where cost_usd came from: reported, generation, estimated or unknown (fanout.llm.cost); None in
+    records written before fanout said (their cost was reported, or null for unknown)."""
     timeout: bool = False
     served_model: str | None = None
     """The exact model the endpoint reported (`model` in its responses)."""
@@ -184,8 +191,31 @@ def verdict_file_name(model: str, edit_rcid: int, qid: str, property: str | None
     return f"{date}-{safe_name(qid)}-{safe_name(property or 'none')}-{edit_rcid}-{slug}.yaml"
 
 
+@functools.lru_cache(maxsize=256)
 def model_slug(model: str) -> str:
-    """The model part of a verdict file name: `anthropic/claude-haiku-4.5` -> `claude-haiku-4.5`."""
+    """The model part of a verdict file name: `anthropic/claude-haiku-4.5` -> `claude-haiku-4.5-2e1f95b1`.
+
+    The readable end of the id alone would give `nvidia/x` and `other/x` one
+    file; so would safe_name's folding of other characters, and a file system
+    that ignores case. The first 8 hex digits of the whole id's sha256 keep
+    every two ids apart (a run refuses two models whose slugs still meet:
+    slug_clash).
+    """
+    return f"{legacy_model_slug(model)[:MODEL_SLUG_CHARS]}-{hashlib.sha256(model.encode()).hexdigest()[:8]}"
+
+
+def slug_clash(models: list[str]) -> tuple[str, str] | None:
+    """Two of these models whose views would share file names, if any."""
+    seen: dict[str, str] = {}
+    for model in models:
+        other = seen.setdefault(model_slug(model).lower(), model)
+        if other != model:
+            return other, model
+    return None
+
+
+def legacy_model_slug(model: str) -> str:
+    """The model part of the view names of runs before the id's hash was added (found and renamed on resume)."""
     return safe_name(model.rsplit("/", 1)[-1])
 
 
@@ -242,6 +272,7 @@ class LineHead(NamedTuple):
     timestamp: str
     status: str
     cost_usd: float | None
+    cost_source: str | None = None
 
 
 _STR = rb'"((?:[^"\\]|\\.)*)"'
@@ -250,7 +281,7 @@ _HEAD = re.compile(
     + rb',"property":(?:' + _STR + rb'|null),"diff_type":(?:' + _STR + rb'|null),"timestamp":' + _STR
     + rb',"status":' + _STR + rb','
 )
-_COST = re.compile(rb',"cost_usd":(null|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?),')
+_COST = re.compile(rb',"cost_usd":(null|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?),(?:"cost_source":(?:"([a-z]+)"|null),)?')
 _INT = re.compile(rb"-?\d+")
 
 
@@ -261,12 +292,24 @@ def read_line_head(line: bytes) -> LineHead | None:
     cost = _COST.search(line, head.end()) if head is not None else None
     if head is None or cost is None or not line.rstrip(b"\r\n").endswith(b"}"):
         return None
-    prop, raw_cost = head.group(4), cost.group(1)
+    prop, raw_cost, source = head.group(4), cost.group(1), cost.group(2)
     value = None if raw_cost == b"null" else int(raw_cost) if _INT.fullmatch(raw_cost) else float(raw_cost)
     return LineHead(
         _text(head.group(1)), int(head.group(2)), _text(head.group(3)), None if prop is None else _text(prop),
-        _text(head.group(6)), _text(head.group(7)), value,
+        _text(head.group(6)), _text(head.group(7)), value, None if source is None else source.decode(),
     )
+
+
+def parse_record(line: bytes) -> VerdictRecord | None:
+    """The record a log line holds, or None for a line that is not one (not JSON, `null`, `{"hello": 1}`, half a record)."""
+    try:
+        data = json.loads(line)
+        record = VerdictRecord.from_dict(data)
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
+    if type(record.edit_rcid) is not int or not isinstance(record.model, str) or not isinstance(record.status, str):
+        return None
+    return record
 
 
 def read_line_key(line: bytes) -> tuple[int, str] | None:

@@ -2,15 +2,28 @@
 
 A cost of None is unknown, never zero: totals add the known costs and say how
 many were unknown, and the per-verdict mean (and so the projection) is over
-the verdicts whose cost is known.
+the verdicts whose cost is known. Every attempt that was paid for counts in
+the total: the verdicts kept, and the earlier attempts of their pairs (an
+`error` retried on resume, an attempt cut off by a kill and settled on the
+next start). The part of the total estimated from tokens and prices is
+stated apart.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
+from typing import NamedTuple
 
 from fanout.records import VerdictRecord
+
+
+class AttemptCost(NamedTuple):
+    """An attempt the report does not show as a verdict, but which was paid for."""
+
+    model: str
+    cost_usd: float | None
+    cost_source: str | None
 
 
 @dataclass(frozen=True)
@@ -20,7 +33,7 @@ class ModelCost:
     cost_known: int
     cost_unknown: int
     total_cost_usd: float
-    """Sum of the known costs."""
+    """Sum of the known costs of every attempt: the verdicts and the earlier attempts."""
     mean_cost_usd: float | None
     """Per verdict, over verdicts whose cost is known."""
     prompt_tokens: int
@@ -30,20 +43,35 @@ class ModelCost:
     projected_edits: int
     projected_cost_usd: float | None
     """One more verdict of this model for each of `projected_edits` edits."""
+    earlier_attempts: int = 0
+    """Attempts before the verdicts kept: retried, or cut off by a stop."""
+    earlier_cost_usd: float = 0.0
+    """Their known cost (in total_cost_usd)."""
+    earlier_cost_unknown: int = 0
+    estimated_cost_usd: float = 0.0
+    """The part of total_cost_usd estimated from tokens and prices, not reported by the endpoint."""
 
     def row(self) -> dict[str, object]:
         return asdict(self)
 
 
-def model_costs(records: Iterable[VerdictRecord], models: list[str], project_edits: int) -> list[ModelCost]:
+def model_costs(
+    records: Iterable[VerdictRecord], models: list[str], project_edits: int, earlier: Iterable[AttemptCost] = ()
+) -> list[ModelCost]:
     by_model: dict[str, list[VerdictRecord]] = {m: [] for m in models}
     for record in records:
         by_model.setdefault(record.model, []).append(record)
-    return [_model_cost(model, rows, project_edits) for model, rows in by_model.items()]
+    earlier_by_model: dict[str, list[AttemptCost]] = {}
+    for attempt in earlier:
+        by_model.setdefault(attempt.model, [])
+        earlier_by_model.setdefault(attempt.model, []).append(attempt)
+    return [_model_cost(model, rows, project_edits, earlier_by_model.get(model, [])) for model, rows in by_model.items()]
 
 
-def _model_cost(model: str, records: list[VerdictRecord], project_edits: int) -> ModelCost:
+def _model_cost(model: str, records: list[VerdictRecord], project_edits: int, earlier: list[AttemptCost]) -> ModelCost:
     known = [r.cost_usd for r in records if r.cost_usd is not None]
+    earlier_known = [a.cost_usd for a in earlier if a.cost_usd is not None]
+    attempts = [AttemptCost(r.model, r.cost_usd, r.cost_source) for r in records] + earlier
     prompt = sum(r.token_usage.prompt_tokens for r in records)
     completion = sum(r.token_usage.completion_tokens for r in records)
     n = len(records)
@@ -53,7 +81,7 @@ def _model_cost(model: str, records: list[VerdictRecord], project_edits: int) ->
         records=n,
         cost_known=len(known),
         cost_unknown=n - len(known),
-        total_cost_usd=sum(known),
+        total_cost_usd=sum(known) + sum(earlier_known),
         mean_cost_usd=mean_cost,
         prompt_tokens=prompt,
         completion_tokens=completion,
@@ -61,7 +89,16 @@ def _model_cost(model: str, records: list[VerdictRecord], project_edits: int) ->
         mean_completion_tokens=completion / n if n else None,
         projected_edits=project_edits,
         projected_cost_usd=mean_cost * project_edits if mean_cost is not None else None,
+        earlier_attempts=len(earlier),
+        earlier_cost_usd=sum(earlier_known),
+        earlier_cost_unknown=sum(_unknown(a) for a in earlier),
+        estimated_cost_usd=sum(a.cost_usd or 0.0 for a in attempts if a.cost_source == "estimated"),
     )
+
+
+def _unknown(attempt: AttemptCost) -> bool:
+    """Unknown in whole (no figure) or in part (a figure that leaves some calls out)."""
+    return attempt.cost_usd is None or attempt.cost_source == "unknown"
 
 
 def cost_totals(costs: list[ModelCost], project_edits: int) -> dict[str, object]:
@@ -70,8 +107,29 @@ def cost_totals(costs: list[ModelCost], project_edits: int) -> dict[str, object]
     return {
         "total_cost_usd": sum(c.total_cost_usd for c in costs),
         "cost_unknown": sum(c.cost_unknown for c in costs),
+        "earlier_attempts": sum(c.earlier_attempts for c in costs),
+        "earlier_cost_usd": sum(c.earlier_cost_usd for c in costs),
+        "earlier_cost_unknown": sum(c.earlier_cost_unknown for c in costs),
+        "estimated_cost_usd": sum(c.estimated_cost_usd for c in costs),
         "prompt_tokens": sum(c.prompt_tokens for c in costs),
         "completion_tokens": sum(c.completion_tokens for c in costs),
         "projected_edits": project_edits,
         "projected_cost_usd": None if any(p is None for p in projected) else sum(p for p in projected if p is not None),
     }
+
+
+def cost_notes(costs: list[ModelCost]) -> list[str]:
+    """Sentences that say what the total holds: earlier attempts, estimates, and costs nobody knows."""
+    notes = []
+    earlier = sum(c.earlier_attempts for c in costs)
+    estimated = sum(c.estimated_cost_usd for c in costs)
+    unknown = sum(c.cost_unknown + c.earlier_cost_unknown for c in costs)
+    if earlier:
+        notes.append(f"The total includes ${sum(c.earlier_cost_usd for c in costs):.4f} for {earlier} earlier "
+                     "attempt(s) that were retried or cut off by a stop: they were paid for too.")
+    if estimated:
+        notes.append(f"${estimated:.4f} of the total is estimated from tokens and prices; the endpoint reported "
+                     "no cost for those calls.")
+    if unknown:
+        notes.append(f"{unknown} attempt(s) have no known cost; the total adds the known ones.")
+    return notes

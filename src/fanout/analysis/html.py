@@ -22,7 +22,8 @@ from fanout.analysis.charts import (
     scatter,
     stacked_bars,
 )
-from fanout.analysis.fmt import number, percent, ratio, short_names, subject_name, usd
+from fanout.analysis.cost import cost_notes
+from fanout.analysis.fmt import number, percent, ratio, short_names, subject_name, usd, with_interval
 from fanout.analysis.health import claimed_unfetched, fetched_urls, normalise_url
 from fanout.analysis.load import EditInfo
 from fanout.analysis.report import Report
@@ -121,10 +122,8 @@ def _header(report: Report) -> str:
         (usd(t["projected_cost_usd"], 2), f"next {t['projected_edits']} edits"),
         (str(t["needs_human"]), "need a human"),
     ]
-    if report.labels is not None:
-        best = _best_accuracy(report)
-        if best is not None:
-            cards.append((f"{best[1]:.2f}", f"best accuracy ({best[0]})"))
+    if report.table("model_comparison"):
+        cards.append(_best_card(report))
     card_html = "".join(f'<div class="card"><b>{esc(v)}</b><span>{esc(k)}</span></div>' for v, k in cards)
     labels = ""
     if report.labels is not None:
@@ -135,14 +134,14 @@ def _header(report: Report) -> str:
     )
 
 
-def _best_accuracy(report: Report) -> tuple[str, float] | None:
+def _best_card(report: Report) -> tuple[str, str]:
+    """The best model only when McNemar tells it apart from every other; otherwise say none is."""
     names = short_names(report.models)
-    scored = [(r["subject"], r["accuracy"]) for r in report.table("scores")
-              if r["kind"] == "model" and r["accuracy"] is not None]
-    if not scored:
-        return None
-    subject, accuracy = max(scored, key=lambda s: s[1])
-    return names.get(subject, subject), accuracy
+    best = report.totals["best_model"]
+    if best is None:
+        return "none", "best model: none told apart (McNemar p ≥ 0.05)"
+    row = next(r for r in report.table("scores") if r["subject"] == best)
+    return with_interval(row, "accuracy"), f"best accuracy ({names[best]}, 95 % interval)"
 
 
 def _nav(report: Report) -> str:
@@ -182,19 +181,25 @@ def _agreement_section(report: Report, names: dict[str, str]) -> str:
             "</div>"
         )
     overall = _table(
-        ["scale", "edits (2+ verdicts)", "unanimous", "Fleiss’ kappa", "Krippendorff’s alpha"],
-        [[r["scale"].replace("_", "-"), str(r["edits"]), percent(r["unanimous"]), ratio(r["fleiss_kappa"]),
-          ratio(r["krippendorff_alpha"])] for r in report.table("overall_agreement")],
+        ["scale", "edits (2+ verdicts)", "unanimous", "every model answered", "unanimous there", "Fleiss’ kappa",
+         "Krippendorff’s alpha [95 %]", "ordinal alpha [95 %]"],
+        [[r["scale"].replace("_", "-"), str(r["edits"]), percent(r["unanimous"]), str(r["complete_edits"]),
+          percent(r["unanimous_complete"]), ratio(r["fleiss_kappa"]), with_interval(r, "krippendorff_alpha"),
+          with_interval(r, "krippendorff_alpha_ordinal")] for r in report.table("overall_agreement")],
     )
     pairs = _table(
-        ["pair", "edits both answered", "exact agreement", "3-way agreement", "kappa", "kappa 3-way"],
+        ["pair", "edits both answered", "exact agreement", "3-way agreement", "kappa [95 %]",
+         "quadratic kappa [95 %]", "kappa 3-way [95 %]"],
         [[f"{names[r['model_a']]} × {names[r['model_b']]}", str(r["n"]), percent(r["exact_agreement"]),
-          percent(r["three_way_agreement"]), ratio(r["kappa"]), ratio(r["kappa_three_way"])]
+          percent(r["three_way_agreement"]), with_interval(r, "kappa"), with_interval(r, "kappa_quadratic"),
+          with_interval(r, "kappa_three_way")]
          for r in report.table("pairwise_agreement")],
     )
-    note = ('<p class="stat">Kappa: 0 is chance agreement, 1 perfect. When every rating falls in one '
-            "category the value is 0/0; it is shown as 1.00 (they agreed on everything). "
-            "Missing verdicts are left out, not counted as a category.</p>")
+    note = ('<p class="stat">Kappa and alpha: 0 is chance agreement, 1 perfect; intervals are 95 % percentile '
+            "bootstraps over edits (1 000 resamples, fixed seed). Quadratic kappa and ordinal alpha weigh a "
+            "disagreement by its distance on the ordered scale (verified-high … incorrect). When every rating "
+            "falls in one category the value is 0/0 and shown as undefined. Fleiss’ kappa takes each edit "
+            "with its own number of verdicts. Missing verdicts are left out, not counted as a category.</p>")
     return (f'<section id="agreement"><h2>Agreement</h2>{charts}<h3>All models</h3>{overall}'
             f"<h3>Pairs</h3>{pairs}{note}</section>")
 
@@ -224,28 +229,45 @@ def _cost_section(report: Report, names: dict[str, str]) -> str:
         chart = scatter("Cost per edit against accuracy (3-way)", points,
                         "USD per edit (a model: its verdict; a committee: all verdicts)", "accuracy")
     else:
-        chart = bars("Cost per model (USD, known costs)", [(names[c.model], c.total_cost_usd) for c in report.costs])
+        chart = bars("Cost per model (USD, known costs)", [(names.get(c.model, c.model), c.total_cost_usd)
+                                                           for c in report.costs])
     t = report.totals
-    cost_rows = [[names[c.model], str(c.records), usd(c.total_cost_usd), usd(c.mean_cost_usd, 5),
+    cost_rows = [[names.get(c.model, c.model), str(c.records), usd(c.total_cost_usd), usd(c.mean_cost_usd, 5),
                   number(c.mean_prompt_tokens, 0), number(c.mean_completion_tokens, 0),
                   str(c.cost_unknown), usd(c.projected_cost_usd, 2)] for c in report.costs]
     cost_rows.append(["total", str(t["records"]), usd(t["total_cost_usd"]), "",
                       "", "", str(t["cost_unknown"]), usd(t["projected_cost_usd"], 2)])
     cost_table = _table(["model", "verdicts", "total", "per verdict", "mean tokens in", "mean tokens out",
                          "cost unknown", f"next {t['projected_edits']} edits"], cost_rows)
+    notes = "".join(f'<p class="stat">{esc(note)}</p>' for note in cost_notes(report.costs))
     score_table = ""
     if scores:
         score_table = "<h3>Accuracy against labels</h3>" + _table(
-            ["subject", "kind", "answered / labelled", "accuracy", "reject precision", "reject recall",
-             "cost", "cost per correct"],
-            [[subject_name(r["subject"], names), r["kind"], f"{r['answered']}/{r['labelled']}",
-              ratio(r["accuracy"]), ratio(r["reject_precision"]), ratio(r["reject_recall"]), usd(r["cost_usd"]),
+            ["subject", "kind", "answered / labelled", "coverage", "accuracy [95 % Wilson]", "reject precision",
+             "reject recall", "cost", "cost per correct"],
+            [[subject_name(r["subject"], names), r["kind"], f"{r['answered']}/{r['labelled']}", percent(r["coverage"]),
+              with_interval(r, "accuracy"), ratio(r["reject_precision"]), ratio(r["reject_recall"]), usd(r["cost_usd"]),
               usd(r["cost_per_correct_usd"])] for r in scores],
             left=(0, 1),
-        ) + ('<p class="stat">Rates are over the edits each subject answered; reject = suspect or incorrect, '
-             "scored against edits whose truth is incorrect (or reverted).</p>")
+        ) + ('<p class="stat">Rates are over the edits each subject answered (coverage: the share of labelled '
+             "edits it answered; a committee abstains on ties); reject = suspect or incorrect, scored against "
+             "edits whose truth is incorrect (or reverted).</p>") + _comparison_table(report, names)
     return (f'<section id="cost"><h2>Cost &amp; accuracy</h2><div class="charts"><div class="chart">{chart}</div></div>'
-            f"{score_table}<h3>Cost</h3>{cost_table}</section>")
+            f"{score_table}<h3>Cost</h3>{cost_table}{notes}</section>")
+
+
+def _comparison_table(report: Report, names: dict[str, str]) -> str:
+    rows = report.table("model_comparison")
+    if not rows:
+        return ""
+    table = _table(
+        ["pair", "labelled edits both answered", "only the first right", "only the second right", "McNemar p"],
+        [[f"{names[r['model_a']]} × {names[r['model_b']]}", str(r["edits"]), str(r["only_a_right"]),
+          str(r["only_b_right"]), f"{r['p_value']:.3f}"] for r in rows],
+    )
+    return ("<h3>Is one model better than another?</h3>" + table +
+            '<p class="stat">McNemar’s exact test on the edits where exactly one of the two is right. '
+            "A model is named best only when p &lt; 0.05 against every other.</p>")
 
 
 def _health_section(report: Report, names: dict[str, str]) -> str:

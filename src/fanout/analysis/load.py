@@ -15,8 +15,10 @@ from typing import Any
 
 import yaml
 
+from fanout.analysis.cost import AttemptCost
 from fanout.errors import ConfigError
 from fanout.records import VerdictRecord
+from fanout.store.attempts import read_abandoned
 from fanout.store.layout import LOG_NAME, MANIFEST_NAME
 
 
@@ -45,6 +47,9 @@ class RunData:
     edits_in_scope: int | None = None
     """The manifest's edit count: what a finished run would cover."""
     warnings: list[str] = field(default_factory=list)
+    earlier_attempts: list[AttemptCost] = field(default_factory=list)
+    """Paid-for attempts that are not the latest of their pair: superseded in the log, or cut off by a stop
+    (abandoned.jsonl)."""
 
     def by_edit(self) -> dict[int, dict[str, VerdictRecord]]:
         table: dict[int, dict[str, VerdictRecord]] = {e.rcid: {} for e in self.edits}
@@ -61,18 +66,21 @@ def load_run(run_dir: Path) -> RunData:
     log = run_dir / LOG_NAME
     if not log.exists():
         raise ConfigError(f"{run_dir} has no {LOG_NAME}; is it the --run-dir of a `fanout run`?")
-    records, warnings = read_latest_records(log)
+    records, warnings, earlier = read_latest_records(log)
     if not records:
         raise ConfigError(f"{log} holds no verdicts yet; run `fanout run ... --run-dir {run_dir}` first.")
     manifest = _read_manifest(run_dir / MANIFEST_NAME, warnings)
     models = _model_order(manifest.get("models"), records)
     edits_in_scope = manifest.get("edits") if isinstance(manifest.get("edits"), int) else None
-    return RunData(run_dir, records, models, _edits(records), edits_in_scope, warnings)
+    earlier += [AttemptCost(a.model, a.cost_usd, a.cost_source) for a in read_abandoned(run_dir)]
+    return RunData(run_dir, records, models, _edits(records), edits_in_scope, warnings, earlier)
 
 
-def read_latest_records(log: Path) -> tuple[list[VerdictRecord], list[str]]:
-    """The last record per key, in first-logged order, plus a warning per skipped line."""
+def read_latest_records(log: Path) -> tuple[list[VerdictRecord], list[str], list[AttemptCost]]:
+    """The last record per key, in first-logged order, a warning per skipped line, and the cost of each
+    record a later one superseded (a retried attempt was paid for too)."""
     latest: dict[tuple[int, str], VerdictRecord] = {}
+    superseded: list[AttemptCost] = []
     warnings: list[str] = []
     data = log.read_bytes()
     lines = data.split(b"\n")
@@ -87,8 +95,11 @@ def read_latest_records(log: Path) -> tuple[list[VerdictRecord], list[str]]:
             else:
                 warnings.append(f"{log.name}: skipped line {number}: not a verdict record")
             continue
+        previous = latest.get(record.key)
+        if previous is not None:
+            superseded.append(AttemptCost(previous.model, previous.cost_usd, previous.cost_source))
         latest[record.key] = record
-    return list(latest.values()), warnings
+    return list(latest.values()), warnings, superseded
 
 
 def _parse_line(line: bytes) -> VerdictRecord | None:

@@ -7,7 +7,7 @@ as lists of flat row dicts, ready for pandas.DataFrame or duckdb).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,8 +25,9 @@ from fanout.analysis.dawid_skene import DawidSkene, dawid_skene
 from fanout.analysis.health import claimed_unfetched, model_health
 from fanout.analysis.labels import Labels, load_labels
 from fanout.analysis.load import EditInfo, RunData, load_run
-from fanout.analysis.scales import STANCES, stance
-from fanout.analysis.scoring import confusion_rows, score
+from fanout.analysis.scales import STANCE_OF_TRUTH, STANCES, stance
+from fanout.analysis.scoring import best_model, compare_models, confusion_rows, score
+from fanout.analysis.uncertainty import Bootstrap
 from fanout.records import VerdictRecord
 
 FEW_EDITS = 30
@@ -112,23 +113,27 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
     consensus = dawid_skene(stances, STANCES)
     model_scores = [_model_score(m, by_edit, truth) for m in run.models] if labels else []
     weights, weight_sources = _weights(run.models, consensus, model_scores)
-    decisions = decide_edits(stances, run.models, weights=weights, consensus=consensus, policy=options.policy)
-    costs = model_costs(run.records, run.models, options.project_edits)
+    held_out = _held_out_weights(weights, weight_sources, stances, truth)
+    decisions = decide_edits(stances, run.models, weights=held_out, consensus=consensus, policy=options.policy)
+    costs = model_costs(run.records, run.models, options.project_edits, run.earlier_attempts)
     edit_costs = {rcid: sum(r.cost_usd or 0.0 for r in recs.values()) for rcid, recs in by_edit.items()}
     scores = model_scores + _committee_scores(decisions, truth, edit_costs) if labels else []
     edits = {e.rcid: e for e in run.edits}
     committee = [_committee_row(edits[d.rcid], d, truth) for d in decisions]
+    comparisons = compare_models({m: {r: s.get(m) for r, s in stances.items()} for m in run.models}, truth) if labels else []
+    bootstrap = Bootstrap(len(verdicts))
     tables: dict[str, list[dict[str, Any]]] = {
         "health": model_health(run.records, run.models),
         "verdict_distribution": verdict_distribution(verdicts, run.models),
-        "pairwise_agreement": pairwise_agreement(verdicts, run.models),
-        "overall_agreement": overall_agreement(verdicts, run.models),
+        "pairwise_agreement": pairwise_agreement(verdicts, run.models, bootstrap),
+        "overall_agreement": overall_agreement(verdicts, run.models, bootstrap),
         "verdicts": [_verdict_row(r, truth) for r in run.records],
         "committee": committee,
         "human_queue": [row for row in committee if row["needs_human"]],
         "reliability": _reliability_rows(run.models, consensus, weights, weight_sources, model_scores),
         "dawid_skene_confusion": _confusion_table(consensus),
         "scores": scores,
+        "model_comparison": comparisons,
         "score_confusion": _score_confusion(run, by_edit, decisions, truth) if labels else [],
         "cost": [c.row() for c in costs],
     }
@@ -138,6 +143,7 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
         "with_verdict": sum(r.verdict is not None for r in run.records),
         "needs_human": len(tables["human_queue"]),
         "labelled_edits": sum(rcid in truth for rcid in by_edit),
+        "best_model": best_model(model_scores, comparisons),
     }
     notes = _notes(run, labels, consensus, weight_sources) + _rule_notes(run.records, options)
     generated = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -191,6 +197,33 @@ def _weights(
         else:
             weights[model], sources[model] = 0.0, "none"
     return weights, sources
+
+
+def _held_out_weights(
+    weights: Mapping[str, float],
+    sources: Mapping[str, str],
+    stances: Mapping[int, Mapping[str, str | None]],
+    truth: Mapping[int, str],
+) -> Callable[[int], Mapping[str, float]]:
+    """Vote weights for deciding one edit: label accuracies fitted without that edit's label.
+
+    Fitted on every label, the weighted vote would be scored on the labels it
+    learnt from, and look better than it would on the next edits
+    (leave-one-out keeps its score honest). Dawid–Skene weights use no labels.
+    """
+    right: dict[str, dict[int, int]] = {
+        m: {r: int(s[m] == STANCE_OF_TRUTH[truth[r]]) for r, s in stances.items() if r in truth and s.get(m) is not None}
+        for m, source in sources.items() if source == "labels"
+    }
+
+    def for_edit(rcid: int) -> Mapping[str, float]:
+        held = dict(weights)
+        for model, answers in right.items():
+            if rcid in answers and len(answers) > 1:
+                held[model] = (sum(answers.values()) - answers[rcid]) / (len(answers) - 1)
+        return held
+
+    return for_edit
 
 
 def _reliability_rows(
@@ -297,8 +330,8 @@ def _notes(run: RunData, labels: Labels | None, consensus: DawidSkene, sources: 
         notes += labels.notes
         if "labels" in sources.values():
             notes.append(
-                "The weighted vote weighs each model by its accuracy on these same labels, "
-                "so its score is optimistic (fitted and tested on one set)."
+                "The weighted vote weighs each model by its accuracy on the labels; each edit is decided "
+                "with weights fitted on the other edits (leave-one-out), so its score is out of sample."
             )
         unlabelled = sum(e.rcid not in labels.truth for e in run.edits)
         if unlabelled:

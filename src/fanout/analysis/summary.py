@@ -8,11 +8,13 @@ from fanout.analysis.fmt import (
     number,
     percent,
     ratio,
+    with_interval,
     short_names,
     subject_name,
     text_table,
     usd,
 )
+from fanout.analysis.cost import cost_notes
 from fanout.analysis.report import Report
 from fanout.analysis.scales import STANCES
 
@@ -79,17 +81,22 @@ def _agreement(report: Report, names: dict[str, str]) -> str:
     pairs = report.table("pairwise_agreement")
     rows = [
         [f"{names[r['model_a']]} x {names[r['model_b']]}", str(r["n"]), percent(r["exact_agreement"]),
-         percent(r["three_way_agreement"]), ratio(r["kappa"]), ratio(r["kappa_three_way"])]
+         percent(r["three_way_agreement"]), with_interval(r, "kappa"), with_interval(r, "kappa_quadratic"),
+         with_interval(r, "kappa_three_way")]
         for r in pairs
     ]
-    text = "Agreement (pairs; kappa = Cohen's)\n"
-    text += text_table(["pair", "n", "exact", "3-way", "kappa", "kappa 3-way"], rows) if rows else "(one model)"
+    text = "Agreement (pairs; Cohen's kappa with 95% bootstrap intervals; quadratic = ordinal)\n"
+    headers = ["pair", "n", "exact", "3-way", "kappa", "kappa quadratic", "kappa 3-way"]
+    text += text_table(headers, rows) if rows else "(one model)"
     overall = {r["scale"]: r for r in report.table("overall_agreement")}
     ex, tw = overall["exact"], overall["three_way"]
     text += (
-        f"\nAll models: Fleiss' kappa {ratio(ex['fleiss_kappa'])} (3-way {ratio(tw['fleiss_kappa'])}), "
-        f"Krippendorff's alpha {ratio(ex['krippendorff_alpha'])} (3-way {ratio(tw['krippendorff_alpha'])}), "
-        f"unanimous {percent(ex['unanimous'])} (3-way {percent(tw['unanimous'])}) of {ex['edits']} edits"
+        f"\nAll models: Krippendorff's alpha {with_interval(ex, 'krippendorff_alpha')}, "
+        f"ordinal {with_interval(ex, 'krippendorff_alpha_ordinal')}; "
+        f"3-way {with_interval(tw, 'krippendorff_alpha')}, ordinal {with_interval(tw, 'krippendorff_alpha_ordinal')}"
+        f"\nFleiss' kappa {ratio(ex['fleiss_kappa'])} (3-way {ratio(tw['fleiss_kappa'])}); unanimous on "
+        f"{percent(ex['unanimous_complete'])} of the {ex['complete_edits']} edits every model answered "
+        f"(3-way {percent(tw['unanimous_complete'])})"
     )
     return text
 
@@ -121,25 +128,32 @@ def _scores(report: Report, names: dict[str, str]) -> str:
         return ""
     rows = [
         [subject_name(r["subject"], names), f"{r['answered']}/{r['labelled']}",
-         ratio(r["accuracy"]), ratio(r["reject_precision"]), ratio(r["reject_recall"]),
+         with_interval(r, "accuracy"), ratio(r["reject_precision"]), ratio(r["reject_recall"]),
          usd(r["cost_per_correct_usd"])]
         for r in scores
     ]
-    headers = ["subject", "answered", "accuracy", "reject P", "reject R", "$/correct"]
-    return "Accuracy against labels (3-way)\n" + text_table(headers, rows)
+    headers = ["subject", "answered", "accuracy [95% Wilson]", "reject P", "reject R", "$/correct"]
+    return "Accuracy against labels (3-way)\n" + text_table(headers, rows) + _best_line(report, names)
+
+
+def _best_line(report: Report, names: dict[str, str]) -> str:
+    if len(report.table("model_comparison")) == 0:
+        return ""
+    best = report.totals["best_model"]
+    if best:
+        return f"\nBest model: {names[best]} (McNemar p < 0.05 against every other model)."
+    return "\nNo model is told apart from every other (McNemar p >= 0.05 for some pair): none is named best."
 
 
 def _cost(report: Report, names: dict[str, str]) -> str:
     t = report.totals
     n = report.options.project_edits
     rows = [
-        [names[c.model], str(c.records), usd(c.total_cost_usd), usd(c.mean_cost_usd, 5),
+        [names.get(c.model, c.model), str(c.records), usd(c.total_cost_usd), usd(c.mean_cost_usd, 5),
          f"{c.prompt_tokens:,}/{c.completion_tokens:,}", usd(c.projected_cost_usd, 2)]
         for c in report.costs
     ]
     rows.append(["total", str(t["records"]), usd(t["total_cost_usd"]), "",
                  f"{t['prompt_tokens']:,}/{t['completion_tokens']:,}", usd(t["projected_cost_usd"], 2)])
     text = "Cost\n" + text_table(["model", "verdicts", "total", "per verdict", "tokens in/out", f"next {n} edits"], rows)
-    if t["cost_unknown"]:
-        text += f"\n{t['cost_unknown']} verdicts have no known cost; totals add the known ones."
-    return text
+    return "\n".join([text, *cost_notes(report.costs)])

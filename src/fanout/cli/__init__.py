@@ -60,11 +60,11 @@ def main(argv: list[str] | None = None, *, transport: httpx.AsyncBaseTransport |
     if name is None:
         build_parser(available).parse_args(argv or ["--help"])
         return 2
-    module = importlib.import_module(f"fanout.cli.{available[name][0]}")
-    parser = argparse.ArgumentParser(prog=f"fanout {name}", description=available[name][1])
-    module.configure(parser)
-    args = parser.parse_args(argv[1:])
-    try:
+    try:  # from the first import on: a Ctrl-C while the command starts is as quiet as one while it runs
+        module = importlib.import_module(f"fanout.cli.{available[name][0]}")
+        parser = argparse.ArgumentParser(prog=f"fanout {name}", description=available[name][1])
+        module.configure(parser)
+        args = parser.parse_args(argv[1:])
         return int((module.run(args) if transport is None else module.run(args, transport)) or 0)
     except ConfigError as exc:
         print(f"fanout {name}: error: {exc}", file=sys.stderr)

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import os
 
 import anyio
 import httpx
 
 from fanout.checks import Check
 from fanout.llm.catalog import check_key, check_models
-from fanout.config import API_KEY_ENV, DEFAULT_MODELS, DEFAULT_SEARXNG_URL, OPENROUTER_BASE_URL, ToolSettings
+from fanout.config import DEFAULT_MODELS, DEFAULT_SEARXNG_URL, KEY_HELP, OPENROUTER_BASE_URL, ToolSettings, api_key_for
 from fanout.http.client import make_http_client
 from fanout.tools.search_config import add_search_arguments, apply_search_options
 
@@ -23,7 +22,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="models to check (default: the four default models)",
     )
     parser.add_argument("--base-url", default=OPENROUTER_BASE_URL,
-                        help=f"OpenAI-compatible endpoint (default: {OPENROUTER_BASE_URL})")
+                        help=f"OpenAI-compatible endpoint (default: {OPENROUTER_BASE_URL}); {KEY_HELP}")
     parser.add_argument("--searxng-url", default=DEFAULT_SEARXNG_URL,
                         help=f"SearXNG base URL (default: {DEFAULT_SEARXNG_URL})")
     add_search_arguments(parser)
@@ -32,7 +31,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, transport: httpx.AsyncBaseTransport | None = None) -> int:
     """`transport` replaces the wire under the command's HTTP client: tests pass an httpx.MockTransport."""
     names = args.models or [m.name for m in DEFAULT_MODELS]
-    api_key = os.environ.get(API_KEY_ENV) or None
+    api_key = api_key_for(args.base_url)
     search = apply_search_options(ToolSettings(searxng_url=args.searxng_url),
                                   providers=args.search_providers, config=args.search_config)
     checks = anyio.run(run_checks, args.base_url, search, api_key, names, transport)

@@ -20,6 +20,7 @@ from pathlib import Path
 import anyio
 import httpx
 
+from fanout.store.layout import refuse_run_file
 from fanout.wikidata.api import CONTACT_ENV
 from fanout.wikidata.etiquette import MAX_WIKIMEDIA_CONCURRENCY
 from fanout.wikidata.fetch import FALLBACKS
@@ -73,6 +74,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, transport: httpx.AsyncBaseTransport | None = None) -> int:
     """`transport` replaces the wire under the command's HTTP client: tests pass an httpx.MockTransport."""
+    refuse_run_file(args.output, "-o")
     options = FetchEditsOptions(
         output=args.output, limit=args.limit, enrich=args.enrich, api_url=args.api_url, contact=args.contact,
         since=args.since, tags=tuple(args.tag), exclude_bots=args.exclude_bots, operations=args.operations,

@@ -19,6 +19,7 @@ from pathlib import Path
 import anyio
 import httpx
 
+from fanout.store.layout import refuse_run_file
 from fanout.wikidata.api import CONTACT_ENV
 from fanout.wikidata.etiquette import MAX_WIKIMEDIA_CONCURRENCY
 from fanout.wikidata.outcomes_file import OutcomesOptions, record_outcomes
@@ -46,6 +47,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, transport: httpx.AsyncBaseTransport | None = None) -> int:
     """`transport` replaces the wire under the command's HTTP client: tests pass an httpx.MockTransport."""
+    refuse_run_file(args.output, "-o")
     options = OutcomesOptions(
         snapshot=args.snapshot, output=args.output, api_url=args.api_url, contact=args.contact,
         concurrency=args.concurrency, max_revisions=args.max_revisions, force=args.force,

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 from fanout.errors import ConfigError
+from fanout.store.layout import refuse_run_file
 
 DEFAULT_HTML = "report.html"
 DEFAULT_JSON = "report.json"
@@ -27,6 +28,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="project the cost of N more edits at the observed rates (default 500)")
     parser.add_argument("--min-agreement", type=float, default=0.75, metavar="X",
                         help="queue an edit for a human when the majority holds less than this share (default 0.75)")
+    parser.add_argument("--quorum", type=float, default=0.75, metavar="X",
+                        help="queue an edit when fewer than this share of the run's models gave a verdict "
+                             "(default 0.75: 3 of 4)")
     parser.add_argument("--min-confidence", type=float, default=0.8, metavar="X",
                         help="queue an edit when the Dawid–Skene posterior is below this (default 0.8)")
     parser.add_argument("--rule-violations", choices=("abstain", "count"), default="abstain",
@@ -45,19 +49,23 @@ def run(args: argparse.Namespace) -> int:
     )
 
     _check_ranges(args)
+    outputs = {flag: _output_path(args.run_dir, value, default) for flag, value, default in (
+        ("--json", args.json, DEFAULT_JSON), ("--html", args.html, DEFAULT_HTML)) if value is not None}
+    for flag, path in outputs.items():
+        refuse_run_file(path, flag)
     options = ReportOptions(
         labels_path=args.labels,
         project_edits=args.project,
-        policy=QueuePolicy(min_agreement=args.min_agreement, min_confidence=args.min_confidence),
+        policy=QueuePolicy(min_agreement=args.min_agreement, min_confidence=args.min_confidence, quorum=args.quorum),
         rule_violations=args.rule_violations,
     )
     report = build_report(args.run_dir, options)
     written = []
-    if args.json is not None:
+    if "--json" in outputs:
         text = json.dumps(report.to_json(), indent=1, ensure_ascii=False, allow_nan=False)
-        written.append(_write(_output_path(args.run_dir, args.json, DEFAULT_JSON), text))
-    if args.html is not None:
-        written.append(_write(_output_path(args.run_dir, args.html, DEFAULT_HTML), render_html(report)))
+        written.append(_write(outputs["--json"], text))
+    if "--html" in outputs:
+        written.append(_write(outputs["--html"], render_html(report)))
     if not args.quiet:
         print(render_summary(report), end="")
     for path in written:
@@ -68,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
 def _check_ranges(args: argparse.Namespace) -> None:
     if args.project < 0:
         raise ConfigError("--project must be 0 or more edits.")
-    for flag, value in (("--min-agreement", args.min_agreement), ("--min-confidence", args.min_confidence)):
+    shares = (("--min-agreement", args.min_agreement), ("--min-confidence", args.min_confidence), ("--quorum", args.quorum))
+    for flag, value in shares:
         if not 0.0 <= value <= 1.0:
             raise ConfigError(f"{flag} must be between 0 and 1, got {value}.")
 

@@ -7,10 +7,13 @@ import shlex
 import sys
 from pathlib import Path
 
-from fanout.config import LEAD_PER_SLOT, RETRY_CHOICES, RunOptions, RunSettings, ToolSettings
+from fanout.errors import DiskFull
+from fanout.config import KEY_HELP, LEAD_PER_SLOT, RETRY_CHOICES, RunOptions, RunSettings, ToolSettings
 from fanout.tools.search_config import add_search_arguments
 
 EXIT_INTERRUPTED = 130
+EXIT_DISK_FULL = 75
+"""sysexits' EX_TEMPFAIL: a temporary failure, and the same command is the way on."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -18,7 +21,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--models", nargs="+", metavar="M", help="models to fan out to (default: the four of the seed design)")
     parser.add_argument("--run-dir", type=Path, help="where the log and verdicts go (default: runs/<snapshot name>)")
     parser.add_argument("--limit", type=int, metavar="N", help="only the first N edits of the snapshot")
-    parser.add_argument("--base-url", help=f"OpenAI-compatible endpoint (default: {RunSettings.base_url})")
+    parser.add_argument("--base-url", help=f"OpenAI-compatible endpoint (default: {RunSettings.base_url}); {KEY_HELP}")
     parser.add_argument("--searxng-url", help=f"SearXNG base URL (default: {ToolSettings.searxng_url})")
     parser.add_argument("--allow-private-urls", action="store_true",
                         help="let web_fetch reach private and loopback addresses (only for the local simulator)")
@@ -31,7 +34,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--per-model-concurrency", type=int, metavar="N", help="verdicts in flight per model")
     parser.add_argument("--rpm", type=float, metavar="N", help="chat requests per minute per model")
     parser.add_argument("--limits", type=Path, metavar="FILE",
-                        help="YAML table {model: {max_concurrency, requests_per_minute, context_window, input_price, output_price}}")
+                        help="YAML table {model: {max_concurrency, requests_per_minute, context_window, input_price, "
+                             "output_price, cached_input_price}}; prices in USD per million tokens")
     parser.add_argument("--timeout", type=float, metavar="SECONDS",
                         help=f"seconds per verdict, both phases (default {RunSettings.verdict_timeout_s:g})")
     parser.add_argument("--request-timeout", type=float, metavar="SECONDS",
@@ -43,12 +47,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              f"{LEAD_PER_SLOT} x --concurrency / models when that is more, so the concurrency asked for can be used)")
     parser.add_argument("--grace", type=float, metavar="SECONDS",
                         help=f"seconds verdicts in flight get after Ctrl-C (default {RunSettings.grace_s:g})")
-    parser.add_argument("--max-cost", type=float, metavar="USD", help="stop scheduling once recorded spend reaches this")
+    parser.add_argument("--max-cost", type=float, metavar="USD",
+                        help="stop scheduling once spend reaches this: every attempt's cost, retried and cut-off ones "
+                             "included; a model whose cost the endpoint may not report needs prices in --limits")
     parser.add_argument("--retry", metavar="STATUSES",
                         help=f"statuses that run again on resume, comma-separated from {','.join(RETRY_CHOICES)} "
                              f"(default: {','.join(sorted(RunSettings.retry_statuses))})")
     parser.add_argument("--force", action="store_true", help="resume even if the snapshot or prompt changed")
-    parser.add_argument("--dry-run", action="store_true", help="show the plan; contact and write nothing")
+    parser.add_argument("--dry-run", action="store_true", help="show the plan; contact and write nothing (no key needed)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -62,7 +68,11 @@ def run(args: argparse.Namespace) -> int:
         force=args.force,
         dry_run=args.dry_run,
     )
-    report = run_sync(request)
+    try:
+        report = run_sync(request)
+    except DiskFull as exc:  # before the first verdict: the manifest, the snapshot cache or a view did not fit
+        print(f"fanout run: {exc}", file=sys.stderr)
+        return EXIT_DISK_FULL
     if report is None:
         return 0
     return finish(report, request)
@@ -90,8 +100,13 @@ def finish(report, request) -> int:  # type: ignore[no-untyped-def]
     out = request.out
     tally, outcome = report.tally, report.outcome
     print(f"Recorded {outcome.recorded} verdict(s) this session; {tally.done}/{tally.total} pairs done; "
-          f"spend ${tally.spent_usd:.4f}. Run directory: {request.run_dir}", file=out)
+          f"spend {tally.spend_text()}. Run directory: {request.run_dir}", file=out)
     again = "fanout " + shlex.join(sys.argv[1:]) if sys.argv[1:2] == ["run"] else "the same `fanout run` command"
+    if outcome.disk_full is not None:
+        if outcome.unsaved:
+            print(f"{outcome.unsaved} finished verdict(s) did not fit in the log; they run again on resume.", file=out)
+        print(f"Stopped: {outcome.disk_full}: {again}", file=out)
+        return EXIT_DISK_FULL
     if report.interrupted:
         print(f"Interrupted. Resume with: {again}", file=out)
         return EXIT_INTERRUPTED

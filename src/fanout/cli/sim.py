@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import yaml
 
 from fanout.errors import ConfigError
+from fanout.store.layout import refuse_run_file
 
 if TYPE_CHECKING:
     from fanout.sim import SimConfig
@@ -62,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--latency-scale must be 0 or more")
     corpus = load_corpus()
     if args.labels_out is not None:
+        refuse_run_file(args.labels_out, "--labels-out")
         write_labels(args.labels_out, corpus.labels())
     elif args.labels_only:
         raise ConfigError("--labels-only needs --labels-out FILE")

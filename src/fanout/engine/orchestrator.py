@@ -38,6 +38,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 
 from fanout.store.checkpoint import CheckpointWriter, LogEntry
 from fanout.config import ModelSpec, RunSettings
+from fanout.errors import DiskFull
 from fanout.store.edit_spool import edit_rcids
 from fanout.records import VerdictRecord
 from fanout.sift.edit import Edit
@@ -179,6 +180,9 @@ class ProgressSink:
 
     def started(self, model: str) -> None: ...
 
+    def finished(self, model: str) -> None:
+        """The verdict gave up its slot (recorded, or cancelled): from `started` to here it counts as in flight."""
+
     def recorded(self, record: VerdictRecord, previous: LogEntry | None = None) -> None: ...
 
 
@@ -207,6 +211,10 @@ class RunOutcome:
     cancelled: bool = False
     """Verdicts were cancelled (grace expired or a second Ctrl-C)."""
     stop_reason: str | None = None
+    disk_full: DiskFull | None = None
+    """A file of the run did not fit: the run stopped there."""
+    unsaved: int = 0
+    """Finished verdicts whose records did not fit in the log (they run again on resume)."""
 
 
 async def orchestrate(
@@ -217,8 +225,13 @@ async def orchestrate(
     *,
     control: StopControl | None = None,
     progress: ProgressSink | None = None,
+    abandoned_usd: float = 0.0,
 ) -> RunOutcome:
-    """Run every pair not already done in the writer's log; return how the run ended."""
+    """Run every pair not already done in the writer's log; return how the run ended.
+
+    The spend cap starts from every logged attempt's cost plus `abandoned_usd`,
+    the cost of attempts cut off before they were logged (fanout.store.attempts).
+    """
     control = control or StopControl()
     progress = progress or ProgressSink()
     models = list(settings.models)
@@ -230,14 +243,14 @@ async def orchestrate(
         max_lead=settings.max_lead,
     )
     outcome = RunOutcome()
-    spend = SpendCap(settings.max_cost_usd, writer.index.spent_usd)
+    spend = SpendCap(settings.max_cost_usd, writer.index.spent_usd + abandoned_usd)
     if spend.cap_usd is not None and spend.spent_usd >= spend.cap_usd:
         control.request(f"Spend cap ${spend.cap_usd:g} already reached (${spend.spent_usd:.4f} recorded)")
     # Bounded, and a verdict keeps its slot until its record is queued: when the writer falls behind
     # (fsync, YAML), new verdicts wait instead of finished records piling up in memory.
     send, receive = anyio.create_memory_object_stream[VerdictRecord](settings.concurrency)
     async with anyio.create_task_group() as tg:
-        tg.start_soon(_write_records, receive, writer, progress, outcome)
+        tg.start_soon(_write_records, receive, writer, progress, outcome, control, settings.grace_s)
         async with send:
             await _run_verdicts(schedule, edits, models, verdict_fn, send, settings, control, progress, outcome, spend)
     outcome.stop_reason = control.reason
@@ -265,7 +278,8 @@ async def _run_verdicts(
                     await control.wakeup.wait()
                     continue
                 progress.started(models[pair.model].name)
-                tg.start_soon(_run_one, pair, edits[pair.edit], models[pair.model], verdict_fn, send, schedule, settings, control, spend)
+                tg.start_soon(_run_one, pair, edits[pair.edit], models[pair.model], verdict_fn, send, schedule, settings, control, spend,
+                              progress)
                 # Let it take its first step before the next starts: a verdict builds its prompt before its
                 # first await, and 256 of them in one go held the loop (and every reply waiting on it) for half a second.
                 await anyio.lowlevel.checkpoint()
@@ -289,6 +303,7 @@ async def _run_one(
     settings: RunSettings,
     control: StopControl,
     spend: SpendCap,
+    progress: ProgressSink,
 ) -> None:
     """One verdict. A cancelled verdict sends nothing: it is not a result and runs on resume.
 
@@ -311,6 +326,7 @@ async def _run_one(
                 return
     finally:
         schedule.finish(pair)
+        progress.finished(model.name)
         control.wakeup.notify()
     if spend.add(record.cost_usd) and not control.stopping:
         control.request(f"Spend cap ${spend.cap_usd:g} reached (${spend.spent_usd:.4f} spent)", grace_s=settings.grace_s)
@@ -324,6 +340,7 @@ def failure_record(edit: Edit, model: ModelSpec, exc: BaseException, duration_s:
         model.name,
         "error",
         error=f"verdict failed: {detail}" if not isinstance(exc, TimeoutError) else "verdict did not return after its timeout",
+        cost_source="unknown",
         duration_s=round(duration_s, 3),
     )
 
@@ -333,8 +350,10 @@ async def _write_records(
     writer: CheckpointWriter,
     progress: ProgressSink,
     outcome: RunOutcome,
+    control: StopControl,
+    grace_s: float,
 ) -> None:
-    """The single writer. File work runs in a thread so fsync never stalls the event loop; records
+    """The single writer. A full disk stops the run as a first Ctrl-C does. File work runs in a thread so fsync never stalls the event loop; records
     already waiting go over in one hop (each still appended, fsynced and viewed on its own)."""
     async with receive:
         async for record in receive:
@@ -344,7 +363,26 @@ async def _write_records(
                     batch.append(receive.receive_nowait())
                 except (anyio.WouldBlock, anyio.EndOfStream):
                     break
-            previous = await anyio.to_thread.run_sync(lambda: [writer.append(r) for r in batch])
-            for done, replaced in zip(batch, previous):
+            logged = await anyio.to_thread.run_sync(lambda: _append_each(writer, batch))
+            for done, replaced in logged:
                 outcome.recorded += 1
                 progress.recorded(done, replaced)
+            outcome.unsaved += len(batch) - len(logged)
+            if writer.out_of_space is not None and outcome.disk_full is None:
+                outcome.disk_full = writer.out_of_space
+                control.request(f"Disk full at {writer.out_of_space.path}", grace_s=grace_s)
+
+
+def _append_each(writer: CheckpointWriter, batch: list[VerdictRecord]) -> list[tuple[VerdictRecord, LogEntry | None]]:
+    """The records of the batch that made it into the log, each with the entry it replaced.
+
+    On a full disk a record that does not fit is left out and the next one is
+    still tried: space freed during the grace period saves the rest.
+    """
+    logged = []
+    for record in batch:
+        try:
+            logged.append((record, writer.append(record)))
+        except DiskFull:
+            continue
+    return logged

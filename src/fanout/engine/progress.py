@@ -15,6 +15,7 @@ from typing import TextIO
 
 import anyio
 
+from fanout.store.attempts import SpendTotals
 from fanout.store.checkpoint import LogEntry, LogIndex
 from fanout.engine.orchestrator import ProgressSink
 from fanout.records import STATUSES, VerdictRecord
@@ -22,37 +23,58 @@ from fanout.records import STATUSES, VerdictRecord
 
 @dataclass
 class Tally:
-    """Status counts per model and spend, over the latest record of each pair."""
+    """Status counts per model over the latest record of each pair; spend over every attempt.
+
+    Spend counts each attempt once it is paid for: a pair's superseded
+    attempts (an `error` retried on resume), and attempts cut off by a kill
+    and settled on the next start (fanout.store.attempts).
+    """
 
     total: int
     models: list[str]
     by_model: dict[str, Counter[str]] = field(default_factory=dict)
     spent_usd: float = 0.0
+    """Known cost of every attempt: reported, looked up or estimated."""
+    estimated_usd: float = 0.0
+    """The part of spent_usd estimated from tokens and prices."""
     unknown_cost: int = 0
+    """Attempts whose cost is unknown, wholly or in part (spent_usd leaves it out)."""
 
     @classmethod
-    def from_index(cls, index: LogIndex, total: int, models: list[str]) -> Tally:
-        """The tally of the index's latest entries, from its per-model counts (a million pairs in milliseconds)."""
+    def from_index(cls, index: LogIndex, total: int, models: list[str], abandoned: SpendTotals = SpendTotals()) -> Tally:
+        """The tally of the index's latest entries, from its per-model counts (a million pairs in milliseconds),
+        and the spend of every line plus the abandoned attempts'."""
         tally = cls(total, list(models))
-        for model, (statuses, cost, unknown) in index.counts().items():
+        for model, statuses in index.counts().items():
             tally.by_model.setdefault(model, Counter()).update(statuses)
             if model not in tally.models:
                 tally.models.append(model)
-            tally.spent_usd += cost
-            tally.unknown_cost += unknown
+        tally.spent_usd = index.spent_usd + abandoned.spent_usd
+        tally.estimated_usd = index.estimated_usd + abandoned.estimated_usd
+        tally.unknown_cost = index.unknown_cost_lines + abandoned.unknown
         return tally
 
     def add(self, model: str, entry: LogEntry, previous: LogEntry | None) -> None:
+        """A new record: it replaces the pair's previous status, and its cost adds to the spend (the previous
+        attempt's cost was real money too)."""
         counts = self.by_model.setdefault(model, Counter())
         if model not in self.models:
             self.models.append(model)
         if previous is not None:
             counts[previous.status] -= 1
-            self.spent_usd -= previous.cost_usd or 0.0
-            self.unknown_cost -= previous.cost_usd is None
         counts[entry.status] += 1
         self.spent_usd += entry.cost_usd or 0.0
-        self.unknown_cost += entry.cost_usd is None
+        self.estimated_usd += (entry.cost_usd or 0.0) if entry.cost_source == "estimated" else 0.0
+        self.unknown_cost += entry.cost_usd is None or entry.cost_source == "unknown"
+
+    def spend_text(self) -> str:
+        """`$0.4100`, saying how much of it is estimated and how many attempts' cost is unknown."""
+        notes = []
+        if self.estimated_usd:
+            notes.append(f"${self.estimated_usd:.4f} of it estimated")
+        if self.unknown_cost:
+            notes.append(f"+ unknown cost of {self.unknown_cost} attempt(s)")
+        return f"${self.spent_usd:.4f}" + (f" ({'; '.join(notes)})" if notes else "")
 
     @property
     def done(self) -> int:
@@ -77,9 +99,13 @@ class Progress(ProgressSink):
     def started(self, model: str) -> None:
         self.in_flight[model] += 1
 
+    def finished(self, model: str) -> None:
+        """Counted when the slot frees, not when the writer logs the record: a verdict started in the freed slot
+        would otherwise be counted beside the one still in the writer's queue (9 in flight at concurrency 8)."""
+        self.in_flight[model] -= 1
+
     def recorded(self, record: VerdictRecord, previous: LogEntry | None = None) -> None:
-        self.in_flight[record.model] -= 1
-        entry = LogEntry(record.status, record.cost_usd, record.file_name())
+        entry = LogEntry(record.status, record.cost_usd, record.file_name(), record.cost_source)
         self.tally.add(record.model, entry, previous)
         self.session_done += 1
         if record.status == "error" and record.error:
@@ -108,7 +134,7 @@ class Progress(ProgressSink):
             f"{sum(self.in_flight.values())} in flight",
             f"{self.per_minute():.1f}/min",
             f"ETA {format_duration(eta)}" if eta is not None else "ETA -",
-            f"${t.spent_usd:.4f}",
+            t.spend_text(),
             f"errors {t.count('error')}",
             f"timeouts {t.count('timeout')}",
         ]

@@ -13,12 +13,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from fanout.config import require_count
 from fanout.engine.progress import Tally, format_duration, status_table
 from fanout.errors import ConfigError
+from fanout.store.attempts import abandoned_totals, read_abandoned, unsettled_attempts
 from fanout.store.checkpoint import iter_log, log_path, read_index
+from fanout.store.log_index import DamagedLine
 from fanout.store.manifest import Manifest, load_manifest
 
 RATE_WINDOW = 200
@@ -46,6 +48,10 @@ class StatusReport:
     """None for a log whose manifest is missing: models and total then come from the log."""
     tally: Tally
     scan: LogScan
+    unsettled: int = 0
+    """Attempts with an in-flight file: running now, or cut off since the run last started."""
+    damaged: tuple[DamagedLine, ...] = ()
+    """Lines of the log that are not records: skipped here, set aside by the next run."""
 
     @property
     def total(self) -> int:
@@ -62,22 +68,25 @@ def read_status(run_dir: Path, *, n_errors: int = DEFAULT_ERRORS) -> StatusRepor
     index = read_index(path)
     models = manifest.models if manifest else sorted({m for _, m in index.entries})
     total = manifest.total_pairs if manifest else len(index.entries)
-    return StatusReport(run_dir, manifest, Tally.from_index(index, total, models), scan_log(path, n_errors))
+    tally = Tally.from_index(index, total, models, abandoned_totals(read_abandoned(run_dir)))
+    return StatusReport(
+        run_dir, manifest, tally, scan_log(path, n_errors), unsettled_attempts(run_dir), tuple(index.damaged)
+    )
 
 
 def scan_log(path: Path, n_errors: int) -> LogScan:
     """The newest error messages and the recent verdicts per minute, in one pass over the log."""
     errors: deque[RecentError] = deque(maxlen=n_errors)
     finished: deque[datetime] = deque(maxlen=RATE_WINDOW)
-    for data in iter_log(path):
-        if data.get("status") == "error" and n_errors > 0:
-            errors.append(RecentError(data["model"], data["edit_rcid"], data.get("error")))
-        finished.append(_finish_time(data))
+    for record in iter_log(path):
+        if record.status == "error" and n_errors > 0:
+            errors.append(RecentError(record.model, record.edit_rcid, record.error))
+        finished.append(_finish_time(record.timestamp))
     return LogScan(list(errors), _per_minute(finished))
 
 
-def _finish_time(data: dict[str, Any]) -> datetime:
-    return datetime.fromisoformat(str(data["timestamp"]).replace("Z", "+00:00"))
+def _finish_time(timestamp: str) -> datetime:
+    return datetime.fromisoformat(str(timestamp).replace("Z", "+00:00"))
 
 
 def _per_minute(finished: deque[datetime]) -> float | None:
@@ -89,8 +98,10 @@ def render_status(report: StatusReport) -> list[str]:
     """The report as terminal lines: totals, sessions, rate and time left, the per-model table, errors."""
     tally, total, manifest = report.tally, report.total, report.manifest
     pct = 100 * tally.done / total if total else 100.0
-    unknown = f" ({tally.unknown_cost} verdict(s) with unknown cost)" if tally.unknown_cost else ""
-    lines = [f"{report.run_dir}: {tally.done}/{total} pairs done ({pct:.0f}%), spend ${tally.spent_usd:.4f}{unknown}"]
+    lines = [f"{report.run_dir}: {tally.done}/{total} pairs done ({pct:.0f}%), spend {tally.spend_text()}"]
+    if report.unsettled:
+        lines.append(f"{report.unsettled} attempt(s) in flight or cut off; a cut-off one's cost is settled "
+                     "on the next start")
     if manifest and manifest.starts:
         lines.append(f"started {manifest.starts[0]}, {len(manifest.starts)} session(s); snapshot {manifest.snapshot_path}")
     per_minute = report.scan.per_minute
@@ -99,7 +110,17 @@ def render_status(report: StatusReport) -> list[str]:
         lines.append(f"recent rate {per_minute:.1f} verdicts/min; at that rate the rest takes {format_duration(eta)}")
     lines.extend(status_table(tally))
     lines.extend(_error_lines(report.scan.errors))
+    lines.extend(_damage_lines(report.damaged))
     return lines
+
+
+def _damage_lines(damaged: Iterable[DamagedLine]) -> list[str]:
+    """What the report says of the same lines: skipped, and why; resume then sets them aside."""
+    return [
+        "skipped a torn last line (a crash mid-write); the next `fanout run` repairs the log" if d.torn
+        else f"skipped line {d.number} of the log: not a verdict record; the next `fanout run` sets it aside"
+        for d in damaged
+    ]
 
 
 def _error_lines(errors: Iterable[RecentError]) -> list[str]:

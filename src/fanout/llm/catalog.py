@@ -19,6 +19,7 @@ import httpx
 from fanout.checks import Check, Level
 from fanout.config import API_KEY_ENV, ModelSpec, is_openrouter, model_spec
 from fanout.errors import ConfigError
+from fanout.llm.cost import is_priced
 
 @dataclass(frozen=True)
 class ModelCheck(Check):
@@ -123,6 +124,8 @@ def fill_spec(spec: ModelSpec, entry: Mapping[str, Any]) -> ModelSpec:
         input_price=spec.input_price if spec.input_price is not None else _per_million(pricing.get("prompt")),
         output_price=spec.output_price if spec.output_price is not None
         else _per_million(pricing.get("completion")),
+        cached_input_price=spec.cached_input_price if spec.cached_input_price is not None
+        else _per_million(pricing.get("input_cache_read")),
     )
 
 
@@ -162,6 +165,25 @@ def require_models(checks: Sequence[ModelCheck]) -> tuple[ModelSpec, ...]:
     if failed:
         raise ConfigError("; ".join(f"{c.name}: {c.message}" for c in failed))
     return tuple(c.spec for c in checks if c.spec is not None)
+
+
+def require_known_cost(specs: Sequence[ModelSpec], base_url: str) -> None:
+    """--max-cost can only cap what it can count: refuse a model whose cost may go unreported and is unpriced.
+
+    OpenRouter reports every call's cost; another endpoint may not, and then
+    the cost is estimated from the model's prices, so a model without prices
+    could spend without limit.
+    """
+    if is_openrouter(base_url):
+        return
+    unpriced = [spec.name for spec in specs if not is_priced(spec)]
+    if unpriced:
+        example = unpriced[0]
+        raise ConfigError(
+            f"--max-cost cannot cap spending on {', '.join(unpriced)}: {base_url} may not report what a call costs, "
+            f"and no price is known to estimate it with. Give the prices in a --limits file "
+            f"({example}: {{input_price: 0.2, output_price: 0.6}}, USD per million tokens) or leave out --max-cost."
+        )
 
 
 async def check_key(http: httpx.AsyncClient, base_url: str, api_key: str | None) -> Check:

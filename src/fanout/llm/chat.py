@@ -7,7 +7,8 @@ malformed bodies are all translated there, at the boundary. Here each
 attempt first waits for its model's limiter (fanout.llm.limits: the pace the
 user set, and the gate a 429 closes), failures are retried by the one policy
 in fanout.retry, a model that rejects response_format is asked again without
-it, and a cost OpenRouter left out of the reply is looked up afterwards.
+it, and a cost the reply left out is looked up afterwards on OpenRouter, or
+else estimated from the tokens and the model's prices (fanout.llm.cost).
 A model whose request with tools was refused is remembered, so that its
 later verdicts offer the tools in the prompt from the start
 (fanout.sift.prompted).
@@ -20,23 +21,34 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import httpx
 
 from fanout.config import ModelSpec, RunSettings, is_openrouter
 from fanout.errors import ProviderError
+from fanout.llm.cost import estimate_cost
 from fanout.llm.limits import ModelLimiter
 from fanout.llm.reply import ChatResult, ToolCall
 from fanout.retry import RetryPolicy, Sleep, call_with_retries, is_retryable_status
 
-__all__ = ["CHAT_RETRY", "ChatClient", "ChatResult", "ToolCall"]
+__all__ = ["CHAT_RETRY", "CallWatcher", "ChatClient", "ChatResult", "ToolCall"]
 """ChatResult and ToolCall are defined with the reply's reading, and are what a caller of ChatClient handles."""
 
 CHAT_RETRY = RetryPolicy(max_attempts=6, max_total_wait_s=600.0, base_wait_s=2.0, max_wait_s=60.0)
 GENERATION_ATTEMPTS = 5
 GENERATION_DELAY_S = 0.5
+
+
+class CallWatcher(Protocol):
+    """Hears of each chat call of one verdict as it happens (see ChatClient.complete)."""
+
+    def sent(self) -> None: ...
+
+    def answered(self, result: ChatResult) -> None: ...
+
+    def failed(self) -> None: ...
 
 
 class ChatClient:
@@ -81,8 +93,30 @@ class ChatClient:
         *,
         tools: list[dict[str, Any]] | None = None,
         json_mode: bool = False,
+        watcher: CallWatcher | None = None,
     ) -> ChatResult:
-        """One logical chat call: retried per the policy; raises ProviderError when it gives up."""
+        """One logical chat call: retried per the policy; raises ProviderError when it gives up.
+
+        `watcher` hears of the call when it goes out and when it is answered
+        (before any cost lookup), so that its response id is known even if
+        the process dies before the verdict is recorded.
+        """
+        if watcher is not None:
+            watcher.sent()
+        try:
+            result = await self._answer(model, messages, tools, json_mode)
+        except ProviderError:
+            if watcher is not None:
+                watcher.failed()
+            raise
+        if watcher is not None:
+            watcher.answered(result)
+        await self.complete_cost(result, model)
+        return result
+
+    async def _answer(
+        self, model: ModelSpec, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, json_mode: bool
+    ) -> ChatResult:
         use_json = json_mode and model.name not in self._no_json_mode
         try:
             result = await self._complete_with_retries(model, messages, tools, use_json)
@@ -93,9 +127,19 @@ class ChatClient:
             use_json = False
             result = await self._complete_with_retries(model, messages, tools, False)
         result.json_mode_used = use_json
-        if result.cost_usd is None and self._generation_lookup and result.response_id:
-            result.cost_usd = await self.generation_cost(result.response_id)
         return result
+
+    async def complete_cost(self, result: ChatResult, model: ModelSpec) -> None:
+        """Fill in a cost the response left out: OpenRouter's /generation, else tokens x the model's prices."""
+        if result.cost_usd is not None:
+            return
+        if self._generation_lookup and result.response_id:
+            result.cost_usd = await self.generation_cost(result.response_id)
+            if result.cost_usd is not None:
+                result.cost_source = "generation"
+                return
+        result.cost_usd = estimate_cost(model, result.prompt_tokens, result.completion_tokens, result.cached_tokens)
+        result.cost_source = "estimated" if result.cost_usd is not None else "unknown"
 
     async def _complete_with_retries(
         self,

@@ -69,7 +69,27 @@ class Endpoint:
         except openai.APIConnectionError as exc:  # no response at all: the cause says why
             detail = redact(str(exc.__cause__ or exc), self._secret)
             raise ProviderError(f"cannot reach the endpoint: {detail}", retryable=True) from exc
-        return parse_completion(read_completion(response.content), secret=self._secret)
+        return without_secret(parse_completion(read_completion(response.content), secret=self._secret), self._secret)
+
+
+def without_secret(result: ChatResult, secret: str | None) -> ChatResult:
+    """The reply with the key cut out of everything the model (or the server) wrote.
+
+    An endpoint that echoes the key would otherwise get it into the log, the
+    views, the report and the search cache, and send it on as a tool argument
+    (a search query, a URL to fetch). Redacted here, before anything reads it.
+    """
+    if not secret:
+        return result
+    if result.content is not None:
+        result.content = redact(result.content, secret)
+    if result.served_model is not None:
+        result.served_model = redact(result.served_model, secret)
+    result.tool_calls = [
+        call._replace(name=redact(call.name, secret), arguments=redact(call.arguments, secret))
+        for call in result.tool_calls
+    ]
+    return result
 
 
 def read_completion(content: bytes) -> ChatCompletion:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from fanout.errors import ProviderError
+from fanout.llm.cost import CostSource
 from fanout.retry import is_retryable_status, retry_after_from_metadata
 
 if TYPE_CHECKING:
@@ -46,7 +47,11 @@ class ChatResult:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = None
-    """USD as the provider reported it; None = unknown (local servers), never a guess."""
+    """USD for this call; None = unknown, never a guess (see cost_source for where it came from)."""
+    cost_source: CostSource = "unknown"
+    """reported (in the response), generation (looked up), estimated (tokens x prices) or unknown."""
+    cached_tokens: int = 0
+    """Prompt tokens the provider read from its cache (`usage.prompt_tokens_details.cached_tokens`)."""
     response_id: str | None = None
     served_model: str | None = None
     json_mode_used: bool = False
@@ -72,13 +77,16 @@ def parse_completion(completion: ChatCompletion, *, secret: str | None = None) -
     message = _field(choice, "message")
     tool_calls = parse_tool_calls(_field(message, "tool_calls"))
     usage = completion.usage
+    cost = _cost(_field(usage, "cost"))
     return ChatResult(
         content=message_text(_field(message, "content")),
         tool_calls=tool_calls,
         finish_reason=finish_reason or ("tool_calls" if tool_calls else "stop"),
         prompt_tokens=int(_field(usage, "prompt_tokens") or 0),
         completion_tokens=int(_field(usage, "completion_tokens") or 0),
-        cost_usd=_cost(_field(usage, "cost")),
+        cost_usd=cost,
+        cost_source="reported" if cost is not None else "unknown",
+        cached_tokens=int(_field(_field(usage, "prompt_tokens_details"), "cached_tokens") or 0),
         response_id=completion.id,
         served_model=completion.model,
     )
@@ -151,6 +159,17 @@ def _status_code(code: Any) -> int | None:
     return value if 100 <= value <= 599 else None
 
 
+SECRET_TAIL_CHARS = 16
+"""A key's last dash-separated part this long is secret on its own (`sk-or-v1-<64 hex>`)."""
+
+
 def redact(text: str, secret: str | None) -> str:
-    """Keep a key out of error messages that echo the request back."""
-    return text.replace(secret, "[redacted]") if secret else text
+    """Keep a key out of text that may echo it: error messages, and what the model writes.
+
+    The key's body without its prefix is cut out too: a prefix stripped is still a leak.
+    """
+    if not secret:
+        return text
+    text = text.replace(secret, "[redacted]")
+    tail = secret.rsplit("-", 1)[-1]
+    return text.replace(tail, "[redacted]") if tail != secret and len(tail) >= SECRET_TAIL_CHARS else text

@@ -25,6 +25,7 @@ class RecordDetails(TypedDict, total=False):
     sources: list[Source]
     token_usage: Usage
     cost_usd: float | None
+    cost_source: str | None
     served_model: str | None
     error: str | None
     raw_verdict: str | None

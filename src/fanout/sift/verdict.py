@@ -14,10 +14,12 @@ tokens and cost it had spent. Trouble from the model or the provider becomes a
 record status (ok, timeout, incomplete, invalid_json, error), never an
 exception; cancellation from outside (Ctrl-C) is not caught and not recorded.
 
-Cost: the sum of the costs the endpoint reported. When some calls reported a
-cost and others did not, the record keeps the partial sum and says so in its
+Cost: the sum of the calls' costs (reported, looked up or estimated; see
+fanout.llm.cost), and `cost_source`, the weakest of their sources. When some
+calls' costs are unknown, the record keeps the partial sum and says so in its
 warnings (an undercount that is flagged is more useful than no figure); when
-no call reported one (local servers), cost_usd is None, meaning unknown.
+no call's cost is known, cost_usd is None, meaning unknown. A call cut off by
+the timeout may still be billed, so it makes the source unknown too.
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ from fanout.config import ModelSpec, RunSettings
 from fanout.sift.edit import Edit
 from fanout.sift.edit_context import build_edit_context, shown_reference_urls
 from fanout.errors import ProviderError
-from fanout.llm.chat import ChatClient, ChatResult, ToolCall, rejects_tools
+from fanout.llm.chat import CallWatcher, ChatClient, ChatResult, ToolCall, rejects_tools
+from fanout.llm.cost import CostSource, weakest
 from fanout.sift import prompted
 from fanout.sift.prompt import REPAIR_REQUEST, VERDICT_REQUEST, Prompt
 from fanout.sift.provenance import check_provenance, rule_violations
@@ -68,6 +71,11 @@ class Investigation:
     usage: Usage = field(default_factory=Usage)
     known_cost: float = 0.0
     calls_without_cost: int = 0
+    cost_sources: set[CostSource] = field(default_factory=set)
+    call_pending: bool = False
+    """A chat call is out and not yet answered: if time runs out now, its cost is unknown."""
+    watcher: CallWatcher | None = None
+    """Hears of each chat call as it happens (the run's journal of calls in flight)."""
     tool_log: list[ToolCallLog] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     served_model: str | None = None
@@ -83,14 +91,15 @@ class Investigation:
     """How the tools are offered: `native` (the request's tools) or `prompted` (fanout.sift.prompted)."""
 
     @classmethod
-    def start(cls, system: str, user: str) -> Investigation:
-        return cls(messages=[{"role": "system", "content": system}, {"role": "user", "content": user}])
+    def start(cls, system: str, user: str, watcher: CallWatcher | None = None) -> Investigation:
+        return cls(messages=[{"role": "system", "content": system}, {"role": "user", "content": user}], watcher=watcher)
 
     def account(self, result: ChatResult, model: ModelSpec) -> None:
         """Add one chat call's tokens and cost; warn once when the prompt nears the window."""
         self.usage.turns += 1
         self.usage.prompt_tokens += result.prompt_tokens
         self.usage.completion_tokens += result.completion_tokens
+        self.cost_sources.add(result.cost_source)
         if result.cost_usd is None:
             self.calls_without_cost += 1
         else:
@@ -121,6 +130,12 @@ class Investigation:
             return None
         return self.known_cost
 
+    def cost_source(self) -> CostSource:
+        """The weakest source of the calls' costs; unknown when no call was answered or one was cut off."""
+        if self.call_pending or not self.cost_sources:
+            return "unknown"
+        return weakest(self.cost_sources) or "unknown"
+
     def record_tool(self, turn: int, call: ToolCall, text: str, ok: bool, final_url: str | None = None) -> None:
         """Log one tool call; a successful fetch's final URL is this verdict's evidence of what it read."""
         self.tool_log.append(ToolCallLog(turn, call.name, call.arguments, shorten(text), ok, final_url))
@@ -149,10 +164,14 @@ async def run_verdict(
     prompt: Prompt,
     max_turns: int = RunSettings.max_turns,
     timeout_s: float = RunSettings.verdict_timeout_s,
+    watcher: CallWatcher | None = None,
 ) -> VerdictRecord:
-    """Both phases for one (edit, model) pair, within `timeout_s`; always returns a record."""
+    """Both phases for one (edit, model) pair, within `timeout_s`; always returns a record.
+
+    `watcher` hears of each chat call as it happens (ChatClient.complete).
+    """
     started = time.monotonic()
-    state = Investigation.start(prompt.text, build_edit_context(edit))
+    state = Investigation.start(prompt.text, build_edit_context(edit), watcher)
     if chat.tool_protocol(model) == "prompted":
         use_prompted(state)
     outcome = Outcome("timeout", error=f"no verdict within {timeout_s:g} s")
@@ -306,7 +325,13 @@ async def ask(
 ) -> ChatResult:
     """One chat call on the conversation so far, trimmed to fit the model's window first."""
     fit_context(state, model)
-    result = await chat.complete(model, state.messages, tools=tools, json_mode=json_mode)
+    state.call_pending = True
+    try:
+        result = await chat.complete(model, state.messages, tools=tools, json_mode=json_mode, watcher=state.watcher)
+    except ProviderError:
+        state.call_pending = False  # a call that failed was answered with an error: nothing was generated
+        raise
+    state.call_pending = False
     state.account(result, model)
     return result
 
@@ -448,6 +473,8 @@ def build_record(
             f"cost unknown for {state.calls_without_cost} of {state.usage.turns} chat calls; "
             "cost_usd counts only the others"
         )
+    if state.call_pending:
+        warnings.append("a chat call was cut off by the timeout; what it cost (if anything) is unknown")
     sources, provenance_warnings = check_provenance(
         (Source(s["url"], s["supports_claim"], s["provenance"]) for s in verdict.get("sources", [])),
         state.tool_log, shown_reference_urls(edit),
@@ -465,6 +492,7 @@ def build_record(
         sources=sources,
         token_usage=state.usage,
         cost_usd=state.cost_usd(),
+        cost_source=state.cost_source(),
         served_model=state.served_model,
         error=outcome.error,
         investigation_cut_off=state.cut_off,

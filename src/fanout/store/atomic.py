@@ -7,11 +7,16 @@ new one, never a mix.
 
 from __future__ import annotations
 
+import errno
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from fanout.errors import DiskFull
 
 _SAFE_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 """libyaml's emitter when PyYAML has it: ten times faster on a verdict record (2 ms instead of 20),
@@ -77,10 +82,29 @@ def _float_text(value: float) -> str:
 
 
 def write_atomically(path: Path, text: str) -> None:
-    """Temp file in the same directory, fsync, rename: readers never see half a file."""
+    """Temp file in the same directory, fsync, rename: readers never see half a file.
+
+    A write that fails (a full disk: DiskFull) takes its temp file with it.
+    """
     tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    with removed_on_failure(tmp, path):
+        with tmp.open("w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+
+
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+@contextmanager
+def removed_on_failure(tmp: Path, target: Path) -> Iterator[None]:
+    """Delete `tmp` when the block fails; a full disk becomes DiskFull naming `target`, the file that did not fit."""
+    try:
+        yield
+    except BaseException as exc:
+        tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError) and exc.errno in DISK_FULL:
+            raise DiskFull(target) from exc
+        raise

@@ -15,6 +15,7 @@ resume does not have to read the whole of it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -22,15 +23,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from fanout.errors import ConfigError
-from fanout.store.atomic import dump_yaml, write_atomically
+from fanout.errors import DiskFull
+from fanout.store.atomic import DISK_FULL, dump_yaml, write_atomically
+from fanout.store.attempts import discard_attempt
 from fanout.store.layout import INDEX_NAME, LOG_NAME, VERDICT_DIR
-from fanout.store.log_index import LogEntry, LogIndex, read_index, save_index
-from fanout.records import VerdictRecord, log_line
+from fanout.store.log_index import DamagedLine, LogEntry, LogIndex, read_index, save_index
+from fanout.records import VerdictRecord, log_line, parse_record
 
 __all__ = [
     "CheckpointWriter", "LogEntry", "LogIndex", "iter_log", "log_path", "read_index",
-    "read_records", "repair_torn_tail", "restore_missing_views",
+    "read_records", "repair_torn_tail", "restore_missing_views", "set_aside_damaged",
 ]
 
 SAVE_EVERY_S = 60.0
@@ -105,34 +107,55 @@ def _free_aside_path(path: Path) -> Path:
     return aside
 
 
-def iter_log(path: Path) -> Iterator[dict[str, Any]]:
-    """Every record dict in the log, streamed; a corrupt middle line is an error.
+def iter_log(path: Path) -> Iterator[VerdictRecord]:
+    """Every record in the log, streamed; lines that are not records are skipped.
 
-    A bad line in the middle cannot come from a crash (see repair_torn_tail), so
-    it is reported rather than skipped: skipping it would quietly lose a result.
+    Which lines those are, read_index says (LogIndex.damaged); a run sets them
+    aside (set_aside_damaged) and the readers say so, so none is lost quietly.
     """
     if not path.exists():
         return
     with path.open("rb") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield json.loads(line)
-            except ValueError as exc:
-                raise ConfigError(
-                    f"{path}: line {number} is not valid JSON ({exc}). The log was edited or "
-                    "damaged; move that line out of the file and run again."
-                ) from None
+        for line in fh:
+            if line.strip() and (record := parse_record(line)) is not None:
+                yield record
 
 
 def read_records(run_dir: Path) -> list[VerdictRecord]:
     """The latest record per (edit, model), in first-logged order."""
     latest: dict[tuple[int, str], VerdictRecord] = {}
-    for data in iter_log(log_path(run_dir)):
-        record = VerdictRecord.from_dict(data)
+    for record in iter_log(log_path(run_dir)):
         latest[record.key] = record
     return list(latest.values())
+
+
+def set_aside_damaged(path: Path, damaged: list[DamagedLine]) -> Path | None:
+    """Copy lines that are not records out of the log (as a torn tail is), then blank them in place.
+
+    A bad line in the middle does not come from a crash: it was edited in or
+    damaged. It is kept in `checkpoint.torn-N.jsonl` (fsynced first) and
+    overwritten with spaces of its own length, so the offsets of every other
+    line, and a saved index, stay true; every reader skips a blank line.
+    """
+    if not damaged:
+        return None
+    aside = _free_aside_path(path)
+    with path.open("r+b") as fh:
+        lines = [os.pread(fh.fileno(), d.end - d.start, d.start) for d in damaged]
+        _write_synced(aside, b"".join(line if line.endswith(b"\n") else line + b"\n" for line in lines))
+        for d, line in zip(damaged, lines):
+            blank = b" " * (len(line) - 1) + b"\n" if line.endswith(b"\n") else b" " * len(line)
+            os.pwrite(fh.fileno(), blank, d.start)
+        fh.flush()
+        os.fsync(fh.fileno())
+    return aside
+
+
+def _write_synced(path: Path, data: bytes) -> None:
+    with path.open("wb") as out:
+        out.write(data)
+        out.flush()
+        os.fsync(out.fileno())
 
 
 class CheckpointWriter:
@@ -149,22 +172,32 @@ class CheckpointWriter:
         self.verdict_dir = run_dir / VERDICT_DIR
         self.verdict_dir.mkdir(parents=True, exist_ok=True)
         self.index = index
-        self._fh = log_path(run_dir).open("ab")
+        self._fh = log_path(run_dir).open("ab", buffering=0)
         self._offset = self._fh.seek(0, os.SEEK_END)
         self._saved_at = time.monotonic()
+        self.out_of_space: DiskFull | None = None
+        """Set when a file of the run did not fit; the writer's caller stops the run."""
 
     def append(self, record: VerdictRecord) -> LogEntry | None:
-        """Make the record durable, then visible; returns the entry it supersedes."""
+        """Make the record durable, then visible; returns the entry it supersedes.
+
+        On a full disk the log is cut back to its last whole line and DiskFull
+        raised: the record is not logged. A view that does not fit leaves no
+        temp file and is rebuilt on resume; the record is logged, and
+        `out_of_space` says the disk is full.
+        """
         data = record.to_dict()
         line = log_line(data)
-        self._fh.write(line)
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
-        self._offset += len(line)
-        entry = LogEntry(record.status, record.cost_usd, record.file_name())
+        self._append_line(line)
+        discard_attempt(self.run_dir, record.edit_rcid, record.model)  # its calls' cost is in the record now
+        entry = LogEntry(record.status, record.cost_usd, record.file_name(), record.cost_source)
         verified, self.index.views_verified = self.index.views_verified, False  # until this view exists
         previous = self.index.put(record.key, entry, self._offset)
-        write_atomically(self.verdict_dir / entry.file_name, dump_yaml(record.yaml_view(data)))
+        try:
+            write_atomically(self.verdict_dir / entry.file_name, dump_yaml(record.yaml_view(data)))
+        except DiskFull as exc:
+            self.out_of_space = exc
+            return previous
         if previous is not None and previous.file_name != entry.file_name:
             (self.verdict_dir / previous.file_name).unlink(missing_ok=True)
         self.index.views_verified = verified
@@ -172,13 +205,34 @@ class CheckpointWriter:
             self._save()
         return previous
 
+    def _append_line(self, line: bytes) -> None:
+        """Write, fsync; unbuffered, so a failed write leaves nothing queued to land later."""
+        fd = self._fh.fileno()
+        try:
+            written = 0
+            while written < len(line):
+                written += os.write(fd, line[written:])
+            os.fsync(fd)
+        except OSError as exc:
+            with contextlib.suppress(OSError):  # cannot cut it back: the next start repairs the torn tail instead
+                os.ftruncate(fd, self._offset)
+            if exc.errno in DISK_FULL:
+                self.out_of_space = DiskFull(log_path(self.run_dir))
+                raise self.out_of_space from exc
+            raise
+        self._offset += len(line)
+
     def _time_to_save(self) -> bool:
         grown = self.index.lines - self.index.saved_lines
         due = max(SAVE_MIN_LINES, SAVE_GROWTH * self.index.saved_lines)
         return grown >= due and time.monotonic() - self._saved_at >= SAVE_EVERY_S
 
     def _save(self, *, closing: bool = False) -> None:
-        save_index(self.index, self.run_dir / INDEX_NAME, views_dir=self.verdict_dir if closing else None)
+        """Save the index; on a full disk, not (it is a cache: the next start reads the log instead)."""
+        try:
+            save_index(self.index, self.run_dir / INDEX_NAME, views_dir=self.verdict_dir if closing else None)
+        except DiskFull:
+            pass
         self._saved_at = time.monotonic()
 
     def close(self) -> None:
@@ -214,9 +268,32 @@ def restore_missing_views(run_dir: Path, index: LogIndex) -> int:
             leftover.unlink()
         present = set(os.listdir(verdict_dir))
         missing = [p for p in index.latest_positions() if index.file_name_at(p) not in present]
+        missing = _adopt_legacy_views(verdict_dir, index, missing, present)
     _rebuild_views(run_dir, index, missing)
     index.views_verified = True
     return len(missing)
+
+
+def _adopt_legacy_views(verdict_dir: Path, index: LogIndex, missing: list[int], present: set[str]) -> list[int]:
+    """Rename the views of a run made before view names carried the model id's hash; returns what is still missing.
+
+    A legacy name that two models shared (`nvidia/x` and `other/x` both wrote
+    `...-x.yaml`) holds only the last one written, so it is removed and both
+    views are rebuilt from the log instead.
+    """
+    claims: dict[str, list[int]] = {}
+    for position in missing:
+        legacy = index.legacy_file_name_at(position)
+        if legacy is not None and legacy in present:
+            claims.setdefault(legacy, []).append(position)
+    adopted = set()
+    for legacy, positions in claims.items():
+        if len(positions) == 1:
+            os.replace(verdict_dir / legacy, verdict_dir / index.file_name_at(positions[0]))
+            adopted.add(positions[0])
+        else:
+            (verdict_dir / legacy).unlink()
+    return [p for p in missing if p not in adopted]
 
 
 def _rebuild_views(run_dir: Path, index: LogIndex, positions: list[int]) -> None:

@@ -35,6 +35,7 @@ from typing import BinaryIO, overload
 
 from fanout.sift.edit import Edit
 from fanout.sift.snapshot import file_sha256, stream_snapshot
+from fanout.store.atomic import removed_on_failure
 from fanout.store.layout import SPOOL_NAME
 
 FORMAT = "fanout-edit-spool"
@@ -182,10 +183,11 @@ class SpooledSnapshot:
         target = run_dir / SPOOL_NAME
         tmp = run_dir / f".{SPOOL_NAME}.{os.getpid()}.tmp"
         self._fh.seek(0)
-        with tmp.open("wb") as out:
-            while chunk := self._fh.read(1 << 20):
-                out.write(chunk)
-        os.replace(tmp, target)
+        with removed_on_failure(tmp, target):
+            with tmp.open("wb") as out:
+                while chunk := self._fh.read(1 << 20):
+                    out.write(chunk)
+            os.replace(tmp, target)
         self.from_cache = True
 
     def close(self) -> None:
@@ -240,11 +242,14 @@ def cache_edits(run_dir: Path, path: str | Path, edits: Iterable[Edit]) -> None:
 
 
 def source_stamp(path: Path) -> list[int] | None:
-    """The snapshot's size and modification time, when it was last modified over SETTLED_S ago.
+    """The snapshot's size, modification and change times, device and inode, when it was last modified over SETTLED_S ago.
 
     A resume trusts the sha256 its cache recorded for a snapshot whose stamp
     is unchanged, instead of hashing it again (0.8 s for the 300 MB behind a
-    million pairs), as git trusts a file's stat data. A file modified within
+    million pairs), as git trusts a file's stat data. The change time is what
+    makes that safe: `touch -d` or os.utime can put back a modification time
+    (and an edit can keep the size), but setting it moves the change time to
+    now, which no user can set; so does any write. A file modified within
     the last seconds gets no stamp: on a file system with coarse times it
     could still change without its time moving.
     """
@@ -254,7 +259,7 @@ def source_stamp(path: Path) -> list[int] | None:
         return None  # file_sha256 then names the problem
     if time.time_ns() - stat.st_mtime_ns < SETTLED_S * 1_000_000_000:
         return None
-    return [stat.st_size, stat.st_mtime_ns]
+    return [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_dev, stat.st_ino]
 
 
 def _open_cache(cache: Path, path: Path, source: list[int] | None) -> SpooledSnapshot | None:

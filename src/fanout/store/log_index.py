@@ -1,7 +1,8 @@
 """What resume needs to know about the checkpoint log, in little memory and found fast.
 
 Resume needs, per (edit_rcid, model), the status, cost and view file name of
-the latest line; progress needs the counts. A million-line log is about 12 GB
+the latest line; progress needs the counts, and the spend of every line (a
+retried pair's earlier attempts were paid for too). A million-line log is about 12 GB
 (a line carries the whole record), so reading it all at every resume is not an
 option, and neither is a Python object per line (about 400 bytes each).
 
@@ -30,24 +31,45 @@ import sys
 import time
 from array import array
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, KeysView, Mapping
 from dataclasses import dataclass
 from itertools import compress
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NamedTuple
 
-from fanout.errors import ConfigError
+from fanout.store.atomic import removed_on_failure
 from fanout.store.layout import INDEX_NAME, VERDICT_DIR
-from fanout.records import STATUSES, VerdictRecord, model_slug, read_line_head, read_line_key, verdict_file_name
+from fanout.records import STATUSES, legacy_model_slug, model_slug, parse_record, read_line_head, read_line_key, verdict_file_name
 
 FORMAT = "fanout-log-index"
 VERSION = 1
 COST_UNKNOWN = 0x80
 """Status byte flag: the line's cost_usd is null (the cost array then holds 0.0)."""
+COST_ESTIMATED = 0x40
+"""Status byte flag: the line's cost is estimated from tokens and prices (cost_source `estimated`)."""
+COST_PARTIAL = 0x20
+"""Status byte flag: the line's cost_usd counts only part of what it cost (cost_source `unknown`)."""
+STATUS_MASK = 0x1F
+"""The status id in a status byte, without the cost flags."""
 SAMPLED_LINES = 16
 """Lines besides the last whose keys are checked against the log before a saved index is trusted."""
+VIEW_NAMES = 2
+"""How view file names are made (2: the model's slug carries its id's hash); a saved index of other names has
+its views checked again, so resume renames the views of an older run (restore_missing_views)."""
 RACY_NS = 30_000_000
 """A directory time this close to now may still change within the same clock tick; wait it out."""
+
+
+class DamagedLine(NamedTuple):
+    """A line of the log that is not a verdict record: skipped by every reader, set aside by the next run."""
+
+    number: int
+    """Its line number (counted from the first line the reader read, which is line 1 unless an index was saved)."""
+    start: int
+    end: int
+    """Where it sits in the log, [start, end), its newline included."""
+    torn: bool
+    """The log's last line, without its newline: what a crash leaves."""
 
 
 @dataclass
@@ -57,6 +79,8 @@ class LogEntry:
     status: str
     cost_usd: float | None
     file_name: str
+    cost_source: str | None = None
+    """estimated and unknown are kept; reported and generation read back as None (both are the endpoint's own figure)."""
 
 
 class LogIndex:
@@ -70,10 +94,16 @@ class LogIndex:
     def __init__(self) -> None:
         self.lines = 0
         self.spent_usd = 0.0
-        """Recorded spend of the latest record per pair, kept as a running total."""
+        """Spend of every line, superseded attempts included: each attempt cost money (running total)."""
+        self.estimated_usd = 0.0
+        """The part of spent_usd that is estimated from tokens and prices."""
+        self.unknown_cost_lines = 0
+        """Lines whose cost is unknown, wholly or in part."""
         self.views_verified = False
         self.saved_lines = 0
         """Lines covered by the saved index this one was loaded from (0: none)."""
+        self.damaged: list[DamagedLine] = []
+        """Lines of the log this read skipped because they are not records (fanout.store.checkpoint sets them aside)."""
         self._models: list[str] = []
         self._model_ids: dict[str, int] = {}
         self._slugs: list[str] = []
@@ -102,10 +132,10 @@ class LogIndex:
         latest = self._latest[model_id]
         position = latest.get(rcid)
         previous = self._entry_at(position) if position is not None else None
-        if previous is not None:
-            self.spent_usd -= previous.cost_usd or 0.0
         latest[rcid] = self._append(rcid, model_id, entry, end)
         self.spent_usd += entry.cost_usd or 0.0
+        self.estimated_usd += (entry.cost_usd or 0.0) if entry.cost_source == "estimated" else 0.0
+        self.unknown_cost_lines += entry.cost_usd is None or entry.cost_source == "unknown"
         self.lines += 1
         return previous
 
@@ -119,27 +149,46 @@ class LogIndex:
         if model_id is None:
             return set()
         retry = {i for i, s in enumerate(self._statuses) if s in retry_statuses}
-        retry_codes = {*retry, *(i | COST_UNKNOWN for i in retry)}
+        retry_codes = {i | flags for i in retry for flags in range(0, 0x100, STATUS_MASK + 1)}
         latest = self._latest[model_id]
         # map/compress keep the loop over a million pairs in C (a set comprehension took 0.65 s)
         again = compress(latest.keys(), map(retry_codes.__contains__, map(self._status.__getitem__, latest.values())))
         return set(latest.keys()).difference(again)
 
-    def counts(self) -> dict[str, tuple[Counter[str], float, int]]:
-        """Per model, over the latest entries: status counts, summed cost and how many costs are unknown."""
+    def logged_rcids(self, model: str) -> KeysView[int]:
+        """Every rcid logged for one model (a view: nothing is copied)."""
+        model_id = self._model_ids.get(model)
+        return self._latest[model_id].keys() if model_id is not None else {}.keys()
+
+    def rcids_with_status(self, model: str, statuses: frozenset[str]) -> set[int]:
+        """The rcids of one model whose latest line has one of these statuses (few, usually: what --retry runs again)."""
+        model_id = self._model_ids.get(model)
+        if model_id is None:
+            return set()
+        wanted = {i for i, s in enumerate(self._statuses) if s in statuses}
+        codes = {code for code in range(256) if code & STATUS_MASK in wanted}  # any cost flags
+        latest = self._latest[model_id]
+        return set(compress(latest.keys(), map(codes.__contains__, map(self._status.__getitem__, latest.values()))))
+
+    def counts(self) -> dict[str, Counter[str]]:
+        """Per model, the status counts of the latest entries."""
         result = {}
         for model_id, model in enumerate(self._models):
-            positions = self._latest[model_id].values()
-            codes = Counter(map(self._status.__getitem__, positions))
+            codes = Counter(map(self._status.__getitem__, self._latest[model_id].values()))
             statuses: Counter[str] = Counter()
-            unknown = 0
             for code, n in codes.items():
-                statuses[self._statuses[code & ~COST_UNKNOWN]] += n
-                if code & COST_UNKNOWN:
-                    unknown += n
-            cost = sum(map(self._cost.__getitem__, positions), 0.0)
-            result[model] = (statuses, cost, unknown)
+                statuses[self._statuses[code & STATUS_MASK]] += n
+            result[model] = statuses
         return result
+
+    def latest_end(self, key: tuple[int, str]) -> int | None:
+        """Where the latest line of a pair ends in the log (None: not logged, or its place is unknown)."""
+        rcid, model = key
+        model_id = self._model_ids.get(model)
+        position = self._latest[model_id].get(rcid) if model_id is not None else None
+        if position is None or self._end[position] < 0:
+            return None
+        return self._end[position]
 
     def latest_positions(self, since: int = 0) -> Iterator[int]:
         """Lines that hold the latest record of their pair, from line `since` on."""
@@ -150,6 +199,13 @@ class LogIndex:
 
     def file_name_at(self, position: int) -> str:
         return self._file_name(position)
+
+    def legacy_file_name_at(self, position: int) -> str | None:
+        """The name the view of line `position` had before VIEW_NAMES 2 (None for a name of another shape)."""
+        head = self._heads[self._head[position]]
+        if head.startswith("\0"):
+            return None
+        return f"{head}-{self._rcid[position]}-{legacy_model_slug(self._models[self._model[position]])}.yaml"
 
     def span(self, position: int) -> tuple[int, int] | None:
         """Where line `position` sits in the log (start, end), when known."""
@@ -193,7 +249,7 @@ class LogIndex:
         except OverflowError:  # an rcid past int64 (never from Wikidata): keep them as ints, do not save
             self._rcid = [*self._rcid, rcid]  # type: ignore[assignment]
         self._model.append(model_id)
-        self._status.append(self._status_id(str(entry.status)) | (COST_UNKNOWN if entry.cost_usd is None else 0))
+        self._status.append(self._status_id(str(entry.status)) | _cost_flags(entry))
         self._cost.append(0.0 if entry.cost_usd is None else entry.cost_usd)
         self._head.append(self._head_id(head))
         self._end.append(end)
@@ -203,13 +259,30 @@ class LogIndex:
     def _entry_at(self, position: int) -> LogEntry:
         code = self._status[position]
         cost = None if code & COST_UNKNOWN else self._cost[position]
-        return LogEntry(self._statuses[code & ~COST_UNKNOWN], cost, self._file_name(position))
+        source = "estimated" if code & COST_ESTIMATED else "unknown" if code & COST_PARTIAL else None
+        return LogEntry(self._statuses[code & STATUS_MASK], cost, self._file_name(position), source)
+
+    def _total_costs(self) -> None:
+        """spent_usd, estimated_usd and unknown_cost_lines from the arrays (a saved index, in C: milliseconds)."""
+        self.spent_usd = sum(self._cost, 0.0)
+        self.estimated_usd = sum(compress(self._cost, self._status.translate(_ESTIMATED_FLAG)), 0.0)
+        self.unknown_cost_lines = self._status.translate(_UNKNOWN_FLAGS).count(1)
 
     def _file_name(self, position: int) -> str:
         head = self._heads[self._head[position]]
         if head.startswith("\0"):
             return head[1:]
         return f"{head}-{self._rcid[position]}-{self._slugs[self._model[position]]}.yaml"
+
+
+def _cost_flags(entry: LogEntry) -> int:
+    if entry.cost_usd is None:
+        return COST_UNKNOWN
+    return {"estimated": COST_ESTIMATED, "unknown": COST_PARTIAL}.get(str(entry.cost_source), 0)
+
+
+_ESTIMATED_FLAG = bytes(int(bool(code & COST_ESTIMATED)) for code in range(256))
+_UNKNOWN_FLAGS = bytes(int(bool(code & (COST_UNKNOWN | COST_PARTIAL))) for code in range(256))
 
 
 class _Entries(Mapping[tuple[int, str], LogEntry]):
@@ -250,28 +323,27 @@ def read_index(path: Path) -> LogIndex:
 def _scan(fh: BinaryIO, index: LogIndex, *, first_line: int) -> None:
     offset = fh.tell()
     for number, line in enumerate(fh, start=first_line):
-        offset += len(line)
+        start, offset = offset, offset + len(line)
         if not line.strip():
             continue
-        key, entry = _parse_line(line, number, fh)
-        index.put(key, entry, offset)
+        parsed = _parse_line(line)
+        if parsed is None:
+            index.damaged.append(DamagedLine(number, start, offset, torn=not line.endswith(b"\n")))
+            continue
+        index.put(*parsed, offset)
 
 
-def _parse_line(line: bytes, number: int, fh: BinaryIO) -> tuple[tuple[int, str], LogEntry]:
-    """The key fields from the front of a line as the writer writes it; any other shape is parsed whole."""
+def _parse_line(line: bytes) -> tuple[tuple[int, str], LogEntry] | None:
+    """The key fields from the front of a line as the writer writes it; any other shape is parsed whole
+    (None when it is not a verdict record: not JSON, or JSON of another shape)."""
     head = read_line_head(line)
     if head is not None:
         name = verdict_file_name(head.model, head.edit_rcid, head.qid, head.property, head.timestamp)
-        return (head.edit_rcid, head.model), LogEntry(head.status, head.cost_usd, name)
-    try:
-        data = json.loads(line)
-    except ValueError as exc:
-        raise ConfigError(
-            f"{getattr(fh, 'name', 'the log')}: line {number} is not valid JSON ({exc}). The log was edited or "
-            "damaged; move that line out of the file and run again."
-        ) from None
-    key = (int(data["edit_rcid"]), str(data["model"]))
-    return key, LogEntry(data["status"], data.get("cost_usd"), VerdictRecord.from_dict(data).file_name())
+        return (head.edit_rcid, head.model), LogEntry(head.status, head.cost_usd, name, head.cost_source)
+    record = parse_record(line)
+    if record is None:
+        return None
+    return record.key, LogEntry(record.status, record.cost_usd, record.file_name(), record.cost_source)
 
 
 def _key_at(fh: BinaryIO, start: int, end: int) -> tuple[int, str] | None:
@@ -299,7 +371,7 @@ def save_index(index: LogIndex, path: Path, *, views_dir: Path | None = None) ->
         return False
     views: dict[str, bool | int | None] = {"verified": False, "dir_mtime_ns": None}
     if views_dir is not None and index.views_verified:
-        views = {"verified": True, "dir_mtime_ns": _settled_mtime_ns(views_dir)}
+        views = {"verified": True, "dir_mtime_ns": _settled_mtime_ns(views_dir), "names": VIEW_NAMES}
     heads = "\n".join(index._heads).encode("utf-8")
     header = {
         "format": FORMAT, "version": VERSION, "byteorder": sys.byteorder, "lines": index.lines,
@@ -307,13 +379,14 @@ def save_index(index: LogIndex, path: Path, *, views_dir: Path | None = None) ->
         "statuses": index._statuses, "heads": len(index._heads), "heads_bytes": len(heads), "views": views,
     }
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with tmp.open("wb") as out:
-        out.write(json.dumps(header).encode() + b"\n")
-        for name, _code in _ARRAYS:
-            out.write(getattr(index, name).tobytes())
-        out.write(bytes(index._status))
-        out.write(heads)
-    os.replace(tmp, path)
+    with removed_on_failure(tmp, path):
+        with tmp.open("wb") as out:
+            out.write(json.dumps(header).encode() + b"\n")
+            for name, _code in _ARRAYS:
+                out.write(getattr(index, name).tobytes())
+            out.write(bytes(index._status))
+            out.write(heads)
+        os.replace(tmp, path)
     index.saved_lines = index.lines
     return True
 
@@ -347,7 +420,8 @@ def _load_saved(path: Path, log: Path) -> LogIndex | None:
     views = header.get("views") or {}
     mtime = views.get("dir_mtime_ns")
     verdict_dir = log.parent / VERDICT_DIR
-    index.views_verified = bool(views.get("verified")) and mtime is not None and _mtime_ns(verdict_dir) == mtime
+    index.views_verified = (bool(views.get("verified")) and views.get("names") == VIEW_NAMES
+                            and mtime is not None and _mtime_ns(verdict_dir) == mtime)
     index.saved_lines = index.lines
     return index
 
@@ -376,7 +450,7 @@ def _arrays_from(fh: BinaryIO, header: dict[str, Any]) -> LogIndex | None:
     for position, (rcid, model_id) in enumerate(zip(index._rcid, index._model)):
         index._latest[model_id][rcid] = position
     index.lines = n
-    index.spent_usd = float(header["spent_usd"])
+    index._total_costs()  # not the header's spent_usd: indexes saved before counted only the latest attempts
     return index
 
 

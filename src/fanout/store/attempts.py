@@ -1,0 +1,244 @@
+"""Attempts that never reached the log: their chat calls written down as they happen, their cost settled later.
+
+A verdict in flight when the process dies (kill -9, a crash, a Ctrl-C that
+cancels it) leaves no record, but its chat calls may have been paid for. So
+each verdict writes its calls down in a file of its own as they happen,
+`inflight/<rcid>-<model hash>.jsonl`: a header line, then `sent` when a call
+goes out and `answered` (response id, cost, tokens) or `failed` when it comes
+back. Each line is one unbuffered write and no fsync, microseconds: it
+survives the process being killed (the kernel holds the bytes), not a power
+cut. The checkpoint writer removes the file once the verdict's record is in
+the log.
+
+On the next start every file still there is an abandoned attempt, settled
+once (`settle_abandoned`): each answered call costs what it reported, else
+what OpenRouter's /generation says for its response id, else tokens x prices;
+a call sent and never answered may have been billed too, so it makes the
+attempt's cost unknown. One line per attempt goes to `abandoned.jsonl`
+(fsynced), which progress, `fanout status`, the report and --max-cost count.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from fanout.config import ModelSpec
+from fanout.llm.cost import CostSource, estimate_cost, weakest
+from fanout.records import utc_now
+from fanout.store.atomic import DISK_FULL
+from fanout.store.layout import ABANDONED_NAME, INFLIGHT_DIR
+from fanout.store.log_index import LogIndex
+
+if TYPE_CHECKING:
+    from fanout.llm.reply import ChatResult
+
+GenerationCost = Callable[[str], Awaitable[float | None]]
+"""OpenRouter's /generation lookup: a response id in, its cost (or None) out."""
+
+
+def attempt_path(run_dir: Path, edit_rcid: int, model: str) -> Path:
+    """The in-flight file of one pair; the model is hashed, as any two model ids must give two names."""
+    digest = hashlib.sha256(model.encode()).hexdigest()[:16]
+    return run_dir / INFLIGHT_DIR / f"{edit_rcid}-{digest}.jsonl"
+
+
+def discard_attempt(run_dir: Path, edit_rcid: int, model: str) -> None:
+    """The pair's record is in the log: its in-flight file has nothing left to tell."""
+    attempt_path(run_dir, edit_rcid, model).unlink(missing_ok=True)
+
+
+class AttemptFile:
+    """One verdict's calls, written down as they happen (a CallWatcher for ChatClient.complete)."""
+
+    def __init__(self, run_dir: Path, edit_rcid: int, model: str, log_bytes: int) -> None:
+        path = attempt_path(run_dir, edit_rcid, model)
+        self._fd = -1
+        with _unless_disk_full():
+            self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
+        # log_bytes: a record of this pair that ends past it was logged by this attempt (see settle_abandoned).
+        self._write({"edit_rcid": edit_rcid, "model": model, "log_bytes": log_bytes, "started_ns": time.time_ns()})
+
+    def sent(self) -> None:
+        self._write({"e": "sent"})
+
+    def answered(self, result: ChatResult) -> None:
+        self._write({"e": "answered", "id": result.response_id, "cost": result.cost_usd, "prompt": result.prompt_tokens,
+                     "completion": result.completion_tokens, "cached": result.cached_tokens})
+
+    def failed(self) -> None:
+        self._write({"e": "failed"})
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def _write(self, line: dict[str, Any]) -> None:
+        if self._fd < 0:
+            return
+        with _unless_disk_full():
+            os.write(self._fd, json.dumps(line, separators=(",", ":")).encode() + b"\n")
+
+
+@contextmanager
+def _unless_disk_full() -> Iterator[None]:
+    """On a full disk the verdict goes on unwritten: the log's writer meets the same disk and stops the run,
+    and a record that is logged carries its own cost."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in DISK_FULL:
+            raise
+
+
+@dataclass
+class Abandoned:
+    """One line of abandoned.jsonl: an attempt that never reached the log, and what it cost."""
+
+    edit_rcid: int
+    model: str
+    attempt: str
+    """The in-flight file's name and start time: an attempt is settled once, even if settling is interrupted."""
+    calls: int
+    """Chat calls sent."""
+    cut_off: int
+    """Calls sent and never answered: billed or not, nobody can say."""
+    cost_usd: float | None
+    cost_source: CostSource
+    response_ids: list[str] = field(default_factory=list)
+    settled_at: str = ""
+
+
+class SpendTotals(NamedTuple):
+    """Money over a set of attempts: known (reported, looked up or estimated), the estimated part, and how many
+    attempts' cost is unknown in whole or in part."""
+
+    spent_usd: float = 0.0
+    estimated_usd: float = 0.0
+    unknown: int = 0
+
+
+def read_abandoned(run_dir: Path) -> list[Abandoned]:
+    """Every settled abandoned attempt; a line that cannot be read (a torn tail) is skipped."""
+    path = run_dir / ABANDONED_NAME
+    if not path.exists():
+        return []
+    found = []
+    for line in path.read_bytes().splitlines():
+        try:
+            found.append(Abandoned(**json.loads(line)))
+        except (ValueError, TypeError):
+            continue
+    return found
+
+
+def abandoned_totals(entries: list[Abandoned]) -> SpendTotals:
+    return SpendTotals(
+        sum(e.cost_usd or 0.0 for e in entries),
+        sum(e.cost_usd or 0.0 for e in entries if e.cost_source == "estimated"),
+        sum(e.cost_usd is None or e.cost_source == "unknown" for e in entries),
+    )
+
+
+def unsettled_attempts(run_dir: Path) -> int:
+    """In-flight files left behind (a run in progress, or one stopped since its last start)."""
+    try:
+        return sum(1 for name in os.listdir(run_dir / INFLIGHT_DIR) if name.endswith(".jsonl"))
+    except OSError:
+        return 0
+
+
+@dataclass(frozen=True)
+class Pricing:
+    """How calls are priced when settling: each model's spec (its prices), and OpenRouter's /generation
+    lookup when the endpoint is OpenRouter."""
+
+    models: Mapping[str, ModelSpec] = field(default_factory=dict)
+    generation_cost: GenerationCost | None = None
+
+
+async def settle_abandoned(run_dir: Path, index: LogIndex, pricing: Pricing) -> list[Abandoned]:
+    """Turn every in-flight file left by an earlier process into a line of abandoned.jsonl; returns the new lines.
+
+    A file whose pair has a record logged after the attempt started is not
+    abandoned (the process died between logging it and removing the file).
+    """
+    inflight = run_dir / INFLIGHT_DIR
+    inflight.mkdir(parents=True, exist_ok=True)
+    done = {entry.attempt for entry in read_abandoned(run_dir)}
+    settled = []
+    for path in sorted(inflight.glob("*.jsonl")):
+        header, calls = _read_attempt(path)
+        attempt = f"{path.name}@{header.get('started_ns')}" if header else path.name
+        sent = any(call.get("e") == "sent" for call in calls)  # an attempt that sent nothing cost nothing
+        if header and sent and attempt not in done and not _logged_since(index, header):
+            entry = await _settle(header, calls, attempt, pricing)
+            _append_abandoned(run_dir, entry)
+            settled.append(entry)
+        path.unlink()
+    return settled
+
+
+def _read_attempt(path: Path) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    lines = list(_json_lines(path.read_bytes()))
+    if not lines or "edit_rcid" not in lines[0] or "model" not in lines[0]:
+        return None, []
+    return lines[0], lines[1:]
+
+
+def _json_lines(data: bytes) -> Iterator[dict[str, Any]]:
+    for line in data.splitlines():
+        try:
+            value = json.loads(line)
+        except ValueError:  # the last line, torn by the kill
+            continue
+        if isinstance(value, dict):
+            yield value
+
+
+def _logged_since(index: LogIndex, header: Mapping[str, Any]) -> bool:
+    end = index.latest_end((int(header["edit_rcid"]), str(header["model"])))
+    return end is not None and end > int(header.get("log_bytes", 0))
+
+
+async def _settle(header: Mapping[str, Any], calls: list[dict[str, Any]], attempt: str, pricing: Pricing) -> Abandoned:
+    model = str(header["model"])
+    spec = pricing.models.get(model, ModelSpec(model))
+    answered = [c for c in calls if c.get("e") == "answered"]
+    sent = sum(c.get("e") == "sent" for c in calls)
+    cut_off = max(sent - len(answered) - sum(c.get("e") == "failed" for c in calls), 0)
+    priced = [await _call_cost(call, spec, pricing.generation_cost) for call in answered]
+    sources: list[CostSource] = [source for _, source in priced] + ["unknown"] * cut_off
+    known = [cost for cost, _ in priced if cost is not None]
+    return Abandoned(
+        edit_rcid=int(header["edit_rcid"]), model=model, attempt=attempt, calls=sent, cut_off=cut_off,
+        cost_usd=sum(known) if known else None,
+        cost_source=weakest(sources) or "unknown",
+        response_ids=[str(c["id"]) for c in answered if c.get("id")], settled_at=utc_now(),
+    )
+
+
+async def _call_cost(call: Mapping[str, Any], spec: ModelSpec, generation_cost: GenerationCost | None) -> tuple[float | None, CostSource]:
+    if isinstance(call.get("cost"), (int, float)):
+        return float(call["cost"]), "reported"
+    if generation_cost is not None and call.get("id"):
+        looked_up = await generation_cost(str(call["id"]))
+        if looked_up is not None:
+            return looked_up, "generation"
+    estimate = estimate_cost(spec, int(call.get("prompt") or 0), int(call.get("completion") or 0), int(call.get("cached") or 0))
+    return (estimate, "estimated") if estimate is not None else (None, "unknown")
+
+
+def _append_abandoned(run_dir: Path, entry: Abandoned) -> None:
+    with (run_dir / ABANDONED_NAME).open("ab") as fh:
+        fh.write(json.dumps(asdict(entry), separators=(",", ":")).encode() + b"\n")
+        fh.flush()
+        os.fsync(fh.fileno())

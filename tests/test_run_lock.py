@@ -1,0 +1,84 @@
+"""Invariant 8: one process owns a run directory at a time, through an OS lock that dies with its holder."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from fanout.cli import main
+from fanout.config import package_data
+
+from test_cli_run import LOCAL, one_line_error, scripted_run
+
+SAMPLE = package_data("sample_snapshot.yaml")
+pytestmark = pytest.mark.timeout(60)
+
+HOLDER = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+    from fanout.store.run_lock import hold_run_lock
+    with hold_run_lock(Path(sys.argv[1])):
+        print("locked", flush=True)
+        sys.stdin.read()
+""")
+
+
+@contextmanager
+def holder_of(run_dir: Path) -> Iterator[subprocess.Popen[str]]:
+    """Another process that owns `run_dir`, as a running `fanout run` would, from the moment it says so."""
+    with subprocess.Popen([sys.executable, "-c", HOLDER, str(run_dir)], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, text=True) as holder:
+        try:
+            assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+            yield holder
+        finally:
+            holder.kill()
+
+
+def files_of(run_dir: Path) -> dict[Path, bytes]:
+    return {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()}
+
+
+def test_a_second_run_on_a_directory_in_use_exits_2_at_once_naming_the_holder_and_writes_nothing(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    scripted_run(SAMPLE, run_dir)
+    with holder_of(run_dir) as holder:
+        before = files_of(run_dir)
+        capsys.readouterr()
+        code = main(["run", str(SAMPLE), "--run-dir", str(run_dir), *LOCAL, "--models", "m/a", "m/b", "--limit", "3"])
+        assert code == 2
+        assert one_line_error(capsys) == (
+            f"fanout run: error: {run_dir} is in use by another `fanout run` (PID {holder.pid}); "
+            "wait for it to finish or stop it, or pass another --run-dir"
+        )
+        assert files_of(run_dir) == before
+
+
+def test_status_and_report_read_a_run_whose_directory_is_locked(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    scripted_run(SAMPLE, run_dir)
+    with holder_of(run_dir):
+        capsys.readouterr()
+        assert main(["status", str(run_dir)]) == 0
+        assert capsys.readouterr().out.startswith(f"{run_dir}: 4/4 pairs done (100%)")
+        assert main(["report", str(run_dir), "-q", "--json"]) == 0
+        assert capsys.readouterr().out == f"wrote {run_dir / 'report.json'}\n"
+
+
+def test_the_lock_of_a_killed_run_never_blocks_the_resume(tmp_path):
+    run_dir = tmp_path / "run"
+    with holder_of(run_dir) as holder:
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.wait()
+    assert (run_dir / "run.lock").read_text() == f"{holder.pid}\n"  # the file stays; the lock went with its process
+    scripted_run(SAMPLE, run_dir, limit=3)
+    assert len((run_dir / "checkpoint.jsonl").read_text().splitlines()) == 6
+    assert (run_dir / "run.lock").read_text() == f"{os.getpid()}\n"
