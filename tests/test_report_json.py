@@ -73,7 +73,8 @@ def test_json_tables_are_lists_of_flat_rows_with_one_set_of_columns(run_dir: Pat
     assert data["labels"]["kind"] == "labels" and data["labels"]["labelled_edits"] == 4
     assert data["totals"]["total_cost_usd"] == 3.0
     assert data["totals"]["projected_cost_usd"] == 7.5  # 3 models x 0.25 x 10 edits
-    expected = {"health", "verdict_distribution", "pairwise_agreement", "overall_agreement", "verdicts", "committee",
+    expected = {"health", "verdict_distribution", "pairwise_agreement", "overall_agreement", "model_agreement",
+                "verdicts", "committee",
                 "human_queue", "reliability", "dawid_skene_confusion", "scores", "model_comparison", "score_confusion",
                 "cost"}
     assert set(data["tables"]) == expected
