@@ -110,7 +110,9 @@ def test_cli_writes_json_and_html_and_exits_zero(run_dir: Path, labels: Path, tm
 def test_bare_output_flags_write_into_the_run_directory(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", str(run_dir), "--json", "--html", "-q"]) == 0
     assert (run_dir / "report.json").exists() and (run_dir / "report.html").exists()
-    assert capsys.readouterr().out == f"wrote {run_dir / 'report.json'}\nwrote {run_dir / 'report.html'}\n"
+    assert capsys.readouterr().out == (f"wrote {run_dir / 'report.json'}\nwrote {run_dir / 'report.html'}\n"
+                                       f"wrote 4 edit pages in {run_dir / 'report' / 'edits'}\n")
+    assert sorted(p.name for p in (run_dir / "report" / "edits").iterdir()) == [f"{r}.html" for r in (1, 2, 3, 4)]
 
 
 def test_cli_names_a_missing_run_directory_and_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
