@@ -305,4 +305,5 @@ def test_headless_chromium_screenshots_the_first_screen(simulated_report: Path, 
     assert shot.stat().st_size > 20_000  # a blank page compresses to a few kilobytes
     wanted = os.environ.get("FANOUT_SCREENSHOT")
     if wanted:
+        Path(wanted).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(shot, wanted)
