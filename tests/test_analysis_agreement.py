@@ -9,6 +9,7 @@ from fanout.analysis.agreement import (
     cohen_kappa,
     fleiss_kappa,
     krippendorff_alpha,
+    model_agreement,
     overall_agreement,
     quadratic,
     pairwise_agreement,
@@ -131,3 +132,14 @@ def test_verdict_distribution_counts_verdicts_stances_and_missing() -> None:
     assert row["records"] == 4
     assert (row["plausible"], row["suspect"], row["incorrect"], row["missing"]) == (2, 1, 0, 1)
     assert (row["accept"], row["unsure"], row["reject"]) == (2, 0, 1)
+
+
+def test_model_agreement_is_each_model_s_mean_kappa_with_the_others_and_its_bootstrap_interval() -> None:
+    # a and b agree on every edit (kappa 1); c agrees with each exactly at chance (kappa 0).
+    # Edit 5: c gave no verdict, so it counts for the pair a-b only; edit 6: only a answered, so it counts for none.
+    columns = {"a": "yynnyy", "b": "yynny-", "c": "ynyn--"}
+    ratings = {i: {m: (v[i] if v[i] != "-" else None) for m, v in columns.items()} for i in range(6)}
+    rows = model_agreement(ratings, ["a", "b", "c"])
+    assert [(r["model"], r["others"], r["mean_kappa"]) for r in rows] == [("a", 2, 0.5), ("b", 2, 0.5), ("c", 2, 0.0)]
+    for row in rows:
+        assert row["mean_kappa_low"] <= row["mean_kappa"] <= row["mean_kappa_high"]

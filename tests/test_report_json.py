@@ -73,7 +73,8 @@ def test_json_tables_are_lists_of_flat_rows_with_one_set_of_columns(run_dir: Pat
     assert data["labels"]["kind"] == "labels" and data["labels"]["labelled_edits"] == 4
     assert data["totals"]["total_cost_usd"] == 3.0
     assert data["totals"]["projected_cost_usd"] == 7.5  # 3 models x 0.25 x 10 edits
-    expected = {"health", "verdict_distribution", "pairwise_agreement", "overall_agreement", "verdicts", "committee",
+    expected = {"health", "verdict_distribution", "pairwise_agreement", "overall_agreement", "model_agreement",
+                "verdicts", "committee",
                 "human_queue", "reliability", "dawid_skene_confusion", "scores", "model_comparison", "score_confusion",
                 "cost"}
     assert set(data["tables"]) == expected
@@ -109,7 +110,9 @@ def test_cli_writes_json_and_html_and_exits_zero(run_dir: Path, labels: Path, tm
 def test_bare_output_flags_write_into_the_run_directory(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", str(run_dir), "--json", "--html", "-q"]) == 0
     assert (run_dir / "report.json").exists() and (run_dir / "report.html").exists()
-    assert capsys.readouterr().out == f"wrote {run_dir / 'report.json'}\nwrote {run_dir / 'report.html'}\n"
+    assert capsys.readouterr().out == (f"wrote {run_dir / 'report.json'}\nwrote {run_dir / 'report.html'}\n"
+                                       f"wrote 4 edit pages in {run_dir / 'report' / 'edits'}\n")
+    assert sorted(p.name for p in (run_dir / "report" / "edits").iterdir()) == [f"{r}.html" for r in (1, 2, 3, 4)]
 
 
 def test_cli_names_a_missing_run_directory_and_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

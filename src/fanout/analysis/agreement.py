@@ -192,6 +192,42 @@ def pairwise_agreement(
     return rows
 
 
+def model_agreement(
+    ratings: Ratings[Item], models: list[str], bootstrap: Bootstrap | None = None
+) -> list[dict[str, object]]:
+    """Per model, its mean Cohen's kappa (exact verdicts) with each other model, with a 95 % interval.
+
+    The interval is the bootstrap's over the same resampled edits as the pairwise
+    table, for the mean itself: the pairs' own intervals overlap and cannot be
+    averaged into one.
+    """
+    bootstrap = bootstrap or Bootstrap(len(ratings))
+    patterns = [tuple(r.get(m) for m in models) for r in ratings.values()]
+    rows = []
+    for i, model in enumerate(models):
+        scoped = [p if p[i] is not None and sum(v is not None for v in p) > 1 else None for p in patterns]
+        rows.append({"model": model, "others": len(models) - 1,
+                     **_with_interval("mean_kappa", scoped, partial(_mean_kappa, i), bootstrap)})
+    return rows
+
+
+def _mean_kappa(index: int, patterns: Counter[tuple[Label | None, ...]]) -> float | None:
+    """The mean over the other models of the kappa between model `index` and each; None if none is defined."""
+    width = len(next(iter(patterns), ()))
+    kappas = []
+    for other in range(width):
+        if other == index:
+            continue
+        pairs: Counter[tuple[Label, Label]] = Counter()
+        for pattern, count in patterns.items():
+            if pattern[index] is not None and pattern[other] is not None:
+                pairs[(pattern[index], pattern[other])] += count
+        kappa = weighted_kappa(pairs)
+        if kappa is not None:
+            kappas.append(kappa)
+    return sum(kappas) / len(kappas) if kappas else None
+
+
 def overall_agreement(
     ratings: Ratings[Item], models: list[str], bootstrap: Bootstrap | None = None
 ) -> list[dict[str, object]]:

@@ -15,10 +15,12 @@ from typing import Any
 
 from fanout import __version__
 from fanout.analysis.agreement import (
+    model_agreement,
     overall_agreement,
     pairwise_agreement,
     verdict_distribution,
 )
+from fanout.analysis.change import Change, describe_run
 from fanout.analysis.committee import EditDecision, QueuePolicy, decide_edits
 from fanout.analysis.cost import ModelCost, cost_totals, model_costs
 from fanout.analysis.dawid_skene import DawidSkene, dawid_skene
@@ -36,6 +38,9 @@ FEW_EDITS = 30
 COMMITTEE_RULES = ("majority", "weighted", "dawid_skene")
 RULE_VIOLATION_POLICIES = ("abstain", "count")
 """What the committee does with a verdict that breaks the prompt's rules (see ReportOptions)."""
+NOTE_TOPICS = ("sample", "accuracy", "committee", "edits")
+"""sample: the whole report (how many edits); accuracy: the scores against labels; committee: its
+decisions; edits: what the edit table can show."""
 
 
 @dataclass(frozen=True)
@@ -60,8 +65,11 @@ class Report:
     costs: list[ModelCost]
     tables: dict[str, list[dict[str, Any]]]
     totals: dict[str, Any]
-    notes: list[str]
+    notes_on: dict[str, list[str]]
+    """Notes that qualify the figures, by what they qualify (NOTE_TOPICS), so a page can show each beside them."""
     generated_at: str
+    changes: dict[int, Change] = field(default_factory=dict)
+    """What each edit changed, for the edits the run's snapshot still describes."""
 
     @property
     def models(self) -> list[str]:
@@ -69,6 +77,10 @@ class Report:
 
     def table(self, name: str) -> list[dict[str, Any]]:
         return self.tables[name]
+
+    @property
+    def notes(self) -> list[str]:
+        return [note for topic in NOTE_TOPICS for note in self.notes_on.get(topic, [])]
 
     def to_json(self) -> dict[str, Any]:
         labels = None
@@ -127,6 +139,7 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
         "verdict_distribution": verdict_distribution(verdicts, run.models),
         "pairwise_agreement": pairwise_agreement(verdicts, run.models, bootstrap),
         "overall_agreement": overall_agreement(verdicts, run.models, bootstrap),
+        "model_agreement": model_agreement(verdicts, run.models, bootstrap),
         "verdicts": [_verdict_row(r, truth) for r in run.records],
         "committee": committee,
         "human_queue": [row for row in committee if row["needs_human"]],
@@ -144,10 +157,26 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
         "needs_human": len(tables["human_queue"]),
         "labelled_edits": sum(rcid in truth for rcid in by_edit),
         "best_model": best_model(model_scores, comparisons),
+        "cheapest_model": _cheapest(costs),
+        "most_agreeable_model": _most_agreeable(tables["model_agreement"]),
     }
-    notes = _notes(run, labels, consensus, weight_sources) + _rule_notes(run.records, options)
+    notes = _notes(run, labels, consensus, weight_sources)
+    notes["committee"] += _rule_notes(run.records, options)
+    changes, notes["edits"] = describe_run(run)
     generated = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return Report(run, options, labels, consensus, decisions, costs, tables, totals, notes, generated)
+    return Report(run, options, labels, consensus, decisions, costs, tables, totals, notes, generated, changes)
+
+
+def _cheapest(costs: list[ModelCost]) -> str | None:
+    """The model whose verdicts cost least on average (over those whose cost is known)."""
+    known = [c for c in costs if c.mean_cost_usd is not None]
+    return min(known, key=lambda c: c.mean_cost_usd or 0.0).model if known else None
+
+
+def _most_agreeable(rows: list[dict[str, Any]]) -> str | None:
+    """The model with the highest mean kappa with the others; None below three models (two share one kappa)."""
+    defined = [r for r in rows if r["mean_kappa"] is not None]
+    return max(defined, key=lambda r: r["mean_kappa"])["model"] if len(defined) > 2 else None
 
 
 def _committee_stance(record: VerdictRecord, options: ReportOptions) -> str | None:
@@ -322,20 +351,22 @@ def _rule_notes(records: list[VerdictRecord], options: ReportOptions) -> list[st
             f"prompt's rule; they {treated}."]
 
 
-def _notes(run: RunData, labels: Labels | None, consensus: DawidSkene, sources: Mapping[str, str]) -> list[str]:
-    notes: list[str] = []
+def _notes(
+    run: RunData, labels: Labels | None, consensus: DawidSkene, sources: Mapping[str, str]
+) -> dict[str, list[str]]:
+    notes: dict[str, list[str]] = {topic: [] for topic in NOTE_TOPICS}
     if len(run.edits) < FEW_EDITS:
-        notes.append(f"Only {len(run.edits)} edits: agreement statistics and Dawid–Skene estimates are rough.")
+        notes["sample"].append(f"Only {len(run.edits)} edits: agreement statistics and Dawid–Skene estimates are rough.")
     if labels is not None:
-        notes += labels.notes
+        notes["accuracy"] += labels.notes
         if "labels" in sources.values():
-            notes.append(
+            notes["accuracy"].append(
                 "The weighted vote weighs each model by its accuracy on the labels; each edit is decided "
                 "with weights fitted on the other edits (leave-one-out), so its score is out of sample."
             )
         unlabelled = sum(e.rcid not in labels.truth for e in run.edits)
         if unlabelled:
-            notes.append(f"{unlabelled} of {len(run.edits)} edits have no label and are not scored.")
+            notes["accuracy"].append(f"{unlabelled} of {len(run.edits)} edits have no label and are not scored.")
     if not consensus.converged:
-        notes.append(f"Dawid–Skene stopped after {consensus.iterations} iterations without converging.")
+        notes["committee"].append(f"Dawid–Skene stopped after {consensus.iterations} iterations without converging.")
     return notes

@@ -21,7 +21,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--labels", type=Path, metavar="FILE",
                         help="ground truth: a labels file ({labels: [{rcid, truth}]}) or `fanout outcomes` output")
     parser.add_argument("--html", nargs="?", const=IN_RUN_DIR, metavar="OUT",
-                        help=f"write one self-contained HTML page (default RUN_DIR/{DEFAULT_HTML})")
+                        help=f"write the HTML report (default RUN_DIR/{DEFAULT_HTML}), and a page per edit "
+                             "with the models' transcripts in a folder beside it (RUN_DIR/report/edits/)")
     parser.add_argument("--json", nargs="?", const=IN_RUN_DIR, metavar="OUT",
                         help=f"write every table as JSON rows (default RUN_DIR/{DEFAULT_JSON})")
     parser.add_argument("--project", type=int, default=500, metavar="N",
@@ -44,8 +45,9 @@ def run(args: argparse.Namespace) -> int:
         QueuePolicy,
         ReportOptions,
         build_report,
-        render_html,
+        edit_pages_dir,
         render_summary,
+        write_html_report,
     )
 
     _check_ranges(args)
@@ -53,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
         ("--json", args.json, DEFAULT_JSON), ("--html", args.html, DEFAULT_HTML)) if value is not None}
     for flag, path in outputs.items():
         refuse_run_file(path, flag)
+    if "--html" in outputs:
+        refuse_run_file(edit_pages_dir(outputs["--html"]), "--html's edit pages")
     options = ReportOptions(
         labels_path=args.labels,
         project_edits=args.project,
@@ -61,15 +65,19 @@ def run(args: argparse.Namespace) -> int:
     )
     report = build_report(args.run_dir, options)
     written = []
+    edit_pages: list[Path] = []
     if "--json" in outputs:
         text = json.dumps(report.to_json(), indent=1, ensure_ascii=False, allow_nan=False)
         written.append(_write(outputs["--json"], text))
     if "--html" in outputs:
-        written.append(_write(outputs["--html"], render_html(report)))
+        page, *edit_pages = write_html_report(report, outputs["--html"])
+        written.append(page)
     if not args.quiet:
         print(render_summary(report), end="")
     for path in written:
         print(f"wrote {path}")
+    if edit_pages:
+        print(f"wrote {len(edit_pages)} edit pages in {edit_pages[0].parent}")
     return 0
 
 
