@@ -111,7 +111,7 @@ def test_a_resumed_run_and_its_spend_cap_count_the_attempts_a_retry_superseded(t
     scripted(tmp_path, 2, fail_b=True)  # 4 verdicts, m/b's two are errors: $1.00
     retried, _, _ = scripted(tmp_path, 2, fail_b=False)  # the two errors run again: $0.50 more
     assert retried.splitlines()[-1].endswith("| 4/4 done (100%) | 0 in flight | " + retried.splitlines()[-1].split(" | ")[3]
-                                             + " | ETA 0s | $1.5000 | errors 0 | timeouts 0")
+                                             + " | ETA 0s | $1.5000 | verdicts 4 | no verdict 0 | errors 0 | timeouts 0")
     _, ran, stop_reason = scripted(tmp_path, 3, fail_b=False, max_cost=1.4)
     assert (ran, stop_reason) == ([], "Spend cap $1.4 already reached ($1.5000 recorded)")
     assert main(["status", str(tmp_path)]) == 0

@@ -99,8 +99,9 @@ def finish(report, request) -> int:  # type: ignore[no-untyped-def]
     """The last lines a user reads: what happened, and what to do next."""
     out = request.out
     tally, outcome = report.tally, report.outcome
-    print(f"Recorded {outcome.recorded} verdict(s) this session; {tally.done}/{tally.total} pairs done; "
+    print(f"Recorded {outcome.recorded} record(s) this session; {tally.done}/{tally.total} pairs done; "
           f"spend {tally.spend_text()}. Run directory: {request.run_dir}", file=out)
+    print(f"Of the pairs done: {tally.outcomes().summary()}.", file=out)
     again = "fanout " + shlex.join(sys.argv[1:]) if sys.argv[1:2] == ["run"] else "the same `fanout run` command"
     if outcome.disk_full is not None:
         if outcome.unsaved:

@@ -11,7 +11,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import NamedTuple, TextIO
 
 import anyio
 
@@ -19,6 +19,35 @@ from fanout.store.attempts import SpendTotals
 from fanout.store.checkpoint import LogEntry, LogIndex
 from fanout.engine.orchestrator import ProgressSink
 from fanout.records import STATUSES, VerdictRecord
+
+
+NO_VERDICT = ("incomplete", "invalid_json")
+"""Statuses of records that are results (kept on resume) but carry no verdict to compare."""
+
+
+class Outcomes(NamedTuple):
+    """The pairs done, by what they came to."""
+
+    verdicts: int
+    no_verdict: int
+    """incomplete and invalid_json records: the model answered, but gave no usable verdict."""
+    errors: int
+    timeouts: int
+
+    def parts(self) -> list[str]:
+        """`verdicts 1032`, `no verdict 168`, `errors 0`, `timeouts 0`: each count on its own, never folded together."""
+        return [f"verdicts {self.verdicts}", f"no verdict {self.no_verdict}", f"errors {self.errors}",
+                f"timeouts {self.timeouts}"]
+
+    def summary(self) -> str:
+        """The last word on a run: each kind counted, and a share without a verdict named as such."""
+        done = sum(self)
+        text = (f"{self.verdicts} with a verdict, {self.no_verdict} without one (incomplete or invalid_json), "
+                f"{self.errors} error(s), {self.timeouts} timeout(s)")
+        if self.no_verdict and done:
+            text += (f". {self.no_verdict / done:.0%} of the pairs done ended without a verdict: they count as done; "
+                     "`--retry incomplete,invalid_json` runs them again")
+        return text
 
 
 @dataclass
@@ -83,6 +112,11 @@ class Tally:
     def count(self, status: str) -> int:
         return sum(c[status] for c in self.by_model.values())
 
+    def outcomes(self) -> Outcomes:
+        """What the pairs done came to: a record without a verdict is done, but not a verdict."""
+        return Outcomes(self.count("ok"), sum(self.count(s) for s in NO_VERDICT), self.count("error"),
+                        self.count("timeout"))
+
 
 class Progress(ProgressSink):
     """Live counters fed by the orchestrator; rendering is someone else's job."""
@@ -135,8 +169,7 @@ class Progress(ProgressSink):
             f"{self.per_minute():.1f}/min",
             f"ETA {format_duration(eta)}" if eta is not None else "ETA -",
             t.spend_text(),
-            f"errors {t.count('error')}",
-            f"timeouts {t.count('timeout')}",
+            *t.outcomes().parts(),
         ]
         return " | ".join(parts)
 
