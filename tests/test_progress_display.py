@@ -20,10 +20,10 @@ from fanout.records import VerdictRecord
 SAMPLE = package_data("sample_snapshot.yaml")
 
 
-def scripted_record(edit, model, status: str) -> VerdictRecord:
+def scripted_record(edit, model, status: str, minute: int = 0) -> VerdictRecord:
     return VerdictRecord(
         model=model.name, edit_rcid=edit.rcid, edit_revid=edit.revid, qid=edit.title,
-        property=edit.parsed.property, diff_type=edit.diff_type, timestamp="2026-11-22T10:00:00Z",
+        property=edit.parsed.property, diff_type=edit.diff_type, timestamp=f"2026-11-22T10:{minute:02d}:00Z",
         status=status, verdict="plausible" if status == "ok" else None, cost_usd=0.01,
         error="HTTP 502" if status == "error" else None,
     )
@@ -31,10 +31,10 @@ def scripted_record(edit, model, status: str) -> VerdictRecord:
 
 def run_with_statuses(run_dir, statuses: list[str], limit: int = 6) -> tuple[str, int]:
     """A run of m/a and m/b over `limit` edits whose records take `statuses` in turn; its output and exit code."""
-    order = itertools.cycle(statuses)
+    order, minutes = itertools.cycle(statuses), itertools.count()
 
-    async def verdict(edit, model):
-        return scripted_record(edit, model, next(order))
+    async def verdict(edit, model):  # one a minute, so the log gives a recent rate
+        return scripted_record(edit, model, next(order), next(minutes))
 
     out = io.StringIO()
     settings = RunSettings(models=(ModelSpec("m/a"), ModelSpec("m/b")), concurrency=1)
@@ -71,3 +71,79 @@ def test_a_clean_run_ends_with_its_counts_and_no_warning(tmp_path):
     assert output.splitlines()[-1] == (
         "Of the pairs done: 4 with a verdict, 0 without one (incomplete or invalid_json), 0 error(s), 0 timeout(s)."
     )
+
+
+# --- fanout status: in flight, and time left -----------------------------------
+
+
+def half_done_run(run_dir) -> None:
+    """m/a and m/b over 6 edits, the first 2 edits logged (4 of 12 pairs)."""
+    run_with_statuses(run_dir, ["ok"], limit=2)
+    manifest = run_dir / "manifest.yaml"
+    manifest.write_text(manifest.read_text().replace("edits: 2", "edits: 6"))
+
+
+def verdicts_in_flight(run_dir, pairs) -> list:
+    """The in-flight files a running run keeps, one per verdict (their calls, for the cost of a kill)."""
+    from fanout.store.attempts import AttemptFile
+    from fanout.store.layout import INFLIGHT_DIR
+
+    (run_dir / INFLIGHT_DIR).mkdir(exist_ok=True)
+    return [AttemptFile(run_dir, rcid, model, 0) for rcid, model in pairs]
+
+
+def status_lines(run_dir, capsys) -> list[str]:
+    from fanout.cli import main
+
+    capsys.readouterr()
+    assert main(["status", str(run_dir)]) == 0
+    return capsys.readouterr().out.splitlines()
+
+
+def table_rows(lines: list[str]) -> dict[str, list[str]]:
+    return {line.split()[0]: line.split()[1:] for line in lines if line.startswith("m/")}
+
+
+def test_status_of_a_running_run_shows_the_verdicts_in_flight_per_model(tmp_path, capsys):
+    import os
+
+    from fanout.store.run_lock import hold_run_lock
+
+    half_done_run(tmp_path)
+    files = verdicts_in_flight(tmp_path, [(3, "m/a"), (4, "m/a"), (3, "m/b")])
+    with hold_run_lock(tmp_path):  # what `fanout run` holds while it runs
+        lines = status_lines(tmp_path, capsys)
+    for file in files:
+        file.close()
+    assert lines[2] == f"running now (PID {os.getpid()}): 3 verdict(s) in flight"
+    assert lines[4] == "recent rate 1.0 verdicts/min; at that rate the rest takes 8m00s"
+    assert table_rows(lines) == {"m/a": ["2", "2", "0", "0", "0", "0", "2"], "m/b": ["2", "2", "0", "0", "0", "0", "1"]}
+
+
+def test_status_of_a_stopped_run_counts_its_leftover_files_as_cut_off_not_in_flight(tmp_path, capsys):
+    half_done_run(tmp_path)
+    for file in verdicts_in_flight(tmp_path, [(3, "m/a"), (3, "m/b")]):
+        file.close()
+    lines = status_lines(tmp_path, capsys)
+    assert lines[2] == "not running; 2 attempt(s) were cut off when it last stopped: their cost is settled on the next start"
+    assert lines[4] == "8 pair(s) left; the same `fanout run` command resumes"
+    assert table_rows(lines) == {"m/a": ["2", "2", "0", "0", "0", "0", "0"], "m/b": ["2", "2", "0", "0", "0", "0", "0"]}
+
+
+def test_status_of_a_finished_run_gives_no_time_left(tmp_path, capsys):
+    run_with_statuses(tmp_path, ["ok"], limit=3)
+    lines = status_lines(tmp_path, capsys)
+    assert "every pair is done" in lines
+    assert [line for line in lines if "rest takes" in line or "left" in line] == []
+
+
+def test_where_the_kernel_has_no_lock_table_a_probe_finds_the_holder(tmp_path, monkeypatch):
+    import os
+
+    from fanout.store import run_lock
+
+    monkeypatch.setattr(run_lock, "KERNEL_LOCKS", tmp_path / "no-such-table")
+    assert run_lock.lock_holder(tmp_path) is None
+    with run_lock.hold_run_lock(tmp_path):
+        assert run_lock.lock_holder(tmp_path) == os.getpid()
+    assert run_lock.lock_holder(tmp_path) is None

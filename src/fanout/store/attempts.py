@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import time
+from collections import Counter
 from contextlib import contextmanager
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
@@ -148,12 +149,23 @@ def abandoned_totals(entries: list[Abandoned]) -> SpendTotals:
     )
 
 
-def unsettled_attempts(run_dir: Path) -> int:
-    """In-flight files left behind (a run in progress, or one stopped since its last start)."""
+def unsettled_attempts(run_dir: Path) -> Counter[str]:
+    """In-flight files per model, from each file's header: the verdicts of a run in progress, or attempts
+    cut off since the run last started (which of the two, only the run's lock can say)."""
+    found: Counter[str] = Counter()
     try:
-        return sum(1 for name in os.listdir(run_dir / INFLIGHT_DIR) if name.endswith(".jsonl"))
+        names = [name for name in os.listdir(run_dir / INFLIGHT_DIR) if name.endswith(".jsonl")]
     except OSError:
-        return 0
+        return found
+    for name in names:
+        try:  # the writer removes a file once its record is logged: one may go between listing and reading
+            with open(run_dir / INFLIGHT_DIR / name, "rb") as fh:
+                header = next(_json_lines(fh.readline()), None)
+        except OSError:
+            continue
+        if header is not None and "model" in header:
+            found[str(header["model"])] += 1
+    return found
 
 
 @dataclass(frozen=True)
