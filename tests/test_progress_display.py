@@ -147,3 +147,52 @@ def test_where_the_kernel_has_no_lock_table_a_probe_finds_the_holder(tmp_path, m
     with run_lock.hold_run_lock(tmp_path):
         assert run_lock.lock_holder(tmp_path) == os.getpid()
     assert run_lock.lock_holder(tmp_path) is None
+
+
+# --- the live table -------------------------------------------------------------
+
+
+def busy_progress():
+    """Four default models, 300 records each of every kind, 4 in flight each, and a long last error."""
+    from collections import Counter
+
+    from fanout.config import DEFAULT_MODELS
+    from fanout.engine.progress import Progress, Tally
+
+    models = [m.name for m in DEFAULT_MODELS]
+    tally = Tally(1200, models)
+    for model in models:
+        tally.by_model[model] = Counter(ok=250, timeout=3, incomplete=20, invalid_json=27)
+    progress = Progress(tally)
+    progress.in_flight.update({model: 4 for model in models})
+    progress.last_error = "deepseek/deepseek-v3.2 rcid 1234: HTTP 502: the upstream provider failed; try again later"
+    return progress
+
+
+def rendered(progress, width: int) -> list[str]:
+    from rich.console import Console
+
+    from fanout.engine.progress import live_view
+
+    out = io.StringIO()
+    Console(file=out, width=width).print(live_view(progress))
+    return out.getvalue().splitlines()
+
+
+def test_the_live_table_fits_an_80_column_terminal_with_every_count_shown():
+    lines = rendered(busy_progress(), 80)
+    assert max(len(line) for line in lines) <= 80
+    rows = [line.split() for line in lines if line.startswith(("nvidia/", "allenai/", "deepseek/", "anthropic/"))]
+    assert rows == [[name, "300", "250", "3", "20", "27", "0", "4"] for name in (
+        "nvidia/nemotron-3-nano-3", "allenai/olmo-3.1-32b-ins", "deepseek/deepseek-v3.2", "anthropic/claude-4.5-hai",
+    )]
+    assert "0b-a3b" in [line.strip() for line in lines]  # the rest of a long name folds onto the next line
+
+
+def test_the_live_table_keeps_model_names_whole_at_110_columns():
+    lines = rendered(busy_progress(), 110)
+    assert max(len(line) for line in lines) <= 110
+    assert [line.split()[0] for line in lines if "300  250" in line] == [
+        "nvidia/nemotron-3-nano-30b-a3b", "allenai/olmo-3.1-32b-instruct", "deepseek/deepseek-v3.2",
+        "anthropic/claude-4.5-haiku-20251001",
+    ]

@@ -11,7 +11,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import NamedTuple, TextIO
+from typing import TYPE_CHECKING, NamedTuple, TextIO
 
 import anyio
 
@@ -19,6 +19,10 @@ from fanout.store.attempts import SpendTotals
 from fanout.store.checkpoint import LogEntry, LogIndex
 from fanout.engine.orchestrator import ProgressSink
 from fanout.records import STATUSES, VerdictRecord
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+    from rich.table import Table
 
 
 NO_VERDICT = ("incomplete", "invalid_json")
@@ -224,23 +228,43 @@ def _print_lines(progress: Progress, stream: TextIO) -> None:
 
 
 async def _show_live(progress: Progress, stream: TextIO, interval_s: float) -> None:
-    from rich.console import Console, Group
+    from rich.console import Console
     from rich.live import Live
-    from rich.text import Text
 
-    def render() -> Group:
-        parts = [Text(progress.line(), style="bold"), Text("\n".join(status_table(progress.tally, progress.in_flight)))]
-        if progress.last_error:
-            parts.append(Text(f"last error: {progress.last_error}", style="red"))
-        warning = progress.search_warning()
-        if warning:
-            parts.append(Text(f"!!! {warning}", style="bold white on red"))
-        return Group(*parts)
-
-    with Live(render(), console=Console(file=stream), auto_refresh=False, transient=False) as live:
+    with Live(live_view(progress), console=Console(file=stream), auto_refresh=False, transient=False) as live:
         try:
             while True:
                 await anyio.sleep(interval_s)
-                live.update(render(), refresh=True)
+                live.update(live_view(progress), refresh=True)
         finally:
-            live.update(render(), refresh=True)
+            live.update(live_view(progress), refresh=True)
+
+
+def live_view(progress: Progress) -> RenderableType:
+    """The progress line, the per-model table, the last error and the search alarm, laid out by rich for the
+    terminal's width: names fold and lines wrap instead of running past the edge."""
+    from rich.console import Group
+    from rich.text import Text
+
+    parts: list[RenderableType] = [Text(progress.line(), style="bold"), live_table(progress.tally, progress.in_flight)]
+    if progress.last_error:
+        parts.append(Text(f"last error: {progress.last_error}", style="red"))
+    warning = progress.search_warning()
+    if warning:
+        parts.append(Text(f"!!! {warning}", style="bold white on red"))
+    return Group(*parts)
+
+
+def live_table(tally: Tally, in_flight: Counter[str]) -> Table:
+    """Per-model counts as a rich table whose model names fold to the room the counts leave."""
+    from rich.table import Table
+
+    table = Table(box=None, padding=(0, 1), pad_edge=False, header_style="bold underline")
+    table.add_column("model", overflow="fold")
+    for header in ("done", *STATUSES, "in flight"):  # two words on two lines: the room goes to the model names
+        table.add_column(header.replace("_", " ").replace(" ", "\n"), justify="right")
+    for model in tally.models:
+        counts = tally.by_model.get(model, Counter())
+        row = [sum(counts.values()), *(counts[s] for s in STATUSES), in_flight[model]]
+        table.add_row(model, *(str(v) for v in row))
+    return table
