@@ -8,6 +8,7 @@ import anyio
 import httpx
 
 from fanout.checks import Check
+from fanout.cli.model_options import add_model_options
 from fanout.llm.catalog import check_key, check_models
 from fanout.config import DEFAULT_MODELS, DEFAULT_SEARXNG_URL, KEY_HELP, OPENROUTER_BASE_URL, ToolSettings, api_key_for
 from fanout.http.client import make_http_client
@@ -17,10 +18,7 @@ CHECK_TIMEOUT_S = 15.0
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--models", nargs="+", metavar="MODEL",
-        help="models to check (default: the four default models)",
-    )
+    add_model_options(parser, "to check")
     parser.add_argument("--base-url", default=OPENROUTER_BASE_URL,
                         help=f"OpenAI-compatible endpoint (default: {OPENROUTER_BASE_URL}); {KEY_HELP}")
     parser.add_argument("--searxng-url", default=DEFAULT_SEARXNG_URL,

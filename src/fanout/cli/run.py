@@ -7,18 +7,21 @@ import shlex
 import sys
 from pathlib import Path
 
-from fanout.errors import DiskFull
+from fanout.cli.model_options import add_model_options, trailing_positional
+from fanout.errors import ConfigError, DiskFull
 from fanout.config import KEY_HELP, LEAD_PER_SLOT, RETRY_CHOICES, RunOptions, RunSettings, ToolSettings
 from fanout.tools.search_config import add_search_arguments
 
+SNAPSHOT_SUFFIXES = (".yaml", ".yml")
 EXIT_INTERRUPTED = 130
 EXIT_DISK_FULL = 75
 """sysexits' EX_TEMPFAIL: a temporary failure, and the same command is the way on."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("snapshot", type=Path, help="enriched snapshot YAML (from `fanout fetch-edits`)")
-    parser.add_argument("--models", nargs="+", metavar="M", help="models to fan out to (default: the four of the seed design)")
+    parser.add_argument("snapshot", nargs="?", type=Path, metavar="SNAPSHOT",
+                        help="enriched snapshot YAML (from `fanout fetch-edits`)")
+    add_model_options(parser, "to fan out to")
     parser.add_argument("--run-dir", type=Path, help="where the log and verdicts go (default: runs/<snapshot name>)")
     parser.add_argument("--limit", type=int, metavar="N", help="only the first N edits of the snapshot")
     parser.add_argument("--base-url", help=f"OpenAI-compatible endpoint (default: {RunSettings.base_url}); {KEY_HELP}")
@@ -60,9 +63,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from fanout.engine.runner import RunRequest, run_sync
 
+    snapshot = snapshot_argument(args)
     request = RunRequest(
-        snapshot_path=args.snapshot,
-        run_dir=args.run_dir or Path("runs") / args.snapshot.stem,
+        snapshot_path=snapshot,
+        run_dir=args.run_dir or Path("runs") / snapshot.stem,
         settings=settings_from_args(args),
         limit=args.limit,
         force=args.force,
@@ -76,6 +80,17 @@ def run(args: argparse.Namespace) -> int:
     if report is None:
         return 0
     return finish(report, request)
+
+
+def snapshot_argument(args: argparse.Namespace) -> Path:
+    """SNAPSHOT, also when `--models a b SNAPSHOT` read it as a model (a file, or a name ending in .yaml/.yml)."""
+    if args.snapshot is not None:
+        return Path(args.snapshot)
+    word = trailing_positional(args, lambda w: Path(w).is_file() or w.endswith(SNAPSHOT_SUFFIXES))
+    if word is None:
+        raise ConfigError("SNAPSHOT is missing: give the snapshot YAML, e.g. `fanout run today.yaml -m a,b` "
+                          "(--models reads every word after it as a model name)")
+    return Path(word)
 
 
 def settings_from_args(args: argparse.Namespace) -> RunSettings:

@@ -70,6 +70,8 @@ class StatusReport:
 def read_status(run_dir: Path, *, n_errors: int = DEFAULT_ERRORS) -> StatusReport:
     """Everything `fanout status` shows; a ConfigError when `run_dir` holds no run."""
     require_count(n_errors, "--errors", minimum=0)
+    if run_dir.is_file():
+        raise ConfigError(f"{run_dir} is a file; pass the run directory that holds it: fanout status {run_dir.parent}")
     manifest = load_manifest(run_dir)
     path = log_path(run_dir)
     if manifest is None and not path.exists():
