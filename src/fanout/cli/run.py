@@ -129,8 +129,10 @@ def finish(report, request) -> int:  # type: ignore[no-untyped-def]
     if outcome.stop_reason:
         print(f"Stopped: {outcome.stop_reason}. Raise --max-cost and run again to resume: {again}", file=out)
         return 0
+    for model, reason in outcome.refused.items():
+        print(f"Not run: {model}, refused by the endpoint ({reason}). Its pairs are not recorded: correct the "
+              f"name with -m and run again.", file=out)
     errors = tally.count("error")
     if errors:
         print(f"{errors} pair(s) ended in infrastructure errors; run again to retry them: {again}", file=out)
-        return 1
-    return 0
+    return 1 if errors or outcome.refused else 0

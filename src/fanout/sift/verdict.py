@@ -31,7 +31,7 @@ import anyio
 from fanout.config import ModelSpec, RunSettings
 from fanout.sift.edit import Edit
 from fanout.sift.edit_context import build_edit_context
-from fanout.errors import ProviderError
+from fanout.errors import ModelRefused, ProviderError
 from fanout.llm.chat import CallWatcher, ChatClient, ChatResult, ToolCall
 from fanout.llm.cost import CostSource, weakest
 from fanout.sift.prompt import REPAIR_REQUEST, VERDICT_REQUEST, Prompt
@@ -181,6 +181,8 @@ async def investigate(
         if not await run_tool_phase(state, model, chat, tools, max_turns):
             return Outcome("incomplete", error="an investigation reply was cut off (finish_reason=length)")
         return await ask_for_verdict(state, model, chat)
+    except ModelRefused:  # not this pair's result: the run stops scheduling the model (fanout.engine.orchestrator)
+        raise
     except ProviderError as exc:
         return Outcome("error", error=str(exc))
 

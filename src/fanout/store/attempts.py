@@ -62,6 +62,8 @@ class AttemptFile:
     def __init__(self, run_dir: Path, edit_rcid: int, model: str, log_bytes: int) -> None:
         path = attempt_path(run_dir, edit_rcid, model)
         self._fd = -1
+        self.answered_calls = 0
+        """Calls answered so far: an attempt that has none and ends in a refusal of its model cost nothing."""
         with _unless_disk_full():
             self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
         # log_bytes: a record of this pair that ends past it was logged by this attempt (see settle_abandoned).
@@ -71,6 +73,7 @@ class AttemptFile:
         self._write({"e": "sent"})
 
     def answered(self, result: ChatResult) -> None:
+        self.answered_calls += 1
         self._write({"e": "answered", "id": result.response_id, "cost": result.cost_usd, "prompt": result.prompt_tokens,
                      "completion": result.completion_tokens, "cached": result.cached_tokens})
 
