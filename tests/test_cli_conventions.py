@@ -125,3 +125,13 @@ def test_status_on_the_log_file_names_the_run_directory_to_pass(finished_run, ca
     assert one_line_error(capsys) == (
         f"fanout status: error: {log} is a file; pass the run directory that holds it: fanout status {finished_run}"
     )
+
+
+def test_an_unreachable_searxng_is_named_with_its_flag_and_the_provider_that_needs_none(tmp_path, capsys):
+    code = main(["run", str(SAMPLE), "--run-dir", str(tmp_path / "run"), *LOCAL])
+    assert code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "fanout run: error: SearXNG is unreachable at http://127.0.0.1:9 (ConnectError): start it with "
+        "`make searxng-up`, point --searxng-url at a running one, or search without it: --search-providers wikipedia"
+    )
+    assert not (tmp_path / "run").exists()
