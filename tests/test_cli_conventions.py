@@ -135,3 +135,63 @@ def test_an_unreachable_searxng_is_named_with_its_flag_and_the_provider_that_nee
         "`make searxng-up`, point --searxng-url at a running one, or search without it: --search-providers wikipedia"
     )
     assert not (tmp_path / "run").exists()
+
+
+# --- --help ------------------------------------------------------------------------
+
+
+def help_of(command: str, capsys) -> str:
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exited:
+        main([command, "--help"])
+    assert exited.value.code == 0
+    return capsys.readouterr().out
+
+
+def parser_of(command: str):
+    import argparse
+    import importlib
+
+    from fanout.cli import COMMANDS
+
+    parser = argparse.ArgumentParser()
+    importlib.import_module(f"fanout.cli.{COMMANDS[command][0]}").configure(parser)
+    return parser
+
+
+ALL_COMMANDS = ["run", "status", "check", "tool", "sim", "report", "fetch-edits", "outcomes"]
+
+
+@pytest.mark.parametrize("command", ALL_COMMANDS)
+def test_every_help_names_the_environment_it_reads_its_exit_codes_and_examples(command, capsys):
+    text = help_of(command, capsys)
+    epilog = text[text.index("\nenvironment:\n"):]
+    assert [line for line in epilog.splitlines() if line and not line.startswith(" ")] == [
+        "environment:", "exit codes:", "examples:",
+    ]
+    assert f"  fanout {command} " in epilog
+    assert "  2 bad input" in epilog
+    assert max(len(line) for line in epilog.splitlines()) <= 80
+
+
+@pytest.mark.parametrize("command", ["run", "check"])
+def test_run_and_check_help_list_the_default_models_by_name(command, capsys):
+    from fanout.config import DEFAULT_MODELS
+
+    text = help_of(command, capsys)
+    listed = text[text.index("default models (without -m):\n"):text.index("\nenvironment:")].splitlines()[1:]
+    assert listed == [f"  {m.name}" for m in DEFAULT_MODELS]
+    assert "OPENROUTER_API_KEY" in text and "FANOUT_API_KEY" in text and "seed design" not in text
+
+
+@pytest.mark.parametrize("command", ALL_COMMANDS)
+def test_metavars_are_the_same_everywhere(command):
+    for action in parser_of(command)._actions:
+        if not action.option_strings:
+            assert action.dest not in ("snapshot", "run_dir") or action.metavar == action.dest.upper()
+        elif action.type is int:
+            assert action.metavar == "N", action.option_strings
+        elif action.option_strings[-1].endswith("-url"):
+            assert action.metavar == "URL", action.option_strings
+        elif action.dest == "run_dir":
+            assert action.metavar == "RUN_DIR"

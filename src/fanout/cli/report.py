@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+from fanout.cli.epilog import BAD_INPUT, epilog
 from fanout.errors import ConfigError
 from fanout.store.layout import refuse_run_file
 
@@ -18,6 +19,13 @@ IN_RUN_DIR = "<in run dir>"
 STDOUT = "-"
 STDOUT_PATH = Path(STDOUT)
 """`--json -` writes to standard output, as `-` means for most tools."""
+
+
+EPILOG = epilog(
+    environment=[],
+    exit_codes=["0 reported", BAD_INPUT + ", e.g. RUN_DIR holds no verdicts yet"],
+    examples=["fanout report runs/exp1 --html --json", "fanout report runs/exp1 --labels truth.yaml --json - | jq .tables"],
+)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -7,7 +7,9 @@ import shlex
 import sys
 from pathlib import Path
 
+from fanout.cli.epilog import BAD_INPUT, ENDPOINT_KEYS, INTERRUPTED, SEARCH_KEYS, epilog
 from fanout.cli.model_options import add_model_options, trailing_positional
+from fanout.engine.loop_lag import ENV_VAR as LAG_ENV
 from fanout.errors import ConfigError, DiskFull
 from fanout.config import KEY_HELP, LEAD_PER_SLOT, RETRY_CHOICES, RunOptions, RunSettings, ToolSettings
 from fanout.tools.search_config import add_search_arguments
@@ -18,21 +20,33 @@ EXIT_DISK_FULL = 75
 """sysexits' EX_TEMPFAIL: a temporary failure, and the same command is the way on."""
 
 
+EPILOG = epilog(
+    default_models=True,
+    environment=[ENDPOINT_KEYS, SEARCH_KEYS, f"{LAG_ENV}=FILE (optional: log event-loop stalls to FILE)"],
+    exit_codes=["0 done, or stopped at --max-cost", "1 some pairs ended in infrastructure errors, or the endpoint "
+                "refused a model (run again to retry them)", BAD_INPUT + ", or RUN_DIR is in use by another run",
+                "75 disk full (free space; the same command resumes)", INTERRUPTED + " (the same command resumes)"],
+    examples=["fanout run runs/snapshots/today.yaml --run-dir runs/exp1 --concurrency 8",
+              "fanout run today.yaml -m deepseek/deepseek-v3.2,allenai/olmo-3.1-32b-instruct --dry-run"],
+)
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
+    parser.usage = "%(prog)s SNAPSHOT [-m MODEL[,MODEL...]] [options]"
     parser.add_argument("snapshot", nargs="?", type=Path, metavar="SNAPSHOT",
                         help="enriched snapshot YAML (from `fanout fetch-edits`)")
     add_model_options(parser, "to fan out to")
-    parser.add_argument("--run-dir", type=Path, help="where the log and verdicts go (default: runs/<snapshot name>)")
+    parser.add_argument("--run-dir", type=Path, metavar="RUN_DIR", help="where the log and verdicts go (default: runs/<snapshot name>)")
     parser.add_argument("--limit", type=int, metavar="N", help="only the first N edits of the snapshot")
-    parser.add_argument("--base-url", help=f"OpenAI-compatible endpoint (default: {RunSettings.base_url}); {KEY_HELP}")
-    parser.add_argument("--searxng-url", help=f"SearXNG base URL (default: {ToolSettings.searxng_url})")
+    parser.add_argument("--base-url", metavar="URL", help=f"OpenAI-compatible endpoint (default: {RunSettings.base_url}); {KEY_HELP}")
+    parser.add_argument("--searxng-url", metavar="URL", help=f"SearXNG base URL (default: {ToolSettings.searxng_url})")
     parser.add_argument("--allow-private-urls", action="store_true",
                         help="let web_fetch reach private and loopback addresses (only for the local simulator)")
     parser.add_argument("--fetch-delay", type=float, metavar="SECONDS",
                         help=f"politeness delay between web_fetch requests to the same host (default {ToolSettings.per_host_delay_s:g}; "
                              "0 for the simulator, whose sites all live on 127.0.0.1)")
     add_search_arguments(parser)
-    parser.add_argument("--concurrency", type=int,
+    parser.add_argument("--concurrency", type=int, metavar="N",
                         help=f"verdicts in flight at once, across models (default {RunSettings.concurrency})")
     parser.add_argument("--per-model-concurrency", type=int, metavar="N", help="verdicts in flight per model")
     parser.add_argument("--rpm", type=float, metavar="N", help="chat requests per minute per model")
@@ -43,7 +57,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help=f"seconds per verdict, both phases (default {RunSettings.verdict_timeout_s:g})")
     parser.add_argument("--request-timeout", type=float, metavar="SECONDS",
                         help=f"seconds one chat request may take before it is retried (default {RunSettings.chat_timeout_s:g})")
-    parser.add_argument("--max-turns", type=int,
+    parser.add_argument("--max-turns", type=int, metavar="N",
                         help=f"tool-calling turns in the investigation (default {RunSettings.max_turns})")
     parser.add_argument("--max-lead", type=int, metavar="N",
                         help=f"edits any model may run ahead of the slowest (default {RunSettings.max_lead}, or "
