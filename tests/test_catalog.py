@@ -184,8 +184,9 @@ async def test_searxng_whose_engines_all_fail_fails_naming_each_engine_its_reaso
 async def test_unreachable_searxng_fails_and_says_how_to_start_it(http):
     respx.get("http://searxng.test/search").mock(side_effect=httpx.ConnectError("refused"))
     check = await check_searxng(http, "http://searxng.test")
-    assert check.line() == ("FAIL searxng: unreachable at http://searxng.test (ConnectError); "
-                            "start it with `make searxng-up`")
+    assert check.line() == ("FAIL searxng: SearXNG is unreachable at http://searxng.test (ConnectError): start it "
+                            "with `make searxng-up`, point --searxng-url at a running one, or search without it: "
+                            "--search-providers wikipedia")
 
 
 def test_the_listing_fills_the_cached_input_price_and_the_table_or_limits_win():

@@ -58,7 +58,9 @@ async def test_check_exits_non_zero_when_searxng_is_down(capsys):
                               "--models", "deepseek/deepseek-v3.2"])
     lines = capsys.readouterr().out.splitlines()
     assert code == 1
-    assert lines[0] == f"FAIL searxng: unreachable at {down} (ConnectError); start it with `make searxng-up`"
+    assert lines[0] == (f"FAIL searxng: SearXNG is unreachable at {down} (ConnectError): start it with "
+                        "`make searxng-up`, point --searxng-url at a running one, or search without it: "
+                        "--search-providers wikipedia")
     assert lines[1:] == [
         f"OK   key: not needed for {sim.api_base}",
         "OK   model deepseek/deepseek-v3.2: listed as deepseek/deepseek-v3.2, supports tools, "

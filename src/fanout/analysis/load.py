@@ -65,6 +65,9 @@ class RunData:
 def load_run(run_dir: Path) -> RunData:
     """Every latest record of a run; ConfigError when there is nothing to report on."""
     run_dir = Path(run_dir)
+    if run_dir.is_file():
+        raise ConfigError(f"{run_dir} is a file; pass the run directory that holds it (the --run-dir of a "
+                          f"`fanout run`): fanout report {run_dir.parent}")
     if not run_dir.is_dir():
         raise ConfigError(f"run directory {run_dir} does not exist; pass the --run-dir of a `fanout run`.")
     log = run_dir / LOG_NAME

@@ -24,10 +24,12 @@ from fanout.store.checkpoint import (
     CheckpointWriter, LogIndex, log_path, read_index, repair_torn_tail, restore_missing_views, set_aside_damaged,
 )
 from fanout.config import ModelSpec, RunSettings, api_key_from_env, is_openrouter, require_count
-from fanout.errors import ConfigError
+from fanout.errors import ConfigError, ModelRefused
 from fanout.records import VerdictRecord, slug_clash, utc_now
 from fanout.sift.edit import Edit
-from fanout.store.attempts import AttemptFile, Pricing, abandoned_totals, read_abandoned, settle_abandoned
+from fanout.store.attempts import (
+    AttemptFile, Pricing, abandoned_totals, discard_attempt, read_abandoned, settle_abandoned,
+)
 from fanout.store.edit_spool import SpooledSnapshot, edit_rcids, spool_snapshot
 from fanout.engine.loop_lag import lag_log_path, watch_loop_lag
 from fanout.store.run_lock import hold_run_lock
@@ -227,6 +229,10 @@ async def _real_verdict_fn(
                 edit, checked.get(model.name, model), chat=chat, tools=tools, prompt=prompt,
                 max_turns=settings.max_turns, timeout_s=settings.verdict_timeout_s, watcher=attempt,
             )
+        except ModelRefused:
+            if not attempt.answered_calls:  # refused before anything was generated: nothing to settle
+                discard_attempt(run_dir, edit.rcid, model.name)
+            raise
         finally:
             attempt.close()
 

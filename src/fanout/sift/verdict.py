@@ -34,7 +34,7 @@ import anyio
 from fanout.config import ModelSpec, RunSettings
 from fanout.sift.edit import Edit
 from fanout.sift.edit_context import build_edit_context, shown_reference_urls
-from fanout.errors import ProviderError
+from fanout.errors import ModelRefused, ProviderError
 from fanout.llm.chat import CallWatcher, ChatClient, ChatResult, ToolCall, rejects_tools
 from fanout.llm.cost import CostSource, weakest
 from fanout.sift import prompted
@@ -191,6 +191,8 @@ async def investigate(
         if not await run_tool_phase(state, model, chat, tools, max_turns):
             note_cut_off(state)
         return await ask_for_verdict(state, model, chat)
+    except ModelRefused:  # not this pair's result: the run stops scheduling the model (fanout.engine.orchestrator)
+        raise
     except ProviderError as exc:
         return Outcome("error", error=str(exc))
 

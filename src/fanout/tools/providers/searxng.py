@@ -262,8 +262,9 @@ async def check_searxng(http: httpx.AsyncClient, searxng_url: str, *, settings: 
     try:
         response = await http.send(provider.request(PROBE_QUERY, http))
     except httpx.HTTPError as exc:
-        return Check("searxng", "FAIL", f"unreachable at {searxng_url} ({type(exc).__name__}); "
-                                        "start it with `make searxng-up`")
+        return Check("searxng", "FAIL", f"SearXNG is unreachable at {searxng_url} ({type(exc).__name__}): start it "
+                                        "with `make searxng-up`, point --searxng-url at a running one, or search "
+                                        "without it: --search-providers wikipedia")
     if response.status_code == 403:
         return Check("searxng", "FAIL", "HTTP 403: JSON output is off; add `json` to search.formats "
                                         "in searxng/settings.yml and restart it")
