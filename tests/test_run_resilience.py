@@ -138,7 +138,9 @@ async def test_a_model_that_stalls_past_the_timeout_gets_timeout_records_and_the
     stalling = "allenai/olmo-3.1-32b-instruct"
     profile = profile_from_dict({"models": {stalling: {"stall": 1.0, "stall_s": 60}}})
     async with running_simulator(SimConfig(seed=3, profile=profile)) as sim:
-        code, output = await run_to_end(run_command(sim, tmp_path, "--limit", "2", "--timeout", "3"))
+        # 8 s: far below the 60 s stall, and room for the others' verdicts on a loaded machine, where the first
+        # page also waits for an extraction worker to start.
+        code, output = await run_to_end(run_command(sim, tmp_path, "--limit", "2", "--timeout", "8"))
     assert code == 0, output
     records = {(r["edit_rcid"], r["model"]): r for r in map(json.loads, log_lines(tmp_path))}
     assert len(records) == 8
