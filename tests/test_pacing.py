@@ -263,3 +263,30 @@ def settled(refusals: list[float], change_at: float) -> float:
     """The last refusal of the run of them a change of limit sets off: the next is a probe, 10 s or more on."""
     after = [t for t in refusals if t >= change_at]
     return next((a for a, b in itertools.pairwise(after) if b - a >= 10.0), after[-1])
+
+
+# --- what the user sees -----------------------------------------------------------------------
+
+
+async def test_the_progress_line_names_each_model_held_back_by_a_learned_limit_and_its_rate():
+    from fanout.engine.progress import Progress, Tally
+
+    clock = VirtualClock()
+    limiters = {"m/slow": ModelLimiter(clock=clock, sleep=clock.sleep), "m/free": ModelLimiter(clock=clock, sleep=clock.sleep)}
+    progress = Progress(Tally(total=4, models=list(limiters)), held_back=lambda: {
+        name: rpm for name, limiter in limiters.items() if (rpm := limiter.held_back_rpm()) is not None})
+    slow = limiters["m/slow"]
+    lines: list[str] = []
+
+    async def work() -> None:
+        lines.append(progress.line())
+        slow.admitted(await slow.acquire())
+        slow.rate_limited(2.0, await slow.acquire())  # one admitted, then 2 s named: 0.5 a second
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(slow.acquire)
+            await anyio.wait_all_tasks_blocked()
+            lines.append(progress.line())
+
+    await run_callers(clock, work)
+    assert "held back" not in lines[0]
+    assert lines[1].endswith(" | held back by learned limits: m/slow 29/min")  # 30 a minute less the margin

@@ -91,15 +91,16 @@ async def _checked_run(request: RunRequest, snapshot: SpooledSnapshot, verdict_f
         return None
 
     async with AsyncExitStack() as stack:
-        search_health = None
+        search_health = held_back = None
         if verdict_fn is None:
-            verdict_fn, search_health = await _real_verdict_fn(stack, settings, api_key, prompt, request.run_dir)
-        return await _run_in(request, edits, manifest, verdict_fn, search_health, snapshot)
+            verdict_fn, search_health, held_back = await _real_verdict_fn(stack, settings, api_key, prompt, request.run_dir)
+        return await _run_in(request, edits, manifest, verdict_fn, search_health, snapshot, held_back)
 
 
 async def _run_in(
     request: RunRequest, edits: Sequence[Edit], manifest: Manifest, verdict_fn: VerdictFn,
     search_health: Callable[[], str | None] | None = None, snapshot: SpooledSnapshot | None = None,
+    held_back: Callable[[], dict[str, float]] | None = None,
 ) -> RunReport:
     run_dir, out, settings = request.run_dir, request.out, request.settings
     write_manifest(run_dir, manifest)
@@ -113,7 +114,7 @@ async def _run_in(
     if rebuilt:
         print(f"Re-created {rebuilt} missing verdict YAML file(s) from the log.", file=out)
     tally = Tally.from_index(index, total=len(edits) * len(settings.models), models=[m.name for m in settings.models])
-    progress = Progress(tally, health=search_health)
+    progress = Progress(tally, health=search_health, held_back=held_back)
     control = StopControl(on_message=lambda msg: print(msg, file=out, flush=True))
     writer = CheckpointWriter(run_dir, index)
     print(f"{tally.done}/{tally.total} pairs already done; running the rest at concurrency {settings.concurrency}.", file=out, flush=True)
@@ -142,10 +143,10 @@ async def _watch_signals(control: StopControl, grace_s: float) -> None:
 
 async def _real_verdict_fn(
     stack: AsyncExitStack, settings: RunSettings, api_key: str | None, prompt: Any, run_dir: Path
-) -> tuple[VerdictFn, Callable[[], str | None]]:
+) -> tuple[VerdictFn, Callable[[], str | None], Callable[[], dict[str, float]]]:
     """Clients made once for the run, checked, and closed by the exit stack.
 
-    Also returns the search alarm for the progress display. The tools' cache
+    Also returns, for the progress display, the search alarm and the models held back by learned limits. The tools' cache
     lives in the run directory, so every model (and a resume) sees the same
     search results and page texts.
     """
@@ -165,7 +166,7 @@ async def _real_verdict_fn(
             max_turns=settings.max_turns, timeout_s=settings.verdict_timeout_s,
         )
 
-    return verdict, tools.health.warning
+    return verdict, tools.health.warning, chat.held_back
 
 
 async def preflight(http: Any, settings: RunSettings, api_key: str | None) -> dict[str, ModelSpec]:
