@@ -142,7 +142,17 @@ def test_a_refusal_while_probing_never_lowers_the_held_rate():
     assert pace.held == pytest.approx(0.98)
 
 
-def test_a_refusal_at_the_held_rate_means_the_limit_fell_and_cuts_the_pace_by_a_quarter():
+def test_a_single_early_request_refused_at_the_held_rate_costs_only_the_margin():
+    pace = LearnedPace()
+    pace.admitted(0.0, math.inf)
+    pace.refused(sent_at=0.0, now=0.0, wait_s=1.0)  # held at 0.98 a second
+    for i in range(1, 11):
+        pace.admitted(i / 0.98, 1 / 0.98)  # ten admitted at the held pace
+    pace.refused(sent_at=11 / 0.98, now=11 / 0.98, wait_s=1.0)  # then one that reached the provider early
+    assert pace.held == pytest.approx(0.98 * (1 - MARGIN))
+
+
+def test_a_refusal_at_the_held_rate_with_few_admitted_lately_cuts_the_pace_by_a_quarter_at_most():
     pace = LearnedPace()
     pace.admitted(0.0, math.inf)
     pace.refused(sent_at=0.0, now=0.0, wait_s=1.0)
@@ -256,7 +266,7 @@ async def test_a_limit_that_halves_is_followed_down_and_back_up():
     down = settled(server.refused, 60.0) - 60
     admitted_after = [t for t in server.admitted if t >= 120]
     up = next(b for a, b in itertools.pairwise(admitted_after) if b - a < 1 / 0.95) - 120
-    assert (round(down, 2), round(up, 2)) == (6.48, 21.26)  # seconds to follow it down, and back up
+    assert (round(down, 2), round(up, 2)) == (10.85, 21.49)  # seconds to follow it down, and back up
 
 
 def settled(refusals: list[float], change_at: float) -> float:

@@ -38,14 +38,19 @@ MARGIN = 0.02
 """Pace this far below the rate the provider admitted: room for requests that reach it a little unevenly."""
 HOLD_S, HOLD_REQUESTS, HOLD_MAX_S = 20.0, 10, 60.0
 """After a cut, hold the pace for HOLD_S or HOLD_REQUESTS, whichever is longer, but never past HOLD_MAX_S."""
-FALLING_HOLD_S = 5.0
-"""The hold after a cut for a limit that fell: short, since the cut may have gone below it."""
+UNSETTLED_HOLD_S = 5.0
+"""The hold after a cut that leaves the limit unsettled (it fell, or the probe stepped past it by more than
+SETTLED): short, since the held rate may be well below the limit."""
+SETTLED = 1.15
+"""A probe refused within this factor of the last rate admitted has found the limit."""
 PROBE_S, PROBE_REQUESTS, PROBE_MAX_S = 8.0, 4, 30.0
 """Probing doubles the held rate this long after the hold ends (a cubic: slow at first, then fast)."""
 BACK_OFF = 0.75
-"""A refusal at the held rate means the limit fell: cut by this factor (again on each such refusal)."""
+"""A refusal at the held rate: cut to the rate admitted over the last RECENT_S, by this factor at most."""
 WINDOW_S = 30.0
 """The admitted requests counted for the first estimate."""
+RECENT_S = 10.0
+"""The admitted requests counted after a refusal at the held rate."""
 ASSUMED_WAIT_S = 1.0
 """The wait assumed when a 429 names none (no gate is closed for it)."""
 _EARLY_S = 1e-6
@@ -67,8 +72,11 @@ class LearnedPace:
       rate after PROBE_S,
     - a refusal while probing sets the held rate to the probe's last rate
       that was admitted (less MARGIN), never below the rate held before:
-      the limit lies between that one and the refused one,
-    - a refusal at the held rate means the limit fell: cut by BACK_OFF.
+      the limit lies between that one and the refused one (when they are
+      further apart than SETTLED, the next probe comes after UNSETTLED_HOLD_S),
+    - a refusal at the held rate means the limit fell, or a request came
+      early: cut to the rate admitted over RECENT_S, by MARGIN at least and by
+      BACK_OFF at most, and probe again after UNSETTLED_HOLD_S.
 
     A refusal of a request sent before the latest cut is news already acted
     on and changes nothing (TCP's one decrease per round trip).
@@ -80,10 +88,10 @@ class LearnedPace:
         self._cut_at = -math.inf
         self._last_admitted_rate: float | None = None
         """1 / the gap before the latest request sent since the cut, when it was admitted."""
-        self._falling = False
-        """The latest cut was for a limit that fell (a refusal at the held rate)."""
+        self._unsettled = False
+        """The latest cut left the limit unsettled, so the next probe comes soon."""
         self._admitted: deque[float] = deque()
-        """Send times of admitted requests within WINDOW_S, until the first refusal."""
+        """Send times of admitted requests within WINDOW_S."""
 
     def rate(self, now: float) -> float | None:
         """Requests a second allowed at `now`: the held rate, or the probe above it."""
@@ -94,10 +102,9 @@ class LearnedPace:
 
     def admitted(self, sent_at: float, gap_s: float) -> None:
         """A request sent `gap_s` after the one before it was admitted: the limit allows at least that pace."""
-        if self.held is None:  # only the first estimate counts them
-            self._admitted.append(sent_at)
-            self._forget_before(sent_at - WINDOW_S)
-        elif sent_at >= self._cut_at:
+        self._admitted.append(sent_at)
+        self._forget_before(sent_at - WINDOW_S)
+        if self.held is not None and sent_at >= self._cut_at:
             self._last_admitted_rate = 1.0 / gap_s if gap_s > 0 else math.inf
 
     def refused(self, sent_at: float, now: float, wait_s: float) -> None:
@@ -110,11 +117,13 @@ class LearnedPace:
                 return
             new = first * (1.0 - MARGIN)
         elif sent_at - self._cut_at > self._hold_s():
-            probed = min(self._last_admitted_rate or self.held, self.rate(sent_at) or self.held) * (1.0 - MARGIN)
-            new = max(self.held, probed)
+            refused_rate = self.rate(sent_at) or self.held
+            admitted_rate = min(self._last_admitted_rate or self.held, refused_rate)
+            new = max(self.held, admitted_rate * (1.0 - MARGIN))
+            self._unsettled = refused_rate > admitted_rate * SETTLED
         else:
-            new = self.held * BACK_OFF
-        self._falling = self.held is not None and sent_at - self._cut_at <= self._hold_s()
+            new = self._after_a_fall(now)
+            self._unsettled = True
         self.held, self._cut_at, self._last_admitted_rate = new, now, None
 
     def _first_estimate(self, now: float, wait_s: float) -> float | None:
@@ -124,14 +133,26 @@ class LearnedPace:
             return None
         return len(self._admitted) / (now - self._admitted[0] + wait_s)
 
+    def _after_a_fall(self, now: float) -> float:
+        """The rate admitted lately, below the held rate and above BACK_OFF of it.
+
+        A request that reaches the provider a little early (a busy event loop)
+        is refused at the held rate too, and costs only MARGIN; a limit that
+        fell shows in fewer admissions, refusal after refusal.
+        """
+        assert self.held is not None
+        lately = [t for t in self._admitted if t >= now - RECENT_S]
+        recent = len(lately) / (now - lately[0]) if lately and now > lately[0] else 0.0
+        return min(self.held * (1.0 - MARGIN), max(self.held * BACK_OFF, recent))
+
     def _forget_before(self, when: float) -> None:
         while self._admitted and self._admitted[0] < when:
             self._admitted.popleft()
 
     def _hold_s(self) -> float:
         assert self.held is not None
-        if self._falling:
-            return FALLING_HOLD_S
+        if self._unsettled:
+            return UNSETTLED_HOLD_S
         return min(max(HOLD_S, HOLD_REQUESTS / self.held), HOLD_MAX_S)
 
     def _probe_s(self) -> float:
