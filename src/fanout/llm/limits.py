@@ -76,7 +76,9 @@ class LearnedPace:
       further apart than SETTLED, the next probe comes after UNSETTLED_HOLD_S),
     - a refusal at the held rate means the limit fell, or a request came
       early: cut to the rate admitted over RECENT_S, by MARGIN at least and by
-      BACK_OFF at most, and probe again after UNSETTLED_HOLD_S.
+      BACK_OFF at most; when that is more than twice MARGIN the limit fell,
+      and the next probe comes after UNSETTLED_HOLD_S. Early requests refused
+      again and again so widen the margin, 2 % at a time.
 
     A refusal of a request sent before the latest cut is news already acted
     on and changes nothing (TCP's one decrease per round trip).
@@ -123,7 +125,7 @@ class LearnedPace:
             self._unsettled = refused_rate > admitted_rate * SETTLED
         else:
             new = self._after_a_fall(now)
-            self._unsettled = True
+            self._unsettled = new < self.held * (1.0 - 2 * MARGIN)  # fell, rather than one request early
         self.held, self._cut_at, self._last_admitted_rate = new, now, None
 
     def _first_estimate(self, now: float, wait_s: float) -> float | None:
