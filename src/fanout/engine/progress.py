@@ -125,10 +125,18 @@ class Tally:
 class Progress(ProgressSink):
     """Live counters fed by the orchestrator; rendering is someone else's job."""
 
-    def __init__(self, tally: Tally, *, health: Callable[[], str | None] | None = None) -> None:
+    def __init__(
+        self,
+        tally: Tally,
+        *,
+        health: Callable[[], str | None] | None = None,
+        held_back: Callable[[], dict[str, float]] | None = None,
+    ) -> None:
         self.tally = tally
         self._health = health
         """The search alarm (ToolBox.health.warning): a line when every search backend is failing."""
+        self._held_back = held_back
+        """Per model, the requests a minute a pace learned from its 429s holds it to (ChatClient.held_back)."""
         self.in_flight: Counter[str] = Counter()
         self.session_done = 0
         self.started_at = time.monotonic()
@@ -175,6 +183,9 @@ class Progress(ProgressSink):
             t.spend_text(),
             *t.outcomes().parts(),
         ]
+        held = self._held_back() if self._held_back is not None else {}
+        if held:  # so a user sees why a model is slow: its provider's limit, learned from its 429s
+            parts.append("held back by learned limits: " + ", ".join(f"{m} {rpm:.0f}/min" for m, rpm in held.items()))
         return " | ".join(parts)
 
 

@@ -16,7 +16,7 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NamedTuple, TextIO
 
 import anyio
 
@@ -103,11 +103,11 @@ async def _checked_run(request: RunRequest, snapshot: SpooledSnapshot, verdict_f
     api_key = api_key_from_env(settings.base_url) if verdict_fn is None else None
     async with AsyncExitStack() as stack:
         stack.enter_context(hold_run_lock(request.run_dir))
-        search_health = None
-        pricing = Pricing({m.name: m for m in settings.models})
         if verdict_fn is None:
-            verdict_fn, search_health, pricing = await _real_verdict_fn(stack, settings, api_key, prompt, request.run_dir)
-        return await _run_in(request, edits, manifest, verdict_fn, search_health, snapshot, pricing)
+            hooks = await _real_clients(stack, settings, api_key, prompt, request.run_dir)
+        else:  # the engine alone, as tests drive it
+            hooks = RunHooks(verdict_fn, pricing=Pricing({m.name: m for m in settings.models}))
+        return await _run_in(request, edits, manifest, hooks, snapshot)
 
 
 def _refuse_shared_view_names(models: list[str]) -> None:
@@ -117,10 +117,18 @@ def _refuse_shared_view_names(models: list[str]) -> None:
         raise ConfigError(f"models {clash[0]} and {clash[1]} would share verdict file names; run them in separate run directories")
 
 
+class RunHooks(NamedTuple):
+    """What a run's clients give the engine: the verdict, and what the progress display and cost settling read."""
+
+    verdict: VerdictFn
+    search_health: Callable[[], str | None] | None = None
+    pricing: Pricing | None = None
+    held_back: Callable[[], dict[str, float]] | None = None
+
+
 async def _run_in(
-    request: RunRequest, edits: Sequence[Edit], manifest: Manifest, verdict_fn: VerdictFn,
-    search_health: Callable[[], str | None] | None = None, snapshot: SpooledSnapshot | None = None,
-    pricing: Pricing | None = None,
+    request: RunRequest, edits: Sequence[Edit], manifest: Manifest, hooks: RunHooks,
+    snapshot: SpooledSnapshot | None = None,
 ) -> RunReport:
     run_dir, out, settings = request.run_dir, request.out, request.settings
     write_manifest(run_dir, manifest)
@@ -137,11 +145,11 @@ async def _run_in(
     rebuilt = restore_missing_views(run_dir, index)
     if rebuilt:
         print(f"Re-created {rebuilt} missing verdict YAML file(s) from the log.", file=out)
-    await _settle_cut_off_attempts(run_dir, index, pricing or Pricing(), out)
+    await _settle_cut_off_attempts(run_dir, index, hooks.pricing or Pricing(), out)
     abandoned = abandoned_totals(read_abandoned(run_dir))
     tally = Tally.from_index(index, total=len(edits) * len(settings.models), models=[m.name for m in settings.models],
                              abandoned=abandoned)
-    progress = Progress(tally, health=search_health)
+    progress = Progress(tally, health=hooks.search_health, held_back=hooks.held_back)
     control = StopControl(on_message=lambda msg: print(msg, file=out, flush=True))
     writer = CheckpointWriter(run_dir, index)
     print(start_line(index, edits, settings), file=out, flush=True)
@@ -157,7 +165,7 @@ async def _run_in(
             if lag_log is not None:
                 tg.start_soon(watch_loop_lag, lag_log)
             tg.start_soon(lambda: show_progress(progress, stream=out, interval_s=request.progress_interval_s))
-            outcome = await orchestrate(edits, settings, writer, verdict_fn, control=control, progress=progress,
+            outcome = await orchestrate(edits, settings, writer, hooks.verdict, control=control, progress=progress,
                                         abandoned_usd=abandoned.spent_usd)
             tg.cancel_scope.cancel()
     finally:
@@ -199,16 +207,17 @@ async def _watch_signals(control: StopControl, grace_s: float) -> None:
             control.request(f"Interrupted ({name})", grace_s=grace_s)
 
 
-async def _real_verdict_fn(
+async def _real_clients(
     stack: AsyncExitStack, settings: RunSettings, api_key: str | None, prompt: Any, run_dir: Path
-) -> tuple[VerdictFn, Callable[[], str | None], Pricing]:
+) -> RunHooks:
     """Clients made once for the run, checked, and closed by the exit stack.
 
-    Also returns the search alarm for the progress display, and how to price
-    calls of attempts cut off before they were logged. The tools' cache lives
-    in the run directory, so every model (and a resume) sees the same search
-    results and page texts. Each verdict writes its chat calls down as they
-    happen (fanout.store.attempts), so a kill cannot hide what they cost.
+    Besides the verdict: the search alarm and the models held back by learned
+    limits, for the progress display, and how to price calls of attempts cut
+    off before they were logged. The tools' cache lives in the run directory,
+    so every model (and a resume) sees the same search results and page
+    texts. Each verdict writes its chat calls down as they happen
+    (fanout.store.attempts), so a kill cannot hide what they cost.
     """
     from fanout.http.client import make_http_client
     from fanout.llm.chat import ChatClient
@@ -237,7 +246,8 @@ async def _real_verdict_fn(
             attempt.close()
 
     lookup = chat.generation_cost if is_openrouter(settings.base_url) else None
-    return verdict, tools.health.warning, Pricing({**{m.name: m for m in settings.models}, **checked}, lookup)
+    pricing = Pricing({**{m.name: m for m in settings.models}, **checked}, lookup)
+    return RunHooks(verdict, tools.health.warning, pricing, chat.held_back)
 
 
 async def _preflight_while_importing(http: Any, settings: RunSettings, api_key: str | None) -> dict[str, ModelSpec]:

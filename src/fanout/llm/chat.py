@@ -4,8 +4,8 @@ A request goes out through fanout.llm.endpoint (the openai SDK over the
 run's shared httpx client, its own retries off) and comes back as a
 ChatResult or a ProviderError: error statuses, errors inside a 200 body and
 malformed bodies are all translated there, at the boundary. Here each
-attempt first waits for its model's limiter (fanout.llm.limits: the pace the
-user set, and the gate a 429 closes), failures are retried by the one policy
+attempt first waits for its model's limiter (fanout.llm.limits: the cap the
+user set, the pace learned from 429s, and the gate a 429 closes), failures are retried by the one policy
 in fanout.retry, a model that rejects response_format is asked again without
 it, and a cost the reply left out is looked up afterwards on OpenRouter, or
 else estimated from the tokens and the model's prices (fanout.llm.cost).
@@ -152,13 +152,17 @@ class ChatClient:
         limiter = self.limiter(model)
 
         async def attempt() -> ChatResult:
-            await limiter.acquire()
+            ticket = await limiter.acquire()
             try:
-                return await self._endpoint.complete(request)
+                result = await self._endpoint.complete(request)
             except ProviderError as exc:
                 if exc.status == 429:
-                    limiter.rate_limited(exc.retry_after)
+                    limiter.rate_limited(exc.retry_after, ticket)
+                elif exc.status is not None:  # answered, so past the provider's rate limit
+                    limiter.admitted(ticket)
                 raise
+            limiter.admitted(ticket)
+            return result
 
         return await call_with_retries(attempt, self.policy, sleep=self._sleep)
 
@@ -179,6 +183,11 @@ class ChatClient:
             limiter = ModelLimiter(model.requests_per_minute, clock=self._clock, sleep=self._sleep)
             self._limiters[model.name] = limiter
         return limiter
+
+    def held_back(self) -> dict[str, float]:
+        """Requests per minute of each model now held back by a pace learned from its 429s."""
+        rates = {name: limiter.held_back_rpm() for name, limiter in self._limiters.items()}
+        return {name: rpm for name, rpm in rates.items() if rpm is not None}
 
     def _request(
         self,
