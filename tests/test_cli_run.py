@@ -73,8 +73,8 @@ def test_openrouter_without_a_key_stops_before_any_work(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("flags", "expected"),
     [
-        (["--retry", "timeout,oops"], "--retry: unknown status oops; choose from timeout, incomplete, invalid_json, error."),
-        (["--retry", "ok"], "--retry: unknown status ok; choose from timeout, incomplete, invalid_json, error."),
+        (["--retry", "timeout,oops"], "--retry: unknown status oops; choose from timeout, incomplete, invalid_json, error, refused."),
+        (["--retry", "ok"], "--retry: unknown status ok; choose from timeout, incomplete, invalid_json, error, refused."),
         (["--models", ""], "a model name must be a non-empty string (got '')."),
         (["--concurrency", "0"], "--concurrency must be at least 1 (got 0)."),
         (["--concurrency", "-3"], "--concurrency must be at least 1 (got -3)."),
@@ -205,9 +205,9 @@ def test_status_prints_counts_spend_and_the_last_errors_from_the_log(tmp_path, c
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == f"{run_dir}: 4/4 pairs done (100%), spend $1.0000"
     table = [line.split() for line in lines[2:5]]
-    assert table[0] == ["model", "done", "ok", "timeout", "incomplete", "invalid_json", "error", "in", "flight"]
-    assert table[1] == ["m/a", "2", "2", "0", "0", "0", "0", "0"]
-    assert table[2] == ["m/b", "2", "0", "0", "0", "0", "2", "0"]
+    assert table[0] == ["model", "done", "ok", "timeout", "incomplete", "invalid_json", "error", "refused", "in", "flight"]
+    assert table[1] == ["m/a", "2", "2", "0", "0", "0", "0", "0", "0"]
+    assert table[2] == ["m/b", "2", "0", "0", "0", "0", "2", "0", "0"]
     assert lines[5:] == ["last errors:", "  m/b rcid 2540801101: HTTP 502", "  m/b rcid 2540801102: HTTP 502"]
 
 

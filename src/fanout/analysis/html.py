@@ -253,12 +253,12 @@ def _cost_section(report: Report, names: dict[str, str]) -> str:
 
 def _health_section(report: Report, names: dict[str, str]) -> str:
     rows = [[names[r["model"]], str(r["records"]), str(r["ok"]), str(r["timeout"]), str(r["incomplete"]),
-             str(r["invalid_json"]), str(r["error"]), number(r["mean_turns"]), number(r["mean_tool_calls"]),
+             str(r["invalid_json"]), str(r["error"]), str(r["refused"]), number(r["mean_turns"]), number(r["mean_tool_calls"]),
              f"{r['web_search']}/{r['web_fetch']}", str(r["failed_tool_calls"]),
              f"{r['sources_verified']}/{r['sources_reported']}", str(r["verified_never_fetched"]),
              number(r["mean_duration_s"])]
             for r in report.table("health")]
-    table = _table(["model", "records", "ok", "timeout", "incomplete", "invalid JSON", "error", "mean turns",
+    table = _table(["model", "records", "ok", "timeout", "incomplete", "invalid JSON", "error", "refused", "mean turns",
                     "mean tool calls", "search/fetch", "failed calls", "sources verified/reported",
                     "“verified” never fetched", "mean seconds"], rows)
     return ('<section id="health"><h2>Health</h2>' + table +

@@ -58,12 +58,12 @@ def _health(report: Report, names: dict[str, str]) -> str:
     rows = [
         [
             names[r["model"]], str(r["records"]), str(r["ok"]), str(r["timeout"]), str(r["incomplete"]),
-            str(r["invalid_json"]), str(r["error"]), number(r["mean_turns"]), number(r["mean_tool_calls"]),
+            str(r["invalid_json"]), str(r["error"]), str(r["refused"]), number(r["mean_turns"]), number(r["mean_tool_calls"]),
             f"{r['sources_verified']}/{r['sources_reported']}", str(r["verified_never_fetched"]),
         ]
         for r in report.table("health")
     ]
-    headers = ["model", "recs", "ok", "t/o", "incompl", "bad json", "error", "turns", "tools",
+    headers = ["model", "recs", "ok", "t/o", "incompl", "bad json", "error", "refused", "turns", "tools",
                "src ver/rep", "ver. unfetched"]
     return "Health (per model)\n" + text_table(headers, rows)
 

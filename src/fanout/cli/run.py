@@ -113,6 +113,10 @@ def finish(report, request) -> int:  # type: ignore[no-untyped-def]
     if outcome.stop_reason:
         print(f"Stopped: {outcome.stop_reason}. Raise --max-cost and run again to resume: {again}", file=out)
         return 0
+    refused = tally.count("refused")
+    if refused:
+        print(f"{refused} pair(s) were refused by the endpoint (request too large, or over the model's context); "
+              "they count as done: `fanout status` shows why, and `--retry refused` runs them again.", file=out)
     errors = tally.count("error")
     if errors:
         print(f"{errors} pair(s) ended in infrastructure errors; run again to retry them: {again}", file=out)

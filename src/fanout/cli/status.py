@@ -11,7 +11,7 @@ from fanout.engine.status import DEFAULT_ERRORS, read_status, render_status
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_dir", type=Path, help="a run directory made by `fanout run`")
     parser.add_argument("--errors", type=int, default=DEFAULT_ERRORS, metavar="N",
-                        help=f"show the last N error messages (default {DEFAULT_ERRORS})")
+                        help=f"show the last N error and refusal messages (default {DEFAULT_ERRORS})")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -108,7 +108,7 @@ class Progress(ProgressSink):
         entry = LogEntry(record.status, record.cost_usd, record.file_name(), record.cost_source)
         self.tally.add(record.model, entry, previous)
         self.session_done += 1
-        if record.status == "error" and record.error:
+        if record.status in ("error", "refused") and record.error:
             self.last_error = f"{record.model} rcid {record.edit_rcid}: {record.error}"
 
     def search_warning(self) -> str | None:

@@ -28,7 +28,7 @@ from openai.types.chat import ChatCompletion
 
 from fanout.errors import ProviderError
 from fanout.llm.reply import UNKNOWN_BODY_ERROR_STATUS, ChatResult, parse_completion, redact
-from fanout.retry import is_retryable_status, parse_retry_after, retry_after_from_metadata
+from fanout.retry import is_refusal, is_retryable_status, parse_retry_after, retry_after_from_metadata
 
 
 # The SDK describes the machine to every server it talks to (OS, CPU, Python
@@ -130,9 +130,11 @@ def status_error(exc: openai.APIStatusError, *, secret: str | None) -> ProviderE
     retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
     if retry_after is None:
         retry_after = retry_after_from_metadata(body.get("metadata"))
+    text = redact(str(message), secret)
     return ProviderError(
-        f"HTTP {status}: {redact(str(message), secret)}",
+        f"HTTP {status}: {text}",
         status=status,
         retryable=is_retryable_status(status),
         retry_after=retry_after,
+        refused=is_refusal(status, text),
     )

@@ -182,7 +182,7 @@ async def investigate(
             return Outcome("incomplete", error="an investigation reply was cut off (finish_reason=length)")
         return await ask_for_verdict(state, model, chat)
     except ProviderError as exc:
-        return Outcome("error", error=str(exc))
+        return Outcome("refused" if exc.refused else "error", error=str(exc))
 
 
 async def run_tool_phase(
