@@ -256,6 +256,58 @@ def test_fanout_run_refuses_the_bomb_in_one_line_and_writes_nothing(tmp_path: Pa
     assert not (tmp_path / "run").exists()
 
 
+def deep_file(tmp_path: Path) -> Path:
+    path = tmp_path / "deep.yaml"
+    path.write_text("edits: " + nested(100_000) + "\n", encoding="utf-8")
+    return path
+
+
+def long_label(tmp_path: Path) -> Path:
+    path = snapshot_with(tmp_path, "n: 1")
+    path.write_text(path.read_text(encoding="utf-8").replace("Douglas Adams", "x" * 50_000_000), encoding="utf-8")
+    return path
+
+
+def fifo(tmp_path: Path) -> Path:
+    os.mkfifo(tmp_path / "fifo.yaml")
+    return tmp_path / "fifo.yaml"
+
+
+def dev_zero(tmp_path: Path) -> Path:
+    (tmp_path / "zero.yaml").symlink_to("/dev/zero")
+    return tmp_path / "zero.yaml"
+
+
+def over_a_gibibyte(tmp_path: Path) -> Path:
+    with (tmp_path / "big.yaml").open("wb") as fh:
+        fh.truncate(MAX_SNAPSHOT_BYTES + 1)
+    return tmp_path / "big.yaml"
+
+
+@pytest.mark.parametrize(("make", "problem"), [
+    (bomb, "repeats more than 10,000,000 nodes and characters through YAML aliases"),
+    (deep_file, "nests lists and mappings more than 50 levels deep"),
+    (long_label, "has a value of 50,000,000 characters"),
+    (fifo, "is a named pipe (FIFO), not a regular file"),
+    (dev_zero, "is a character device, not a regular file"),
+    (over_a_gibibyte, "has 1,073,741,825 bytes"),
+], ids=["bomb", "deep", "long-label", "fifo", "dev-zero", "too-big"])
+def test_a_resume_with_a_snapshot_over_the_limits_leaves_the_run_directory_as_it_was(
+    tmp_path: Path, capsys, make: Callable[[Path], Path], problem: str
+) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "checkpoint.jsonl").write_text('{"earlier": "lines"}\n', encoding="utf-8")
+    before = {p.name: p.read_bytes() for p in run_dir.iterdir()}
+    bad = make(tmp_path)
+    capsys.readouterr()
+    code = main(["run", str(bad), "--run-dir", str(run_dir), *LOCAL, "--force"])
+    err = capsys.readouterr().err.strip()
+    assert (code, err.splitlines()) == (2, [err])
+    assert err.startswith(f"fanout run: error: snapshot {bad} {problem}")
+    assert {p.name: p.read_bytes() for p in run_dir.iterdir()} == before
+
+
 def test_a_snapshot_cache_from_before_the_limits_is_not_trusted(tmp_path: Path, monkeypatch) -> None:
     """A run directory's cache holds edits validated by an older fanout, which had no limits: it is read again."""
     data = edit_data(1)
