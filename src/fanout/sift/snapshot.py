@@ -98,16 +98,18 @@ class Snapshot:
 
 
 def load_snapshot(path: str | Path) -> Snapshot:
-    """Read, parse and validate a snapshot; raise ConfigError on the first problem."""
+    """Read, parse and validate a snapshot; raise ConfigError on the first problem.
+
+    A snapshot of the plain shape (see stream_snapshot) is built straight from
+    libyaml's events, in about half the time PyYAML's composer and constructor
+    take; any other is composed (_load_composed).
+    """
     path = Path(path)
     raw = _read_bytes(path)
-    edits: list[Edit] = []
-    seen: dict[int, int] = {}
-    for index, data in enumerate(_edit_list(path, _parse_yaml(path, raw)), start=1):
-        place = _EditPlace(path, index, data)
-        edits.append(_validate_edit(place, data))
-        _check_unique_rcid(place, seen)
-    return Snapshot(path=path, sha256=hashlib.sha256(raw).hexdigest(), edits=edits)
+    sink = _EditList()
+    if not _read_plain(path, raw, sink):
+        sink.edits = _load_composed(path, raw)
+    return Snapshot(path=path, sha256=hashlib.sha256(raw).hexdigest(), edits=sink.edits)
 
 
 def file_sha256(path: str | Path) -> str:
@@ -131,28 +133,59 @@ class EditSink(Protocol):
 def stream_snapshot(path: str | Path, sink: EditSink) -> None:
     """Validate a snapshot into `sink` one edit at a time; raise ConfigError exactly as load_snapshot would.
 
-    load_snapshot builds the whole document before it validates: for a 25 000-edit
-    snapshot that is a gigabyte of YAML nodes and Python objects. Here libyaml's
-    events are built into one edit at a time (_build_value), so only the edit in
-    hand is in memory, in under half the time load_snapshot takes. Anything but the plain shape (a mapping with one `edits`
-    list, or a bare list, in one document), and any YAML error, is handed to
-    load_snapshot after `sink.clear()`, so every message stays the same; so is
-    the order of problems: the first invalid edit is reported only once the
-    whole file has parsed, as load_snapshot (which parses first) would.
+    The file is read as it is parsed and libyaml's events are built into one
+    edit at a time (_build_value), so only the edit in hand is in memory: a
+    25 000-edit snapshot composed whole is a gigabyte of YAML nodes and Python
+    objects. Anything but the plain shape (a mapping with one `edits` list, or
+    a bare list, in one document), and any YAML error, is composed instead
+    (_load_composed) after `sink.clear()`, so every message stays the same; so
+    is the order of problems: the first invalid edit is reported only once the
+    whole file has parsed, as composing (which parses first) would.
     """
     path = Path(path)
+    with _open_snapshot(path) as fh, _read_errors(path):
+        plain = _read_plain(path, fh, sink)
+    if not plain:
+        sink.clear()
+        for edit in _load_composed(path, _read_bytes(path)):
+            sink.add(edit)
+
+
+class _EditList:
+    """The EditSink load_snapshot fills."""
+
+    def __init__(self) -> None:
+        self.edits: list[Edit] = []
+
+    def add(self, edit: Edit) -> None:
+        self.edits.append(edit)
+
+    def clear(self) -> None:
+        self.edits = []
+
+
+def _read_plain(path: Path, source: bytes | BinaryIO, sink: EditSink) -> bool:
+    """Validate a plain snapshot into `sink` from its events; False when it is not plain or not valid YAML."""
     try:
-        with _open_snapshot(path) as fh, _read_errors(path):
-            problem = _stream_document(path, _StreamLoader(fh), sink)
+        problem = _stream_document(path, _StreamLoader(source), sink)
     except OverLimit as exc:
         raise ConfigError(f"snapshot {path} {exc}") from None
     except (_NotPlain, yaml.YAMLError):
-        sink.clear()
-        for edit in load_snapshot(path).edits:
-            sink.add(edit)
-        return
+        return False
     if problem is not None:
         raise problem
+    return True
+
+
+def _load_composed(path: Path, raw: bytes) -> list[Edit]:
+    """Any snapshot PyYAML reads (explicit tags, merge keys...), composed whole first; YAML errors in its wording."""
+    edits: list[Edit] = []
+    seen: dict[int, int] = {}
+    for index, data in enumerate(_edit_list(path, _parse_yaml(path, raw)), start=1):
+        place = _EditPlace(path, index, data)
+        edits.append(_validate_edit(place, data))
+        _check_unique_rcid(place, seen)
+    return edits
 
 
 # --- the file ------------------------------------------------------------------------
@@ -327,7 +360,7 @@ class _BoundedSafeLoader(_BoundedComposer, yaml.SafeLoader):
 class _PyStreamLoader(yaml.SafeLoader):
     """PyYAML's own events for the event reader, when PyYAML was built without libyaml."""
 
-    def __init__(self, stream: BinaryIO) -> None:
+    def __init__(self, stream: bytes | BinaryIO) -> None:
         yaml.SafeLoader.__init__(self, stream)
         _start_stream(self)
 
@@ -358,7 +391,7 @@ if _EventParser is not None:
     class _LibyamlStreamLoader(_EventParser, SafeConstructor, Resolver):  # type: ignore[misc]
         """libyaml's events, with PyYAML's rules for what a plain scalar means (int, date, null...)."""
 
-        def __init__(self, stream: BinaryIO) -> None:
+        def __init__(self, stream: bytes | BinaryIO) -> None:
             _EventParser.__init__(self, stream)
             SafeConstructor.__init__(self)
             Resolver.__init__(self)
