@@ -503,36 +503,33 @@ def _build_value(loader: Any, level: int) -> Any:
     if kind is ScalarEvent:
         if len(event.value) > MAX_TEXT_CHARS:
             raise too_long(len(event.value), event.start_mark)
-        value = _scalar(loader, event)
-    elif kind is MappingStartEvent:
-        if level >= MAX_NESTING:
-            raise too_deep(event.start_mark)
-        value = {}
-        _remember(loader, event, value)
-        while type(loader.peek_event()) is not MappingEndEvent:
-            key = _build_value(loader, level + 1)
-            if isinstance(key, (dict, list)):
-                raise _NotPlain  # unhashable: load_snapshot words PyYAML's error
-            value[key] = _build_value(loader, level + 1)
-        loader.get_event()
-        if event.anchor is not None:
-            loader.building.discard(id(value))
-        return value
-    elif kind is SequenceStartEvent:
-        if level >= MAX_NESTING:
-            raise too_deep(event.start_mark)
-        value = []
-        _remember(loader, event, value)
+        scalar = _scalar(loader, event)
+        _remember(loader, event, scalar)
+        return scalar
+    if kind is not MappingStartEvent and kind is not SequenceStartEvent:
+        raise _NotPlain
+    if level >= MAX_NESTING:
+        raise too_deep(event.start_mark)
+    value: Any = {} if kind is MappingStartEvent else []
+    _remember(loader, event, value)
+    if kind is MappingStartEvent:
+        _build_items(loader, value, level + 1)
+    else:
         while type(loader.peek_event()) is not SequenceEndEvent:
             value.append(_build_value(loader, level + 1))
-        loader.get_event()
-        if event.anchor is not None:
-            loader.building.discard(id(value))
-        return value
-    else:
-        raise _NotPlain
-    _remember(loader, event, value)
+    loader.get_event()
+    if event.anchor is not None:
+        loader.building.discard(id(value))
     return value
+
+
+def _build_items(loader: Any, mapping: dict[Any, Any], level: int) -> None:
+    """A mapping's keys and values, up to its end event."""
+    while type(loader.peek_event()) is not MappingEndEvent:
+        key = _build_value(loader, level)
+        if isinstance(key, (dict, list)):
+            raise _NotPlain  # unhashable: load_snapshot words PyYAML's error
+        mapping[key] = _build_value(loader, level)
 
 
 def _alias(loader: Any, target: Any, level: int, event: AliasEvent) -> Any:
