@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 COMPOSE := $(shell if command -v podman >/dev/null 2>&1 && podman compose version >/dev/null 2>&1; then echo "podman compose"; elif command -v docker >/dev/null 2>&1 && docker compose version >/dev/null 2>&1; then echo "docker compose"; fi)
 
-.PHONY: help venv test demo e2e e2e-live chaos bench lock searxng-up searxng-down clean
+.PHONY: help venv test demo e2e e2e-live peers chaos bench bench-report screenshot lock searxng-up searxng-down searxng-live clean
 
 help:
 	@echo "make demo          the whole pipeline offline, against the bundled simulator"
@@ -13,9 +13,13 @@ help:
 	@echo "make e2e           demo run interrupted with Ctrl-C, resumed, and checked"
 	@echo "make chaos         kill fanout run at random moments many times (ARGS=--kills N), then check the log and views"
 	@echo "make e2e-live      three edits through the four real models (needs OPENROUTER_API_KEY and SearXNG)"
+	@echo "make peers         real verdicts through llama-cpp-python's server from PyPI (ARGS=--record FILE re-records)"
 	@echo "make bench         throughput, overhead and scale benchmarks (ARGS=--quick for a short pass)"
+	@echo "make bench-report  size of the HTML report of a 500-edit run and how fast Chromium opens it"
+	@echo "make screenshot    redo docs/report-first-screen.png, the README's picture of the report (needs chromium)"
 	@echo "make searxng-up    start SearXNG + Valkey on 127.0.0.1:8080 (podman or docker compose)"
 	@echo "make searxng-down  stop them"
+	@echo "make searxng-live  fanout against SearXNG run from its source (SEARXNG_SRC, SEARXNG_PYTHON; ARGS=--record)"
 	@echo "make lock          re-resolve requirements.lock from pyproject.toml"
 
 venv: $(STAMP)
@@ -42,8 +46,26 @@ chaos: $(STAMP)
 e2e-live: $(STAMP)
 	$(PY) scripts/demo.py --live
 
+PEERS_VENV := .venv-peers
+PEERS_STAMP := $(PEERS_VENV)/.installed
+
+$(PEERS_STAMP): scripts/peers-requirements.txt
+	test -x $(PEERS_VENV)/bin/python || $(PYTHON) -m venv $(PEERS_VENV)
+	CMAKE_BUILD_PARALLEL_LEVEL=2 CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" \
+		$(PEERS_VENV)/bin/pip install --quiet --disable-pip-version-check -r scripts/peers-requirements.txt
+	touch $(PEERS_STAMP)
+
+peers: $(STAMP) $(PEERS_STAMP)
+	$(PY) scripts/peers.py --server-python $(PEERS_VENV)/bin/python $(ARGS)
+
 bench: $(STAMP)
 	$(PY) bench/run.py $(ARGS)
+
+bench-report: $(STAMP)
+	$(PY) bench/report_html.py $(ARGS)
+
+screenshot: $(STAMP)
+	FANOUT_SCREENSHOT=docs/report-first-screen.png $(PY) -m pytest tests/test_report_html.py -q -k screenshots
 
 lock:
 	$(PYTHON) -m pip install --quiet uv
@@ -58,5 +80,17 @@ searxng-down:
 	@test -n "$(COMPOSE)" || { echo "Neither 'podman compose' nor 'docker compose' works here."; exit 1; }
 	$(COMPOSE) down
 
+# SearXNG's own code, from a source tree (a clone of github.com/searxng/searxng) and a Python with its
+# requirements.txt installed; skipped when the tree is not there. ARGS=--record rewrites tests/fixtures/searxng/.
+SEARXNG_SRC ?= ../searxng-src
+SEARXNG_PYTHON ?= python3
+
+searxng-live: $(STAMP)
+	@if [ -f "$(SEARXNG_SRC)/searx/webapp.py" ]; then \
+		$(PY) scripts/searxng_live.py --searxng-src "$(SEARXNG_SRC)" --searxng-python "$(SEARXNG_PYTHON)" $(ARGS); \
+	else \
+		echo "No SearXNG source at $(SEARXNG_SRC): set SEARXNG_SRC (and SEARXNG_PYTHON); skipped."; \
+	fi
+
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) $(PEERS_VENV) .pytest_cache

@@ -56,6 +56,29 @@ def _rate_limits(r: dict[str, Any]) -> list[Row]:
     return out
 
 
+PACING_TARGETS = {"window_told": (0.95, 0.01), "bucket_told": (0.95, 0.01), "window_not_told": (0.95, None),
+                  "bucket_not_told": (0.92, 0.10), "halving": (None, None)}
+"""Goodput at least, refusals per successful call under (issue 17)."""
+
+
+def _pacing(r: dict[str, Any]) -> list[Row]:
+    out = []
+    for case, run in r.items():
+        goodput, refusals = PACING_TARGETS.get(case, (None, None))
+        told = "told --rpm" if run["told"] else "not told"
+        measured = (f"{run['goodput_ratio']:.3f} ({run['wall_s']:.1f} s vs {run['ideal_s']:.1f} s), "
+                    f"{run['refusals_per_success']:.3f} refusals per call")
+        target = " ".join(t for t in (f">= {goodput:.2f}" if goodput else "", f"< {refusals:g}" if refusals else "") if t)
+        ok = None if goodput is None else run["goodput_ratio"] >= goodput and (refusals is None or run["refusals_per_success"] < refusals)
+        if case == "halving":
+            measured += f"; followed down in {run['follow_down_s']} s, back up in {run['follow_up_s']} s"
+            target = "<= 30 s each"
+            ok = run["follow_up_s"] is not None and max(run["follow_down_s"], run["follow_up_s"]) <= run["target_follow_s"]
+        out.append((f"7. pacing, {run['limit']}{', halved for 50 s' if case == 'halving' else ''}, {told}",
+                    measured, target or "report", _check(ok)))
+    return out
+
+
 def _speedup(r: dict[str, Any]) -> list[Row]:
     return [(
         f"3. speedup of --concurrency 8 over 1 ({r['verdicts']} verdicts)",
@@ -82,8 +105,17 @@ def _cpu(e: dict[str, Any]) -> list[Row]:
 
 
 def _extraction(x: dict[str, Any]) -> list[Row]:
-    return [(f"4. HTML extraction ({v['bytes'] // 1000} KB page)", f"{v['cpu_ms']:.1f} ms CPU", "report", "")
-            for v in x.values()]
+    pages = [v for v in x.values() if "bytes" in v]
+    rows = [(f"4. HTML extraction ({v['bytes'] // 1000} KB page), in process", f"{v['cpu_ms']:.1f} ms CPU"
+             + (f", {v['thread_latency_ms']:.1f} ms in a thread" if "thread_latency_ms" in v else ""), "report", "")
+            for v in pages]
+    rows += [(f"4. HTML extraction ({v['bytes'] // 1000} KB page), worker pool",
+              f"{v['pool']['run_cpu_ms']:.1f} + {v['pool']['worker_cpu_ms']:.1f} ms CPU (run + worker), "
+              f"{v['pool']['latency_ms']:.1f} ms", "report", "") for v in pages if "pool" in v]
+    start = x.get("worker_start")
+    if start:
+        rows.append(("4. extraction worker start-up", f"{start['cpu_s']:.2f} s CPU, {start['wall_s']:.2f} s", "report", ""))
+    return rows
 
 
 def _startup(st: dict[str, Any]) -> list[Row]:
@@ -117,6 +149,7 @@ def _resume(r: dict[str, Any]) -> list[Row]:
 SECTIONS: tuple[tuple[str, Callable[[dict[str, Any]], list[Row]]], ...] = (
     ("efficiency", _efficiency),
     ("rate_limits", _rate_limits),
+    ("pacing", _pacing),
     ("speedup", _speedup),
     ("efficiency", _cpu),
     ("extraction", _extraction),

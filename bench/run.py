@@ -31,7 +31,8 @@ import scenarios  # noqa: E402
 from report import print_table  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
-SCENARIOS = ("startup", "extraction", "speedup", "efficiency", "rate_limits", "memory", "resume")
+SCENARIOS = ("startup", "extraction", "speedup", "efficiency", "rate_limits", "pacing", "memory", "resume")
+PACING_CASES = ("window_told", "window_not_told", "bucket_told", "bucket_not_told", "halving")
 FULL = {"efficiency_verdicts": 2000, "memory_sizes": (2000, 100_000), "resume_pairs": 1_000_000}
 QUICK = {"efficiency_verdicts": 400, "memory_sizes": (2000, 10_000), "resume_pairs": 100_000}
 
@@ -82,6 +83,10 @@ def run_rate_limits(work: scenarios.Workdir, sizes: dict[str, Any]) -> dict[str,
     return {"told": scenarios.rate_limited(work, told=True), "not_told": scenarios.rate_limited(work, told=False)}
 
 
+def run_pacing(work: scenarios.Workdir, sizes: dict[str, Any]) -> dict[str, Any]:
+    return {case: scenarios.pacing(work, case) for case in PACING_CASES}
+
+
 def run_memory(work: scenarios.Workdir, sizes: dict[str, Any]) -> dict[str, Any]:
     runs = {str(n): scenarios.memory(work, n) for n in sizes["memory_sizes"]}
     small, large = (runs[str(n)] for n in sizes["memory_sizes"])
@@ -95,6 +100,7 @@ RUNNERS = {
     "speedup": run_speedup,
     "efficiency": run_efficiency,
     "rate_limits": run_rate_limits,
+    "pacing": run_pacing,
     "memory": run_memory,
     "resume": lambda work, sizes: scenarios.resume(work, pairs=sizes["resume_pairs"]),
 }

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
 import statistics
 import time
@@ -212,23 +213,101 @@ def startup(work: Workdir, *, repeats: int = 5) -> dict[str, Any]:
 
 
 def extraction_cost(*, repeats: int = 200) -> dict[str, Any]:
-    """CPU of trafilatura as web_fetch runs it: on a simulator page, and on one grown to 30 KB the way
-    real pages are big (styles, scripts, footer links around the same article)."""
+    """Extraction per page on a simulator page and on one grown to 30 KB the way real pages are big
+    (styles, scripts, footer links around the same article): trafilatura's CPU in one process (`cpu_ms`,
+    how web_fetch ran it before, in a thread), and what the extraction pool costs now (`pool`)."""
+    import anyio
+
     from fanout.sim.corpus import load_corpus
     from fanout.sim.pages import render_page
-    from fanout.tools.extract import _extract
+    from fanout.tools.extract import article_text
 
     page = next(p for p in load_corpus().pages.values() if p.status == 200)
     html = render_page(page)
     result: dict[str, Any] = {}
     for label, text in (("sim_page", html), ("page_30kb", _with_site_chrome(html, 30_000))):
         data = text.encode()
-        _extract(data, "utf-8", "http://127.0.0.1/web/x")  # the first call pays the import
+        article_text(data, "utf-8", EXTRACTION_URL)  # the first call pays the import
         start = time.process_time()
         for _ in range(repeats):
-            _extract(data, "utf-8", "http://127.0.0.1/web/x")
-        result[label] = {"bytes": len(data), "cpu_ms": round((time.process_time() - start) / repeats * 1000, 2)}
+            article_text(data, "utf-8", EXTRACTION_URL)
+        result[label] = {"bytes": len(data), "cpu_ms": round((time.process_time() - start) / repeats * 1000, 2),
+                         "thread_latency_ms": anyio.run(_through_thread, data, repeats),
+                         "pool": anyio.run(_through_pool, data, repeats)}
+    result["worker_start"] = anyio.run(_worker_start)
     return result
+
+
+EXTRACTION_URL = "http://127.0.0.1/web/x"
+
+
+async def _through_thread(data: bytes, repeats: int) -> float:
+    """Median wall time per page the way web_fetch ran it before: in a worker thread of the run's process."""
+    import anyio
+
+    from fanout.tools.extract import article_text
+
+    latencies = []
+    for _ in range(repeats):
+        started = time.monotonic()
+        await anyio.to_thread.run_sync(article_text, data, "utf-8", EXTRACTION_URL)
+        latencies.append(time.monotonic() - started)
+    return round(statistics.median(latencies) * 1000, 2)
+
+
+async def _through_pool(data: bytes, repeats: int) -> dict[str, float]:
+    """Per page through one warm worker: the run's CPU (the exchange), the worker's CPU, and wall latency."""
+    from fanout.tools.extract_pool import ExtractionPool
+
+    async with ExtractionPool(workers=1) as pool:
+        await pool.extract("html", data, url=EXTRACTION_URL)  # start the worker outside the figures
+        worker_before, run_before = _children_cpu_s(), time.process_time()
+        latencies = []
+        for _ in range(repeats):
+            started = time.monotonic()
+            await pool.extract("html", data, url=EXTRACTION_URL)
+            latencies.append(time.monotonic() - started)
+        run_cpu = time.process_time() - run_before
+        worker_cpu = _children_cpu_s() - worker_before
+    return {"run_cpu_ms": round(run_cpu / repeats * 1000, 2), "worker_cpu_ms": round(worker_cpu / repeats * 1000, 2),
+            "latency_ms": round(statistics.median(latencies) * 1000, 2)}
+
+
+async def _worker_start() -> dict[str, float]:
+    """One worker from start to its first (tiny) page: CPU (its imports) and wall time."""
+    import resource
+
+    from fanout.tools.extract_pool import ExtractionPool
+
+    before, started = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
+    async with ExtractionPool(workers=1) as pool:
+        await pool.extract("html", b"<html><body><p>one</p></body></html>", url=EXTRACTION_URL)
+        wall = time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return {"cpu_s": round(cpu, 3), "wall_s": round(wall, 3)}
+
+
+def _children_cpu_s() -> float:
+    """CPU of this process's living children (the pool's worker), from /proc: they are not reaped yet."""
+    total = 0.0
+    for pid in _child_pids():
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def _child_pids() -> list[int]:
+    me = os.getpid()
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == me:
+                    pids.append(int(entry.name))
+            except OSError:
+                continue
+    return pids
 
 
 def _with_site_chrome(html: str, size: int) -> str:
@@ -357,3 +436,87 @@ def _record_templates(work: Workdir) -> list[bytes]:
         require_success(run_fanout(snapshot, run_dir, sim, "--concurrency", "4"), "resume templates")
     lines = (run_dir / "checkpoint.jsonl").read_bytes().splitlines(keepends=True)
     return [line.replace(str(BASE_RCID).encode(), RCID_MARK.encode()) for line in lines]
+
+
+# --- 7. pacing: learning a provider's limit from its 429s (issue 17) -------------------------------
+
+PACING_RPM = 60
+"""The issue's server: one chat call a second per model."""
+HALVED_FROM_S, HALVED_UNTIL_S = 50.0, 100.0
+"""In the halving case the limit is 30 a minute between these times (from each model's first request)."""
+
+
+def pacing(work: Workdir, case: str, *, edits: int = 20, concurrency: int = 8, latency_scale: float = 0.2) -> dict[str, Any]:
+    """The issue's reproduction: `edits` x 4 models at --concurrency 8 against 60 chat calls a minute per model.
+
+    Cases: a sliding window (10 per 10 s) or a token bucket (no burst,
+    Retry-After 1), fanout told (--rpm 60) or not told, and a bucket that
+    halves for 50 s in the middle of a longer run (not told). Ideal: the
+    busiest model's chat calls at exactly the allowed rate.
+    """
+    limit, told, halving = case.split("_")[0], case.endswith("_told") and "not_told" not in case, case == "halving"
+    edits = 40 if halving else edits
+    snapshot = work.snapshot(edits)
+    if limit == "window":
+        faults: tuple[str, ...] = ("rpm=10", "rate_window_s=10")
+    else:
+        faults = (f"bucket_rpm={PACING_RPM}", "bucket_burst=1")
+    if halving:
+        faults += (f"bucket_schedule=[[{HALVED_FROM_S:g}, {PACING_RPM / 2:g}], [{HALVED_UNTIL_S:g}, {PACING_RPM}]]",)
+    flags = ("--rpm", str(PACING_RPM)) if told else ()
+    with Simulator(latency_scale=latency_scale, faults=faults) as sim:
+        run_dir = work.run_dir(f"pacing-{case}")
+        measure = run_fanout(snapshot, run_dir, sim, "--concurrency", str(concurrency), *flags)
+        stats = sim.stats()
+    busiest = max(stats["completions"].values())
+    ideal = _halving_ideal(busiest) if halving else busiest * 60 / PACING_RPM
+    refusals = stats["faults"].get("rate_limited", 0)
+    result: dict[str, Any] = {
+        "case": case,
+        "limit": "10 per 10 s window" if limit == "window" else f"token bucket {PACING_RPM}/min, no burst",
+        "told": told,
+        "verdicts": edits * MODELS,
+        "concurrency": concurrency,
+        "chat_calls_busiest_model": busiest,
+        "ideal_s": round(ideal, 2),
+        "wall_s": round(measure.wall_s, 2),
+        "goodput_ratio": round(ideal / measure.wall_s, 3),
+        "http_429": refusals,
+        "refusals_per_success": round(refusals / sum(stats["completions"].values()), 3),
+        "statuses": log_statuses(run_dir),
+        "returncode": measure.returncode,
+    }
+    if halving:
+        result.update(_follow_times(stats["rate_limit_events"]))
+    return result
+
+
+def _halving_ideal(calls: int) -> float:
+    """Seconds to admit `calls` at 1 a second, halved between HALVED_FROM_S and HALVED_UNTIL_S."""
+    before, during = HALVED_FROM_S, (HALVED_UNTIL_S - HALVED_FROM_S) / 2
+    if calls <= before + during:
+        return calls if calls <= before else before + (calls - before) * 2
+    return HALVED_UNTIL_S + (calls - before - during)
+
+
+def _follow_times(events: dict[str, dict[str, list[float]]]) -> dict[str, Any]:
+    """How long each model took to stop being refused after the halving, and to get back to 0.95 a second
+    after the limit came back (its first two admissions that close together), the slowest model's figures."""
+    down, up = [], []
+    for model in events.values():
+        refused = [t for t in model["refused"] if t >= HALVED_FROM_S]
+        down.append(_settled(refused) - HALVED_FROM_S if refused else 0.0)
+        after = [t for t in model["admitted"] if t >= HALVED_UNTIL_S]
+        closes = [b for a, b in zip(after, after[1:]) if b - a < 1 / 0.95]
+        up.append(closes[0] - HALVED_UNTIL_S if closes else None)
+    known_up = [u for u in up if u is not None]
+    return {
+        "follow_down_s": round(max(down), 1),
+        "follow_up_s": round(max(known_up), 1) if len(known_up) == len(up) else None,
+        "target_follow_s": 30.0,
+    }
+
+
+def _settled(refused: list[float]) -> float:
+    """The last refusal of the run of them a change sets off: the next one, if any, is a probe 10 s or more on."""
+    return next((a for a, b in zip(refused, refused[1:]) if b - a >= 10.0), refused[-1])

@@ -46,8 +46,8 @@ def test_queue_reasons_name_each_threshold_that_failed() -> None:
         "agreement 0.50 < 0.75",
         "confidence 0.70 < 0.80",
     ]
-    assert queue_reasons(2, 4, Vote(None, 0.5), Vote("reject", 0.9), policy) == ["tie"]
-    assert queue_reasons(1, 4, Vote("accept", 1.0), Vote("accept", 0.9), policy) == ["only one verdict"]
+    assert queue_reasons(3, 4, Vote(None, 0.5), Vote("reject", 0.9), policy) == ["tie"]
+    assert queue_reasons(1, 4, Vote("accept", 1.0), Vote("accept", 0.9), policy) == ["only 1 of 4 verdicts (quorum 3)"]
     assert queue_reasons(0, 4, Vote(None, None), Vote(None, None), policy) == ["no verdicts"]
 
 
@@ -58,7 +58,7 @@ def test_decide_edits_queues_split_edits_and_passes_unanimous_ones() -> None:
         3: {"a": "reject", "b": "reject", "c": "reject"},
     }
     consensus = dawid_skene(stances, STANCES)
-    decisions = decide_edits(stances, ["a", "b", "c"], weights={"a": 1, "b": 1, "c": 1},
+    decisions = decide_edits(stances, ["a", "b", "c"], weights=lambda rcid: {"a": 1, "b": 1, "c": 1},
                              consensus=consensus, policy=QueuePolicy())
     by_rcid = {d.rcid: d for d in decisions}
     assert by_rcid[1].majority == Vote("accept", 1.0) and not by_rcid[1].needs_human
@@ -66,3 +66,13 @@ def test_decide_edits_queues_split_edits_and_passes_unanimous_ones() -> None:
     assert by_rcid[2].majority.decision is None
     assert by_rcid[2].needs_human and "tie" in by_rcid[2].reasons
     assert by_rcid[2].stances == {"a": "accept", "b": "reject", "c": None}
+
+
+def test_two_agreeing_verdicts_of_four_do_not_reach_the_quorum() -> None:
+    # Both answers agree (share 1.0), but half the committee said nothing: a human looks.
+    policy = QueuePolicy()
+    assert queue_reasons(2, 4, Vote("accept", 1.0), Vote("accept", 0.95), policy) == ["only 2 of 4 verdicts (quorum 3)"]
+    assert queue_reasons(3, 4, Vote("accept", 1.0), Vote("accept", 0.95), policy) == []
+    assert queue_reasons(1, 1, Vote("accept", 1.0), Vote("accept", 0.95), policy) == []
+    assert queue_reasons(2, 3, Vote("accept", 1.0), Vote("accept", 0.95), policy) == ["only 2 of 3 verdicts (quorum 3)"]
+    assert queue_reasons(2, 3, Vote("accept", 1.0), Vote("accept", 0.95), QueuePolicy(quorum=0.5)) == []

@@ -62,3 +62,18 @@ def test_health_rows_count_statuses_effort_and_sources_per_model() -> None:
     assert (a["sources"], a["sources_verified"], a["sources_reported"]) == (3, 2, 1)
     assert a["verified_never_fetched"] == 1
     assert (b["records"], b["ok"], b["tool_calls"], b["verified_never_fetched"]) == (1, 1, 0, 0)
+
+
+def test_a_verified_prefetched_reference_is_not_counted_as_never_fetched() -> None:
+    record = make_record(1, "m/a", "verified-low", sources=[
+        Source("https://ref.example/", True, "verified", fetched=False, prefetched=True),
+        Source("https://other.example/", True, "reported", fetched=False, claimed_verified=True),
+    ])
+    assert claimed_unfetched(record) == ["https://other.example/"]
+
+
+def test_the_health_row_names_the_tool_protocols_a_model_used() -> None:
+    records = [make_record(1, "m/a", "plausible"), make_record(2, "m/a", "plausible"), make_record(1, "m/b", "suspect")]
+    records[1].tool_protocol = "prompted"
+    records[2].tool_protocol = "prompted"
+    assert [r["tool_protocol"] for r in model_health(records, ["m/a", "m/b"])] == ["native+prompted", "prompted"]

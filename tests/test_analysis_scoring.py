@@ -11,7 +11,7 @@ from test_analysis_support import make_record
 
 from fanout.analysis.cost import cost_totals, model_costs
 from fanout.analysis.labels import OUTCOMES_BIAS, load_labels
-from fanout.analysis.scoring import confusion_rows, score
+from fanout.analysis.scoring import best_model, compare_models, confusion_rows, score
 from fanout.errors import ConfigError
 
 
@@ -79,9 +79,11 @@ def test_score_counts_accuracy_reject_precision_recall_and_cost_per_correct_exac
     }
     costs = {1: 0.25, 2: 0.25, 3: 0.5, 4: 0.5, 5: 0.5, 7: 8.0}
     row = score("m/a", "model", predictions, truth, costs)
+    # Wilson 95 % for 2 of 4: (0.1500, 0.8500), as statsmodels' proportion_confint(2, 4, method="wilson").
+    assert (round(row.pop("accuracy_low"), 4), round(row.pop("accuracy_high"), 4)) == (0.1500, 0.8500)
     assert row == {
         "subject": "m/a", "kind": "model", "labelled": 5, "answered": 4, "correct": 2, "accuracy": 0.5,
-        "reject_precision": 0.5, "reject_recall": 0.5, "cost_usd": 2.0, "cost_per_correct_usd": 1.0,
+        "coverage": 0.8, "reject_precision": 0.5, "reject_recall": 0.5, "cost_usd": 2.0, "cost_per_correct_usd": 1.0,
     }
 
 
@@ -125,3 +127,30 @@ def test_the_projection_is_unknown_when_a_model_has_no_known_cost() -> None:
     costs = model_costs(records, ["m/a", "m/b"], project_edits=10)
     assert costs[1].projected_cost_usd is None
     assert cost_totals(costs, 10)["projected_cost_usd"] is None
+
+
+def test_mcnemar_compares_two_models_only_on_the_edits_where_exactly_one_is_right() -> None:
+    truth = {i: "correct" for i in range(1, 11)}
+    a = {i: "accept" for i in range(1, 11)}  # right on all ten
+    b = {i: ("accept" if i <= 4 else "reject") for i in range(1, 11)}  # right on 1-4 only
+    c = {**b, 9: None, 10: None}  # like b, but no verdict on 9 and 10
+    rows = {(r["model_a"], r["model_b"]): r for r in compare_models({"a": a, "b": b, "c": c}, truth)}
+    ab, ac, bc = rows[("a", "b")], rows[("a", "c")], rows[("b", "c")]
+    # a alone right on 6 edits, b alone on none: exact two-sided p = 2 / 2^6.
+    assert (ab["edits"], ab["only_a_right"], ab["only_b_right"], ab["p_value"]) == (10, 6, 0, 2 / 64)
+    assert ab["distinguishable"] is True
+    assert (ac["edits"], ac["only_a_right"], ac["p_value"]) == (8, 4, 2 / 16)  # 0.125: not told apart
+    assert (bc["edits"], bc["only_a_right"], bc["only_b_right"], bc["p_value"]) == (8, 0, 0, 1.0)
+
+
+def test_best_model_is_named_only_when_it_is_told_apart_from_every_other() -> None:
+    truth = {i: "correct" for i in range(1, 11)}
+    a = {i: "accept" for i in range(1, 11)}
+    b = {i: ("accept" if i <= 4 else "reject") for i in range(1, 11)}
+    close = {i: ("accept" if i <= 9 else "reject") for i in range(1, 11)}
+    costs: dict[int, float] = {}
+    clear = [score("a", "model", a, truth, costs), score("b", "model", b, truth, costs)]
+    assert best_model(clear, compare_models({"a": a, "b": b}, truth)) == "a"
+    three = [*clear, score("close", "model", close, truth, costs)]
+    # a is more accurate than `close` (1.0 against 0.9), but one discordant edit proves nothing.
+    assert best_model(three, compare_models({"a": a, "b": b, "close": close}, truth)) is None

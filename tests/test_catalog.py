@@ -59,7 +59,7 @@ def by_name(checks):
 
 
 @respx.mock
-async def test_openrouter_models_resolve_by_id_or_canonical_slug_and_must_support_tools(http):
+async def test_openrouter_models_resolve_by_id_or_canonical_slug_and_without_tools_get_the_prompted_protocol(http):
     respx.get(f"{OPENROUTER_BASE_URL}/models").mock(return_value=httpx.Response(200, json=LISTING))
     names = ["anthropic/claude-4.5-haiku-20251001", "allenai/olmo-3.1-32b-instruct", "nvidia/nemotron-3-nano-30b"]
     checks = by_name(await check_models(http, OPENROUTER_BASE_URL, "k", names))
@@ -68,7 +68,9 @@ async def test_openrouter_models_resolve_by_id_or_canonical_slug_and_must_suppor
     assert haiku.message == ("listed as anthropic/claude-haiku-4.5 (anthropic/claude-4.5-haiku-20251001), "
                              "supports tools, context 200,000, $1/$5 per M tokens")
     olmo = checks["model allenai/olmo-3.1-32b-instruct"]
-    assert (olmo.level, olmo.message) == ("FAIL", "does not support tool calling")
+    assert (olmo.level, olmo.message) == (
+        "WARN", "does not support tool calling; its tools are offered in the prompt (tool_protocol prompted)")
+    assert (olmo.spec.tool_protocol, haiku.spec.tool_protocol) == ("prompted", None)
     typo = checks["model nvidia/nemotron-3-nano-30b"]
     assert (typo.level, typo.message) == (
         "FAIL", "not listed by OpenRouter; did you mean nvidia/nemotron-3-nano-30b-a3b?")
@@ -115,11 +117,12 @@ async def test_a_local_server_without_a_listing_is_a_warning_not_a_refusal(http)
 @respx.mock
 async def test_require_models_refuses_naming_every_failed_model(http):
     respx.get(f"{OPENROUTER_BASE_URL}/models").mock(return_value=httpx.Response(200, json=LISTING))
-    checks = await check_models(http, OPENROUTER_BASE_URL, "k", ["allenai/olmo-3.1-32b-instruct", "no/such"])
+    forced = ModelSpec("allenai/olmo-3.1-32b-instruct", tool_protocol="native")
+    checks = await check_models(http, OPENROUTER_BASE_URL, "k", [forced, "no/such"])
     with pytest.raises(ConfigError) as caught:
         require_models(checks)
-    assert str(caught.value) == ("model allenai/olmo-3.1-32b-instruct: does not support tool calling; "
-                                 "model no/such: not listed by OpenRouter")
+    assert str(caught.value) == ("model allenai/olmo-3.1-32b-instruct: does not support tool calling, and "
+                                 "--limits forces tool_protocol native; model no/such: not listed by OpenRouter")
 
 
 @respx.mock
@@ -166,20 +169,24 @@ async def test_searxng_refusing_json_or_limiting_fails_with_its_fix(http, status
 
 
 @respx.mock
-async def test_searxng_that_finds_nothing_warns_and_names_the_silent_engines(http):
+async def test_searxng_whose_engines_all_fail_fails_naming_each_engine_its_reason_and_the_fix(http):
     body = {"results": [], "unresponsive_engines": [["google", "CAPTCHA"], ["brave", "timeout"]]}
     respx.get("http://searxng.test/search").mock(return_value=httpx.Response(200, json=body))
     check = await check_searxng(http, "http://searxng.test")
-    assert check.line() == ("WARN searxng: answers JSON but found nothing for 'test' "
-                            "(unresponsive engines: google, brave)")
+    assert check.line() == (
+        "FAIL searxng: web search found nothing: these search engines did not answer: google (CAPTCHA), "
+        "brave (timeout). Try again later or rephrase (for the operator: the engines are probably blocking this "
+        "machine's IP; wait, or enable other engines in settings.yml; they did not answer in time; raise "
+        "outgoing.request_timeout in settings.yml if this persists)")
 
 
 @respx.mock
 async def test_unreachable_searxng_fails_and_says_how_to_start_it(http):
     respx.get("http://searxng.test/search").mock(side_effect=httpx.ConnectError("refused"))
     check = await check_searxng(http, "http://searxng.test")
-    assert check.line() == ("FAIL searxng: unreachable at http://searxng.test (ConnectError); "
-                            "start it with `make searxng-up`")
+    assert check.line() == ("FAIL searxng: SearXNG is unreachable at http://searxng.test (ConnectError): start it "
+                            "with `make searxng-up`, point --searxng-url at a running one, or search without it: "
+                            "--search-providers wikipedia")
 
 
 def test_the_listing_fills_the_cached_input_price_and_the_table_or_limits_win():

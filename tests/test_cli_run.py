@@ -125,7 +125,7 @@ def test_each_bad_flag_is_refused_in_one_line_with_the_fix_before_anything_is_wr
     [
         ("deepseek/deepseek-v3.2: {rpm: 10}\n",
          "deepseek/deepseek-v3.2: allowed keys are max_concurrency, requests_per_minute, context_window, input_price, "
-         "output_price, cached_input_price."),
+         "output_price, cached_input_price, tool_protocol."),
         ("deepseek/deepseek-v3.2: {max_concurrency: abc}\n",
          "model deepseek/deepseek-v3.2: max_concurrency must be a whole number (got 'abc')."),
         ("deepseek/deepseek-v3.2: {max_concurrency: 2.5}\n",
@@ -204,11 +204,13 @@ def test_status_prints_counts_spend_and_the_last_errors_from_the_log(tmp_path, c
     assert main(["status", str(run_dir)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == f"{run_dir}: 4/4 pairs done (100%), spend $1.0000"
-    table = [line.split() for line in lines[2:5]]
+    assert lines[1] == "of them: 2 with a verdict, 0 without one (incomplete or invalid_json), 2 error(s), 0 timeout(s)"
+    assert lines[3] == "every pair is done"
+    table = [line.split() for line in lines[4:7]]
     assert table[0] == ["model", "done", "ok", "timeout", "incomplete", "invalid_json", "error", "refused", "in", "flight"]
     assert table[1] == ["m/a", "2", "2", "0", "0", "0", "0", "0", "0"]
     assert table[2] == ["m/b", "2", "0", "0", "0", "0", "2", "0", "0"]
-    assert lines[5:] == ["last errors:", "  m/b rcid 2540801101: HTTP 502", "  m/b rcid 2540801102: HTTP 502"]
+    assert lines[7:] == ["last errors:", "  m/b rcid 2540801101: HTTP 502", "  m/b rcid 2540801102: HTTP 502"]
 
 
 def test_status_refuses_a_negative_error_count_and_shows_none_for_zero(tmp_path, capsys):

@@ -101,6 +101,21 @@ def test_limits_from_the_file_apply_and_flags_win_over_them(tmp_path):
     assert settings.models == (ModelSpec("m/a", input_price=0.5, max_concurrency=1, requests_per_minute=12),)
 
 
+def test_the_limits_file_can_force_a_models_tool_protocol(tmp_path):
+    limits = tmp_path / "limits.yaml"
+    limits.write_text("m/a: {tool_protocol: prompted}\nm/b: {tool_protocol: native}\n")
+    settings = RunSettings.from_options(RunOptions(models=("m/a", "m/b", "m/c"), limits_file=limits))
+    assert [m.tool_protocol for m in settings.models] == ["prompted", "native", None]
+
+
+def test_an_unknown_tool_protocol_in_the_limits_file_is_one_clear_error(tmp_path):
+    limits = tmp_path / "limits.yaml"
+    limits.write_text("m/a: {tool_protocol: json}\n")
+    with pytest.raises(ConfigError) as caught:
+        RunSettings.from_options(RunOptions(models=("m/a",), limits_file=limits))
+    assert str(caught.value) == f"--limits {limits}: model m/a: tool_protocol must be native or prompted (got 'json')."
+
+
 async def test_the_request_timeout_bounds_each_chat_request_of_a_run(tmp_path):
     """A stalled chat request is given up after --request-timeout and asked again, well inside the verdict's time."""
     stalling = "allenai/olmo-3.1-32b-instruct"

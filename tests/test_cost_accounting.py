@@ -111,7 +111,7 @@ def test_a_resumed_run_and_its_spend_cap_count_the_attempts_a_retry_superseded(t
     scripted(tmp_path, 2, fail_b=True)  # 4 verdicts, m/b's two are errors: $1.00
     retried, _, _ = scripted(tmp_path, 2, fail_b=False)  # the two errors run again: $0.50 more
     assert retried.splitlines()[-1].endswith("| 4/4 done (100%) | 0 in flight | " + retried.splitlines()[-1].split(" | ")[3]
-                                             + " | ETA 0s | $1.5000 | errors 0 | timeouts 0")
+                                             + " | ETA 0s | $1.5000 | verdicts 4 | no verdict 0 | errors 0 | timeouts 0")
     _, ran, stop_reason = scripted(tmp_path, 3, fail_b=False, max_cost=1.4)
     assert (ran, stop_reason) == ([], "Spend cap $1.4 already reached ($1.5000 recorded)")
     assert main(["status", str(tmp_path)]) == 0
@@ -238,7 +238,8 @@ def test_max_cost_accepts_the_same_model_once_it_has_prices(tmp_path, capsys):
 def test_status_names_attempts_whose_cost_waits_for_the_next_start(tmp_path):
     write_log(tmp_path, [record(1, "m/a", "ok", 0.5)])
     cut_off_attempt(tmp_path, 2, "m/a", [answered("gen-1", 0.25), None])
-    assert render_status(read_status(tmp_path))[:2] == [
+    assert render_status(read_status(tmp_path))[:3] == [
         f"{tmp_path}: 1/1 pairs done (100%), spend $0.5000",
-        "1 attempt(s) in flight or cut off; a cut-off one's cost is settled on the next start",
+        "of them: 1 with a verdict, 0 without one (incomplete or invalid_json), 0 error(s), 0 timeout(s)",
+        "not running; 1 attempt(s) were cut off when it last stopped: their cost is settled on the next start",
     ]

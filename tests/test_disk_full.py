@@ -76,7 +76,7 @@ async def test_enospc_stops_like_ctrl_c_keeps_what_finished_leaves_no_temp_file_
     kept = [json.loads(line) for line in (after / "checkpoint.jsonl").read_text().splitlines()]
     assert 8 < len(kept) < 48 and len({(r["edit_rcid"], r["model"]) for r in kept}) == len(kept)
     assert (out / "resumed.rc").read_text() == "0\n", (out / "resumed.txt").read_text()
-    assert f"{len(kept)}/48 pairs already done" in (out / "resumed.txt").read_text()
+    assert f"{len(kept)}/48 pairs already done" in (out / "resumed.txt").read_text(), (out / "resumed.txt").read_text()
     assert_one_record_and_one_matching_view_per_pair(out / "resumed", ALL_PAIRS)
 
 

@@ -23,6 +23,7 @@ from aiohttp import web
 
 from fanout.config import package_data
 from fanout.llm.reply import redact
+from loopback import serving
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -97,15 +98,9 @@ def echo_app(echo: Echo) -> web.Application:
 @asynccontextmanager
 async def echo_server() -> AsyncIterator[Echo]:
     echo = Echo()
-    runner = web.AppRunner(echo_app(echo), access_log=None)
-    await runner.setup()
-    try:
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        echo.base = f"http://127.0.0.1:{runner.addresses[0][1]}"
+    async with serving(echo_app(echo)) as port:
+        echo.base = f"http://127.0.0.1:{port}"
         yield echo
-    finally:
-        await runner.cleanup()
 
 
 async def fanout(env: dict[str, str], *args: str) -> tuple[int, bytes]:

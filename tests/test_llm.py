@@ -296,12 +296,10 @@ async def test_requests_per_minute_paces_a_models_calls_evenly_with_no_burst(htt
     with respx.mock:
         respx.post(f"{LOCAL}/chat/completions").mock(return_value=httpx.Response(200, json=ok_body()))
         chat = client(http, sleeps)
-        started = anyio.current_time()
         for _ in range(3):
             await chat.complete(paced, MESSAGES)
-        elapsed = anyio.current_time() - started
-    assert elapsed >= 0.1  # the second and the third call each waited their turn
-    assert sleeps.waits == []  # the pace is not the gate: nothing was held back by a 429
+    assert sleeps.waits == pytest.approx([0.05, 0.05])  # the second and the third call each waited their turn
+    assert chat.held_back() == {}  # the user's cap is not a learned limit
 
 
 @respx.mock
@@ -505,3 +503,20 @@ async def test_a_chat_request_carries_the_key_the_runs_user_agent_its_timeout_an
         "accept", "accept-encoding", "authorization", "connection", "content-length", "content-type", "host", "user-agent",
     ]
     assert request.extensions["timeout"] == {"connect": 7.5, "read": 7.5, "write": 7.5, "pool": 7.5}
+
+
+@pytest.mark.parametrize(("status", "message", "refused"), [
+    (400, "HTTP 400: deepseek/deepseek-v3.3 is not a valid model ID", True),
+    (404, "HTTP 404: No endpoints found for lab/gone.", True),
+    (404, "HTTP 404: The model `gpt-9` does not exist or you do not have access to it.", True),
+    (404, "HTTP 404: model 'llama9' not found, try pulling it first", True),
+    (400, "HTTP 400: messages: the conversation is too long", False),
+    (400, "HTTP 400: invalid model output format: response_format is not supported", False),
+    (500, "HTTP 500: unknown model error", False),
+    # A model without tool calling is switched to the prompted protocol, not stopped.
+    (404, "HTTP 404: No endpoints found that support tool use. Try disabling \"web_search\".", False),
+])
+def test_only_a_refusal_of_the_model_itself_counts_as_one(status, message, refused):
+    from fanout.llm.endpoint import refuses_model
+
+    assert refuses_model(status, message) is refused

@@ -413,3 +413,55 @@ async def test_verdicts_cancelled_by_a_second_stop_leave_the_in_flight_count(tmp
         control.request("Interrupted (SIGINT)", grace_s=30)
     assert progress.peak == 8
     assert sum(progress.in_flight.values()) == 0
+
+
+async def test_no_more_verdicts_than_the_concurrency_ever_run_at_once_while_the_writer_lags(tmp_path, writer_for):
+    """The bound itself, not its display: verdict functions running at one moment, counted inside them.
+
+    The writer is held back, so finished records fill its queue and the
+    verdicts behind them wait to hand theirs over; those keep their slots, so
+    no new verdict may start in their place.
+    """
+    import random
+    import threading
+
+    gate = threading.Event()
+
+    class Lagging(CheckpointWriter):
+        def append(self, record):
+            gate.wait()
+            return super().append(record)
+
+    running = peak = 0
+    waiting: list[anyio.Event] = []
+    held = True
+
+    async def verdict(edit, model):
+        nonlocal running, peak
+        running += 1
+        peak = max(peak, running)
+        try:
+            if held:
+                release = anyio.Event()
+                waiting.append(release)
+                await release.wait()
+        finally:
+            running -= 1
+        return record_for(edit, model)
+
+    rng = random.Random(16)
+    progress = PeakInFlight()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(lambda: orchestrate(make_edits(20), settings(concurrency=16), writer_for(tmp_path, Lagging), verdict,
+                                          progress=progress))
+        try:
+            await wait_all_tasks_blocked()
+            while waiting:  # finish them in random order until every slot is held by a verdict waiting for the writer
+                waiting.pop(rng.randrange(len(waiting))).set()
+                await wait_all_tasks_blocked()
+            assert (peak, running, sum(progress.in_flight.values())) == (16, 0, 16)
+            held = False
+        finally:
+            gate.set()
+    assert (peak, progress.peak) == (16, 16)
+    assert progress.tally.done == 80

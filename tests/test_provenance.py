@@ -206,3 +206,70 @@ async def test_a_simulated_model_that_cites_search_snippets_as_verified_is_corre
     assert [c["provenance"] for c in claimed] == ["verified", "reported", "reported", "verified"]
     assert [s.url for s in record.sources if s.claimed_verified] == unread_claims
     assert record.warnings == [NEVER_FETCHED.format(url) for url in unread_claims]
+
+
+# --- prefetched references and the prompt's own rule ------------------------------------------------
+
+REFERENCE = "https://archive.example/adams-obituary"
+
+
+def with_reference(edit, url: str = REFERENCE):
+    """The sample edit with one reference whose text the prompt hands over."""
+    from fanout.sift.edit import Edit
+
+    return Edit.from_validated({**edit.source, "prefetched_references": [{"url": url, "text": "Born 11 March 1952."}]})
+
+
+async def verdict_citing(edit, http, respx_mock: respx.MockRouter, verdict: dict):
+    script = ScriptedChat([completion("The reference says 1952."), completion(json.dumps(verdict))])
+    respx_mock.post(f"{LOCAL}/chat/completions").mock(side_effect=script)
+    chat = ChatClient(base_url=LOCAL, api_key=None, http=http, sleep=no_sleep)
+    return await run_verdict(edit, ModelSpec("test/model"), chat=chat, tools=tool_box(http), prompt=PROMPT)
+
+
+async def test_a_prefetched_reference_cited_as_verified_stays_verified_as_the_prompt_promises(
+    edit, http, respx_mock: respx.MockRouter
+):
+    verdict = {"verdict": "incorrect", "rationale": "The attached obituary gives 1952.",
+               "sources": [{"url": REFERENCE + "/", "supports_claim": False, "provenance": "verified"}]}
+
+    record = await verdict_citing(with_reference(edit), http, respx_mock, verdict)
+
+    assert [(s.provenance, s.fetched, s.prefetched, s.claimed_verified) for s in record.sources] == [
+        ("verified", False, True, False)]
+    assert (record.warnings, record.rule_violations) == ([], [])
+
+
+def test_a_reference_the_prompt_did_not_show_does_not_count_as_read():
+    sources, warnings = check_provenance([Source(REFERENCE, True, "verified")], [], prefetched=["https://other.example/"])
+
+    assert sources == [Source(REFERENCE, True, "reported", fetched=False, claimed_verified=True)]
+    assert len(warnings) == 1
+
+
+async def test_a_verified_verdict_without_a_verified_source_is_recorded_as_a_rule_violation(
+    edit, http, respx_mock: respx.MockRouter
+):
+    verdict = {"verdict": "verified-high", "rationale": "Snippets agree.",
+               "sources": [{"url": "https://www.bbc.co.uk/news/adams", "supports_claim": True,
+                            "provenance": "verified"}]}
+
+    record = await verdict_citing(edit, http, respx_mock, verdict)
+
+    assert (record.status, record.verdict) == ("ok", "verified-high")
+    assert record.rule_violations == ["verified_verdict_without_verified_source"]
+    assert record.warnings == [
+        NEVER_FETCHED.format("https://www.bbc.co.uk/news/adams"),
+        "verified-high needs at least one verified source, and this verdict has none",
+    ]
+
+
+async def test_a_verified_verdict_resting_on_a_prefetched_reference_breaks_no_rule(
+    edit, http, respx_mock: respx.MockRouter
+):
+    verdict = {"verdict": "verified-low", "rationale": "The attached obituary.",
+               "sources": [{"url": REFERENCE, "supports_claim": True, "provenance": "verified"}]}
+
+    record = await verdict_citing(with_reference(edit), http, respx_mock, verdict)
+
+    assert (record.verdict, record.rule_violations, record.warnings) == ("verified-low", [], [])

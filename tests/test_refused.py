@@ -77,12 +77,10 @@ def edit() -> Edit:
                  "HTTP 422: ContextWindowExceededError: input too long for the model", id="422-litellm"),
     pytest.param({"choices": [], "error": {"code": 413, "message": "payload too large"}}, "refused",
                  "error in a 200 response (code 413): payload too large", id="413-in-a-200-body"),
-    pytest.param(error_response(400, "test/model is not a valid model ID"), "error",
-                 "HTTP 400: test/model is not a valid model ID", id="400-a-set-up-mistake"),
-    pytest.param(error_response(422, "tools are not supported"), "error", "HTTP 422: tools are not supported",
-                 id="422-a-set-up-mistake"),
-    pytest.param(error_response(404, "No endpoints found that support tool use"), "error",
-                 "HTTP 404: No endpoints found that support tool use", id="404"),
+    pytest.param(error_response(400, "temperature must be between 0 and 2"), "error",
+                 "HTTP 400: temperature must be between 0 and 2", id="400-a-set-up-mistake"),
+    pytest.param(error_response(422, "messages[1].content must be a string"), "error",
+                 "HTTP 422: messages[1].content must be a string", id="422-a-set-up-mistake"),
 ])
 async def test_only_a_too_large_or_over_context_request_is_recorded_refused(edit, answer, status, error):
     record, server = await verdict_against([answer], edit)
@@ -161,15 +159,19 @@ async def test_status_and_report_show_refused_pairs_and_why(tmp_path, capsys):
     capsys.readouterr()
     assert main(["status", str(run_dir)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == f"{run_dir}: 2/2 pairs done (100%), spend $0.0000 (+ unknown cost of 2 attempt(s))"
-    table = [line.split() for line in lines[2:4]]
+    assert lines[:2] == [
+        f"{run_dir}: 2/2 pairs done (100%), spend $0.0000 (+ unknown cost of 2 attempt(s))",
+        "of them: 1 with a verdict, 0 without one (incomplete or invalid_json), 0 error(s), 0 timeout(s), "
+        "1 refused by the endpoint"]
+    table = [line.split() for line in lines[4:6]]
     assert table == [["model", "done", "ok", "timeout", "incomplete", "invalid_json", "error", "refused", "in", "flight"],
                      ["test/model", "2", "1", "0", "0", "0", "0", "1", "0"]]
-    assert lines[4:] == ["last errors:", "  test/model rcid 2540801101: refused: HTTP 413: Request Entity Too Large"]
+    assert lines[6:] == ["last errors:", "  test/model rcid 2540801101: refused: HTTP 413: Request Entity Too Large"]
     assert main(["report", str(run_dir)]) == 0
     health = capsys.readouterr().out.split("Health (per model)\n")[1].splitlines()
-    assert health[0].split()[:9] == ["model", "recs", "ok", "t/o", "incompl", "bad", "json", "error", "refused"]
-    assert health[2].split()[1:8] == ["2", "1", "0", "0", "0", "0", "1"]
+    assert health[0].split()[:11] == ["model", "tools", "via", "recs", "ok", "t/o", "incompl", "bad", "json", "error",
+                                      "refused"]
+    assert health[2].split()[1:9] == ["native", "2", "1", "0", "0", "0", "0", "1"]
 
 
 def test_retry_accepts_refused(tmp_path, capsys):

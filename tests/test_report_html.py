@@ -1,26 +1,46 @@
-"""The HTML report: one self-contained file, model output escaped, charts rendered by a real browser."""
+"""The HTML report: model output escaped, one hashed script, a first page that stays small, checked in a real browser.
+
+The browser tests run Debian's headless Chromium on a report of a simulated run
+(the sample snapshot, the four default models) at 1280 px, and measure the
+laid-out page with a script the test adds (and names in the page's policy).
+With FANOUT_SCREENSHOT=PATH set, the first screen is also saved there: that is
+how docs/report-first-screen.png is made (`make screenshot`).
+"""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
 import os
 import re
 import shutil
 import subprocess
+import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
+import anyio
 import pytest
 import yaml
 from test_analysis_support import MODELS, make_record, write_run
 
-from fanout.analysis import ReportOptions, build_report, render_html
-from fanout.records import Source, ToolCallLog, TranscriptEntry
+from fanout.analysis import ReportOptions, build_report, render_html, write_html_report
+from fanout.analysis.html import EDIT_TABLE_SCRIPT
+from fanout.config import package_data
+from fanout.records import Source, ToolCallLog, TranscriptEntry, VerdictRecord
+from fanout.sim import SimConfig, running_simulator
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
+SAMPLE = package_data("sample_snapshot.yaml")
+TRUTH = package_data("sample_truth.yaml")
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 VERDICT_CYCLE = ("verified-high", "plausible", "unverifiable", "suspect", "incorrect", "verified-low")
+FIRST_PAGE_LIMIT = 3_000_000
+"""Bytes: the first page of a 500-edit, four-model run must stay under this (issue 14 §6)."""
 
 
-def hostile_record(rcid: int, model: str, verdict: str | None) -> object:
+def hostile_record(rcid: int, model: str, verdict: str | None) -> VerdictRecord:
     return make_record(
         rcid, model, verdict,
         cost=0.001 * (1 + MODELS.index(model)),
@@ -41,7 +61,8 @@ def hostile_record(rcid: int, model: str, verdict: str | None) -> object:
 
 
 @pytest.fixture
-def report_html(tmp_path: Path) -> str:
+def hostile_report(tmp_path: Path) -> Path:
+    """The first page of an 8-edit, 3-model run full of markup in model output; its edit pages beside it."""
     records = []
     for rcid in range(1, 9):
         for i, model in enumerate(MODELS):
@@ -52,28 +73,119 @@ def report_html(tmp_path: Path) -> str:
     truth = ["correct", "incorrect", "unverifiable", "correct"]
     labels.write_text(yaml.safe_dump({"labels": [{"rcid": r, "truth": truth[r % 4]} for r in range(1, 9)]}),
                       encoding="utf-8")
-    return render_html(build_report(run_dir, ReportOptions(labels_path=labels)))
+    page = tmp_path / "out" / "report.html"
+    write_html_report(build_report(run_dir, ReportOptions(labels_path=labels)), page)
+    return page
 
 
-def test_model_output_is_escaped_and_never_becomes_markup(report_html: str) -> None:
-    assert "<script" not in report_html
-    assert "<img" not in report_html
-    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in report_html
-    assert 'href="javascript' not in report_html
-    assert 'href="https://example.org/page?a=1&amp;b=2"' in report_html
+def pages_of(first: Path) -> dict[str, str]:
+    found = {first.name: first.read_text(encoding="utf-8")}
+    found.update({p.name: p.read_text(encoding="utf-8") for p in (first.parent / "report" / "edits").iterdir()})
+    return found
 
 
-def test_the_page_loads_nothing_from_anywhere_and_runs_no_script(report_html: str) -> None:
-    assert "Content-Security-Policy" in report_html and "default-src 'none'" in report_html
-    assert re.search(r"<(link|iframe|object|embed|audio|video)\b", report_html) is None
-    assert re.search(r"\ssrc=", report_html.replace("src=x", "")) is None
+def sha256_source(script: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(script.encode()).digest()).decode() + "'"
 
 
-def test_the_page_has_the_charts_and_one_row_per_edit(report_html: str) -> None:
-    assert report_html.count("<svg") == 5  # two heatmaps, two distributions, cost against accuracy
-    assert report_html.count('<tr id="edit-') == 8
-    assert report_html.count("<details><summary><span class=\"v ") == 24
+def test_model_output_is_escaped_and_never_becomes_markup_on_any_page(hostile_report: Path) -> None:
+    pages = pages_of(hostile_report)
+    assert len(pages) == 9
+    for name, html in pages.items():
+        assert "<img" not in html, name
+        assert 'href="javascript' not in html, name
+        scripts = re.findall(r"<script>(.*?)</script>", html, flags=re.S)
+        assert scripts == ([EDIT_TABLE_SCRIPT] if name == "report.html" else []), name
+    edit_page = pages["1.html"]
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in edit_page
+    assert 'href="https://example.org/page?a=1&amp;b=2"' in edit_page
+    assert 'title="Checked the source. &lt;script&gt;alert(&quot;x&quot;)' in pages["report.html"]
 
+
+def test_the_policy_allows_the_page_s_own_script_by_hash_and_nothing_from_anywhere(hostile_report: Path) -> None:
+    pages = pages_of(hostile_report)
+    base = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+    assert f'content="{base}; script-src {sha256_source(EDIT_TABLE_SCRIPT)}"' in pages["report.html"]
+    assert f'content="{base}"' in pages["1.html"]  # an edit page runs no script at all
+    for name, html in pages.items():
+        tags = Tags()
+        tags.feed(html)
+        assert tags.names & {"img", "link", "iframe", "object", "embed", "audio", "video", "base", "form"} == set()
+        assert {a for a in tags.attributes if a == "src" or a.startswith("on")} == set(), name
+
+
+class Tags(HTMLParser):
+    """Every element and attribute name of a page, as a browser's parser sees them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: set[str] = set()
+        self.attributes: set[str] = set()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.names.add(tag)
+        self.attributes.update(name for name, _ in attrs)
+
+
+def test_the_first_page_has_the_charts_and_one_row_per_edit_linking_its_page(hostile_report: Path) -> None:
+    html = hostile_report.read_text(encoding="utf-8")
+    assert html.count("<svg") == 5  # two heatmaps, two distributions, cost against accuracy
+    assert re.findall(r'<tr id="edit-(\d+)"', html) == [str(r) for r in range(1, 9)]
+    assert html.count('href="report/edits/') == 8 + 24  # the edit's name and each model's verdict
+    assert "<details" not in html
+
+
+def test_a_single_model_run_without_labels_shows_cost_bars_and_no_heatmap(tmp_path: Path) -> None:
+    run_dir = write_run(tmp_path / "run", [make_record(1, "solo/model", "plausible", cost=0.5),
+                                           make_record(2, "solo/model", None, status="timeout", cost=0.25)])
+    page = render_html(build_report(run_dir))
+    agreement_section = page.split('<section id="agreement">')[1].split("</section>")[0]
+    assert "<svg" not in agreement_section
+    assert "Cost per model (USD, known costs)" in page
+    assert page.count("<svg") == 3  # two distributions and the cost bars
+    assert '<a class="v v-none" href="report/edits/2.html#model-1" title="">timeout</a>' in page
+
+
+# --- size ---------------------------------------------------------------------------------------
+
+def long_record(rcid: int, model: str, n: int) -> VerdictRecord:
+    """A verdict as long as a real one: a SIFT prompt, six tool calls with page text, a long rationale."""
+    page_text = f"Page text about item Q{rcid}, read by {model}. " * 30
+    calls = [ToolCallLog(t, "web_fetch", f'{{"url": "https://example.org/{rcid}/{t}"}}', page_text, True,
+                         f"https://example.org/{rcid}/{t}") for t in range(1, 7)]
+    transcript = [TranscriptEntry("system", "You are a Wikidata patroller following SIFT. " * 60),
+                  TranscriptEntry("user", f"Verification question about Q{rcid}. " * 30)]
+    for t in range(1, 7):
+        transcript.append(TranscriptEntry("assistant", None, [{"id": f"c{t}", "name": "web_fetch",
+                                                               "arguments": f'{{"url": "https://example.org/{rcid}/{t}"}}'}]))
+        transcript.append(TranscriptEntry("tool", page_text, [], f"c{t}"))
+    transcript.append(TranscriptEntry("assistant", f"TRANSCRIPT-END {rcid} {model}"))
+    return make_record(rcid, model, VERDICT_CYCLE[(rcid + n) % 6], rationale="The sources agree. " * 40,
+                       sources=[Source(f"https://example.org/{rcid}/{t}", True, "verified") for t in range(1, 4)],
+                       tool_calls=calls, transcript=transcript)
+
+
+def test_a_500_edit_four_model_report_keeps_its_first_page_under_3_mb_and_every_transcript_a_link_away(
+    tmp_path: Path,
+) -> None:
+    models = (*MODELS, "vendor/delta")
+    records = [long_record(rcid, m, n) for rcid in range(1, 501) for n, m in enumerate(models)]
+    run_dir = write_run(tmp_path / "run", records)
+    assert (run_dir / "checkpoint.jsonl").stat().st_size > 25_000_000  # the transcripts are really there
+    page = tmp_path / "report.html"
+    written = write_html_report(build_report(run_dir), page)
+
+    assert page.stat().st_size < FIRST_PAGE_LIMIT
+    first = page.read_text(encoding="utf-8")
+    assert "TRANSCRIPT-END" not in first
+    links = set(re.findall(r'<a href="(report/edits/\d+\.html)"><b>', first))
+    assert len(links) == 500 and len(written) == 501
+    for rcid in (1, 250, 500):
+        edit_page = (tmp_path / f"report/edits/{rcid}.html").read_text(encoding="utf-8")
+        assert all(f"TRANSCRIPT-END {rcid} {m}" in edit_page for m in models)
+
+
+# --- the browser --------------------------------------------------------------------------------
 
 def chromium_binary() -> str:
     found = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -88,38 +200,110 @@ def chromium_binary() -> str:
 def run_chromium(binary: str, profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
     command = [
         binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}", *args,
+        "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars",
+        f"--user-data-dir={profile}", *args,
     ]
     return subprocess.run(command, capture_output=True, text=True, timeout=90, check=False)
 
 
-def test_headless_chromium_renders_the_charts_and_the_edit_table(report_html: str, tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def simulated_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`fanout report --html` of the sample snapshot run through the four default models against the simulator."""
+    root = tmp_path_factory.mktemp("simulated")
+    run_dir = root / "run"
+
+    async def simulate() -> None:
+        async with running_simulator(SimConfig(seed=7, latency_scale=0.0)) as sim:
+            await anyio.run_process(
+                [sys.executable, "-m", "fanout", "run", str(SAMPLE), "--run-dir", str(run_dir), "--base-url",
+                 sim.api_base, "--searxng-url", sim.searxng_url, "--allow-private-urls", "--fetch-delay", "0"],
+                check=True)
+
+    anyio.run(simulate)
+    shutil.copyfile(TRUTH, root / TRUTH.name)
+    # Relative paths, as a user in the run's folder types them: the screenshot shows no temporary directory.
+    subprocess.run([sys.executable, "-m", "fanout", "report", "run", "--labels", TRUTH.name, "--html", "-q"],
+                   cwd=root, check=True, capture_output=True)
+    return run_dir / "report.html"
+
+
+MEASURE = """(function () {
+  function wrapped(e) { var r = document.createRange(); r.selectNodeContents(e); return r.getClientRects().length > 1; }
+  function shown() { return Array.prototype.filter.call(document.querySelectorAll("#edit-table tbody tr"),
+                       function (r) { return !r.hidden; }).map(function (r) { return r.id; }); }
+  function pick(id, value, kind) { var e = document.getElementById(id); e.value = value;
+                                   e.dispatchEvent(new Event(kind)); return shown(); }
+  var health = document.querySelector("#health .scroll");
+  var out = {
+    width: [document.documentElement.scrollWidth, window.innerWidth],
+    health: [health.scrollWidth, health.clientWidth],
+    broken: Array.prototype.filter.call(document.querySelectorAll(".v, .s-accept, .s-reject, .s-unsure, .card b"),
+                                        wrapped).map(function (e) { return e.textContent; }),
+    tools: !document.getElementById("edit-tools").hidden,
+    count: document.getElementById("edit-count").textContent,
+    queued: pick("edit-show", "queued", "change"),
+    split: pick("edit-show", "split", "change"),
+    found: (pick("edit-show", "all", "change"), pick("edit-find", "mozart", "input")),
+    costly: (pick("edit-find", "", "input"), pick("edit-order", "cost", "change"))
+  };
+  var pre = document.createElement("pre"); pre.id = "measured"; pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+})();"""
+"""Run after the page's own script: layout at the window's width, and what the table's controls do."""
+
+
+def with_measurement(html: str) -> str:
+    """The page with MEASURE added at the end, and named in its policy beside the page's own script."""
+    html = html.replace("script-src ", f"script-src {sha256_source(MEASURE)} ", 1)
+    return html.replace("</body>", f"<script>{MEASURE}</script></body>", 1)
+
+
+def test_headless_chromium_at_1280_px_lays_out_the_report_and_runs_its_table_script(
+    simulated_report: Path, tmp_path: Path
+) -> None:
     binary = chromium_binary()
-    page = tmp_path / "report.html"
-    page.write_text(report_html, encoding="utf-8")
+    measured_page = simulated_report.with_name("measured.html")
+    measured_page.write_text(with_measurement(simulated_report.read_text(encoding="utf-8")), encoding="utf-8")
+    dom = run_chromium(binary, tmp_path / "profile", "--window-size=1280,900", "--dump-dom", measured_page.as_uri())
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    found = re.search(r'<pre id="measured">(.*?)</pre>', dom.stdout, flags=re.S)
+    assert found is not None, "the measuring script did not run"
+    out = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+
+    report = build_report(simulated_report.parent, ReportOptions(labels_path=TRUTH))
+    committee = report.table("committee")
+    by_cost = sorted(report.run.by_edit().items(), key=lambda item: -sum(r.cost_usd or 0 for r in item[1].values()))
+    assert out["width"][0] <= out["width"][1]  # nothing sticks out of the window
+    assert out["health"][0] <= out["health"][1]  # the Health table is not clipped
+    assert out["broken"] == []  # no verdict, stance or card figure is broken across lines
+    assert (out["tools"], out["count"]) == (True, "12 of 12 edits")  # the page's own script ran under its policy
+    assert out["queued"] == [f"edit-{row['rcid']}" for row in committee if row["needs_human"]]
+    assert len(out["split"]) > 0
+    assert out["found"] == ["edit-2540801109"]  # Wolfgang Amadeus Mozart
+    assert out["costly"] == [f"edit-{rcid}" for rcid, _ in by_cost]
+
+
+def test_headless_chromium_opens_an_edit_page_and_shows_every_transcript(simulated_report: Path, tmp_path: Path) -> None:
+    binary = chromium_binary()
+    page = simulated_report.parent / "report" / "edits" / "2540801101.html"
     dom = run_chromium(binary, tmp_path / "profile", "--dump-dom", page.as_uri())
     assert dom.returncode == 0, dom.stderr[-2000:]
-    assert dom.stdout.count("<svg") == 5
-    assert len(re.findall(r"<rect\b", dom.stdout)) > 40
-    assert dom.stdout.count('<tr id="edit-') == 8
-    assert "<script" not in dom.stdout and "<img" not in dom.stdout
+    assert dom.stdout.count('<section class="model" id="model-') == 4
+    assert dom.stdout.count("Transcript (") == 4
+    assert '<span class="old">11 March 1952</span> → <span class="new">11 March 1852</span>' in dom.stdout
 
+
+def test_headless_chromium_screenshots_the_first_screen(simulated_report: Path, tmp_path: Path) -> None:
+    binary = chromium_binary()
     ARTIFACTS.mkdir(exist_ok=True)
     shot = ARTIFACTS / "report.png"
     shot.unlink(missing_ok=True)
-    result = run_chromium(binary, tmp_path / "profile", f"--screenshot={shot}", "--window-size=1280,2000",
-                          page.as_uri())
+    result = run_chromium(binary, tmp_path / "profile", f"--screenshot={shot}", "--window-size=1280,900",
+                          simulated_report.as_uri())
     assert result.returncode == 0, result.stderr[-2000:]
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert shot.stat().st_size > 20_000  # a blank page compresses to a few kilobytes
-
-
-def test_a_single_model_run_without_labels_shows_cost_bars_and_no_heatmap(tmp_path: Path) -> None:
-    run_dir = write_run(tmp_path / "run", [make_record(1, "solo/model", "plausible", cost=0.5),
-                                           make_record(2, "solo/model", None, status="timeout", cost=0.25)])
-    page = render_html(build_report(run_dir))
-    agreement_section = page.split('<section id="agreement">')[1].split("</section>")[0]
-    assert "<svg" not in agreement_section
-    assert "Cost per model (USD, known costs)" in page
-    assert page.count("<svg") == 3  # two distributions and the cost bars
-    assert '<span class="v v-none">timeout</span>' in page
+    wanted = os.environ.get("FANOUT_SCREENSHOT")
+    if wanted:
+        Path(wanted).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(shot, wanted)

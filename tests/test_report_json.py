@@ -73,8 +73,10 @@ def test_json_tables_are_lists_of_flat_rows_with_one_set_of_columns(run_dir: Pat
     assert data["labels"]["kind"] == "labels" and data["labels"]["labelled_edits"] == 4
     assert data["totals"]["total_cost_usd"] == 3.0
     assert data["totals"]["projected_cost_usd"] == 7.5  # 3 models x 0.25 x 10 edits
-    expected = {"health", "verdict_distribution", "pairwise_agreement", "overall_agreement", "verdicts", "committee",
-                "human_queue", "reliability", "dawid_skene_confusion", "scores", "score_confusion", "cost"}
+    expected = {"health", "verdict_distribution", "pairwise_agreement", "overall_agreement", "model_agreement",
+                "verdicts", "committee",
+                "human_queue", "reliability", "dawid_skene_confusion", "scores", "model_comparison", "score_confusion",
+                "cost"}
     assert set(data["tables"]) == expected
     for name, rows in data["tables"].items():
         assert isinstance(rows, list), name
@@ -108,7 +110,9 @@ def test_cli_writes_json_and_html_and_exits_zero(run_dir: Path, labels: Path, tm
 def test_bare_output_flags_write_into_the_run_directory(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", str(run_dir), "--json", "--html", "-q"]) == 0
     assert (run_dir / "report.json").exists() and (run_dir / "report.html").exists()
-    assert capsys.readouterr().out == f"wrote {run_dir / 'report.json'}\nwrote {run_dir / 'report.html'}\n"
+    assert capsys.readouterr().out == (f"wrote {run_dir / 'report.json'}\nwrote {run_dir / 'report.html'}\n"
+                                       f"wrote 4 edit pages in {run_dir / 'report' / 'edits'}\n")
+    assert sorted(p.name for p in (run_dir / "report" / "edits").iterdir()) == [f"{r}.html" for r in (1, 2, 3, 4)]
 
 
 def test_cli_names_a_missing_run_directory_and_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -128,6 +132,8 @@ def test_cli_refuses_an_empty_run_directory(tmp_path: Path, capsys: pytest.Captu
 def test_cli_refuses_thresholds_outside_zero_to_one(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", str(run_dir), "--min-confidence", "1.5"]) == 2
     assert "--min-confidence must be between 0 and 1" in capsys.readouterr().err
+    assert main(["report", str(run_dir), "--quorum", "nan"]) == 2
+    assert "--quorum must be between 0 and 1, got nan." in capsys.readouterr().err
 
 
 def test_cli_reports_a_bad_labels_file_in_one_line(run_dir: Path, tmp_path: Path,
@@ -137,3 +143,48 @@ def test_cli_reports_a_bad_labels_file_in_one_line(run_dir: Path, tmp_path: Path
     assert main(["report", str(run_dir), "--labels", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "truth must be one of correct, unverifiable, incorrect" in err and err.count("\n") == 1
+
+
+def test_the_weighted_vote_decides_each_edit_with_weights_fitted_without_its_label() -> None:
+    from fanout.analysis.report import _held_out_weights
+
+    truth = {1: "correct", 2: "correct", 3: "correct", 4: "incorrect"}
+    stances = {1: {"m": "accept"}, 2: {"m": "accept"}, 3: {"m": "accept"}, 4: {"m": "accept"}, 5: {"m": "reject"}}
+    weights_for = _held_out_weights({"m": 0.75, "n": 0.5}, {"m": "labels", "n": "dawid_skene"}, stances, truth)
+    assert weights_for(1) == {"m": 2 / 3, "n": 0.5}  # right on 1: the other three give 2 of 3
+    assert weights_for(4) == {"m": 1.0, "n": 0.5}  # wrong on 4: the other three are all right
+    assert weights_for(5) == {"m": 0.75, "n": 0.5}  # no label: every label counts
+
+
+def broken_rule_run(tmp_path: Path) -> Path:
+    """Edit 1: alpha says verified-high without a verified source; beta and gamma reject."""
+    from test_analysis_support import make_record, write_run
+
+    records = [make_record(1, m, v) for m, v in zip(MODELS, ("verified-high", "incorrect", "plausible"))]
+    records[0].rule_violations = ["verified_verdict_without_verified_source"]
+    return write_run(tmp_path / "run", records)
+
+
+def test_rule_violations_are_counted_per_model_in_the_health_table(tmp_path: Path) -> None:
+    report = build_report(broken_rule_run(tmp_path))
+    assert {r["model"]: r["rule_violations"] for r in report.table("health")} == dict(zip(MODELS, (1, 0, 0)))
+    assert "rule viol." in render_summary(report)
+
+
+def test_by_default_a_verdict_that_breaks_the_rule_casts_no_committee_vote(tmp_path: Path) -> None:
+    report = build_report(broken_rule_run(tmp_path))
+    [row] = report.table("committee")
+    assert (row["majority"], row["votes"], row["accept"], row["reject"]) == (None, 2, 1, 1)
+    assert report.to_json()["settings"]["rule_violations"] == "abstain"
+    assert ("1 verdict(s) are verified-high/verified-low without a verified source, against the prompt's rule; "
+            "they cast no committee vote (--rule-violations abstain).") in report.notes
+
+
+def test_rule_violations_count_lets_such_a_verdict_vote(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_dir = broken_rule_run(tmp_path)
+    report = build_report(run_dir, ReportOptions(rule_violations="count"))
+    [row] = report.table("committee")
+    assert (row["majority"], row["votes"], row["accept"], row["reject"]) == ("accept", 3, 2, 1)
+    assert main(["report", str(run_dir), "--rule-violations", "count", "--json", "-q"]) == 0
+    written = json.loads((run_dir / "report.json").read_text(encoding="utf-8"))
+    assert written["settings"]["rule_violations"] == "count"

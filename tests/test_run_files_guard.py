@@ -77,9 +77,23 @@ def test_every_other_commands_output_option_refuses_a_run_file_before_any_work(r
     assert files_of(run_dir) == before
 
 
+@pytest.mark.parametrize(("page", "what"), [("verdicts.html", "a verdict view"),
+                                            ("inflight.html", "the run's inflight files")])
+def test_an_html_report_whose_edit_pages_would_land_among_the_run_s_files_is_refused(run_dir, capsys, page, what):
+    (run_dir / "inflight").mkdir(exist_ok=True)
+    before = files_of(run_dir)
+    capsys.readouterr()
+    assert main(["report", str(run_dir), "-q", "--html", str(run_dir / page)]) == 2
+    folder = run_dir / page.removesuffix(".html") / "edits"
+    assert one_line_error(capsys) == (f"fanout report: error: --html's edit pages {folder} would write over {what} "
+                                      f"in the run directory {run_dir.resolve()}; choose another file")
+    assert files_of(run_dir) == before and not (run_dir / page).exists()
+
+
 def test_the_default_report_files_and_files_beside_a_run_are_still_written(run_dir, capsys):
     assert main(["report", str(run_dir), "-q", "--html", "--json", str(run_dir.parent / "checkpoint.jsonl")]) == 0
     assert (run_dir / "report.html").exists() and (run_dir.parent / "checkpoint.jsonl").exists()
+    assert sorted(p.name for p in (run_dir / "report" / "edits").iterdir()) == ["2540801101.html", "2540801102.html"]
 
 
 def test_the_guard_knows_the_tool_caches_name():

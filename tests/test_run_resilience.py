@@ -138,7 +138,9 @@ async def test_a_model_that_stalls_past_the_timeout_gets_timeout_records_and_the
     stalling = "allenai/olmo-3.1-32b-instruct"
     profile = profile_from_dict({"models": {stalling: {"stall": 1.0, "stall_s": 60}}})
     async with running_simulator(SimConfig(seed=3, profile=profile)) as sim:
-        code, output = await run_to_end(run_command(sim, tmp_path, "--limit", "2", "--timeout", "3"))
+        # 8 s: far below the 60 s stall, and room for the others' verdicts on a loaded machine, where the first
+        # page also waits for an extraction worker to start.
+        code, output = await run_to_end(run_command(sim, tmp_path, "--limit", "2", "--timeout", "8"))
     assert code == 0, output
     records = {(r["edit_rcid"], r["model"]): r for r in map(json.loads, log_lines(tmp_path))}
     assert len(records) == 8
@@ -147,3 +149,24 @@ async def test_a_model_that_stalls_past_the_timeout_gets_timeout_records_and_the
             assert (record["status"], record["timeout"], record["verdict"]) == ("timeout", True, None)
         else:
             assert record["status"] == "ok" and record["timeout"] is False
+
+
+async def test_a_model_the_endpoint_refuses_stops_at_once_records_nothing_and_runs_once_its_name_is_corrected(tmp_path):
+    haiku, typo, listed = "anthropic/claude-4.5-haiku-20251001", "deepseek/deepseek-v3.3", "deepseek/deepseek-v3.2"
+    async with running_simulator(sim_config()) as sim:
+        code, output = await run_to_end(run_command(sim, tmp_path, "--limit", "3", "-m", f"{haiku},{typo}"))
+        assert code == 1, output
+        lines = output.splitlines()
+        assert f"warning: model {typo}: not listed by the endpoint (using it anyway); did you mean {listed}?" in lines
+        refusals = [line for line in lines if line.startswith(f"{typo}: refused by the endpoint")]
+        assert len(refusals) == 1, output
+        assert refusals[0].startswith(f"{typo}: refused by the endpoint (HTTP 400: {typo} is not a valid model ID); "
+                                      "none of its pairs is recorded")
+        assert lines[-1] == (f"Not run: {typo}, refused by the endpoint (HTTP 400: {typo} is not a valid model ID). "
+                             "Its pairs are not recorded: correct the name with -m and run again.")
+        assert {json.loads(line)["model"] for line in log_lines(tmp_path)} == {haiku}
+        assert list((tmp_path / "inflight").iterdir()) == []  # a refusal costs nothing: no attempt to settle
+
+        code, output = await run_to_end(run_command(sim, tmp_path, "--limit", "3", "-m", f"{haiku},{listed}"))
+        assert code == 0, output
+        assert Counter(json.loads(line)["model"] for line in log_lines(tmp_path)) == {haiku: 3, listed: 3}

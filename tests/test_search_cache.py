@@ -190,7 +190,23 @@ async def test_the_global_cache_serves_a_new_run_and_is_copied_into_its_run_cach
 
     assert route.call_count == 1
     assert second == first
-    assert copied == {"hits": [["Title 0", "https://a.example/", "Snippet 0"]]}
+    assert copied == {"hits": [["Title 0", "https://a.example/", "Snippet 0", ["brave"], None]], "answers": []}
+
+
+async def test_a_global_cache_written_before_hits_kept_their_engines_still_answers(http, tmp_path: Path, respx_mock):
+    route = respx_mock.get(f"{SEARX}/search").respond(500)
+    settings = ToolSettings(searxng_url=SEARX, global_cache_dir=tmp_path / "global")
+    older = await ToolCache.open(tmp_path / "global" / "search-cache.sqlite")
+    await older.put_search("searxng", "q", {"hits": [["Title 0", "https://a.example/", "Snippet 0"]]})
+    await older.aclose()
+
+    async with open_run_toolbox(http, settings, tmp_path / "run") as box:
+        result = await box.web_search("q")
+
+    assert route.call_count == 0
+    assert json.loads(result.text) == {"results": [{"title": "Title 0", "url": "https://a.example/",
+                                                    "snippet": "Snippet 0", "provider": "searxng"}],
+                                       "provider": "searxng"}
 
 
 async def test_a_global_answer_past_its_ttl_is_asked_again(http, tmp_path: Path, respx_mock):

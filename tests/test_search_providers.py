@@ -725,6 +725,35 @@ def test_a_bad_search_config_file_is_one_clear_error(tmp_path, text: str, messag
         load_search_config(config)
 
 
+def test_a_search_config_file_sets_searxng_s_language_safesearch_and_page(tmp_path):
+    from fanout.tools.search_config import apply_search_options
+
+    config = tmp_path / "search.yaml"
+    config.write_text("searxng_language: nb\nsearxng_safesearch: 1\nsearxng_pageno: 2\n", encoding="utf-8")
+
+    settings = apply_search_options(ToolSettings(), providers=None, config=config)
+
+    assert (settings.searxng_language, settings.searxng_safesearch, settings.searxng_pageno) == ("nb", 1, 2)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("searxng_language: Norwegian\n", "searxng_language must be a language code such as nb, en-US, all or auto "
+                                       "(got 'Norwegian')."),
+    ("searxng_safesearch: 3\n", "searxng_safesearch must be 0, 1 or 2 (got 3)."),
+    ("searxng_pageno: 0\n", "searxng_pageno must be at least 1 (got 0)."),
+])
+def test_a_bad_searxng_option_is_one_clear_error(tmp_path, text: str, message: str):
+    from fanout.tools.search_config import apply_search_options
+
+    config = tmp_path / "search.yaml"
+    config.write_text(text, encoding="utf-8")
+
+    with pytest.raises(ConfigError) as refused:
+        apply_search_options(ToolSettings(), providers=None, config=config)
+
+    assert str(refused.value) == message
+
+
 def test_fanout_check_prints_one_status_line_per_enabled_provider(capsys, monkeypatch, transport_for):
     from fanout.cli import main
 
@@ -792,3 +821,73 @@ def test_fanout_run_accepts_search_providers_as_a_flag():
     args = parser.parse_args(["snap.yaml", "--search-providers", "searxng,Wikipedia"])
 
     assert run_command.settings_from_args(args).tools.search_providers == ("searxng", "wikipedia")
+
+
+class KaputProvider:
+    """A third-party provider whose search raises, as a plug-in with a bug does."""
+
+    name = "kaput"
+
+    async def search(self, query: str, http: httpx.AsyncClient) -> ProviderResult:
+        raise RuntimeError("boom")
+
+
+def make_kaput(settings: ToolSettings) -> KaputProvider:
+    return KaputProvider()
+
+
+def make_nothing(settings: ToolSettings) -> KaputProvider:
+    raise KeyError("KAPUT_HOME")
+
+
+@pytest.fixture
+def kaput_plugins(monkeypatch: pytest.MonkeyPatch) -> None:
+    plugins = [EntryPoint(name="kaput", value=f"{__name__}:make_kaput", group=ENTRY_POINT_GROUP),
+               EntryPoint(name="unbuilt", value=f"{__name__}:make_nothing", group=ENTRY_POINT_GROUP)]
+    monkeypatch.setattr(registry, "entry_points", lambda group: [ep for ep in plugins if ep.group == group])
+
+
+def test_fanout_check_names_a_plugin_whose_search_raises_or_whose_factory_raises_in_a_fail_line(
+    capsys, kaput_plugins, transport_for
+):
+    from fanout.cli import main
+
+    models = {"data": [{"id": "local/m", "supported_parameters": ["tools"]}]}
+    with respx.mock:
+        respx.get("http://searxng.test/search").respond(json=searx_page([searx_result("https://a.example/")]))
+        respx.get("http://chat.test/v1/models").respond(json=models)
+        code = main(["check", "--base-url", "http://chat.test/v1", "--models", "local/m",
+                     "--searxng-url", "http://searxng.test", "--search-providers", "searxng,kaput,unbuilt"],
+                    transport=transport_for(respx.mock))
+
+    captured = capsys.readouterr()
+    assert code == 1
+    assert captured.out.splitlines()[1:3] == [
+        "FAIL search kaput: kaput failed unexpectedly (RuntimeError: boom)",
+        "FAIL search unbuilt: search provider 'unbuilt' failed to start (KeyError: 'KAPUT_HOME')",
+    ]
+    assert "Traceback" not in captured.err
+
+
+async def test_the_run_s_preflight_refuses_to_start_naming_the_plugin_whose_search_raises(http, kaput_plugins):
+    from fanout.tools.providers.status import require_search
+
+    with pytest.raises(ConfigError) as caught:
+        await require_search(http, ToolSettings(search_providers=("kaput",)))
+
+    assert str(caught.value) == "kaput failed unexpectedly (RuntimeError: boom)"
+
+
+async def test_the_run_s_preflight_warns_about_a_raising_plugin_when_another_provider_works(
+    http, respx_mock, kaput_plugins
+):
+    from fanout.tools.providers.status import require_search
+
+    respx_mock.get(WIKI_EN).respond(json=wikipedia_page(("Test", "")))
+    err = io.StringIO()
+
+    checks = await require_search(http, ToolSettings(search_providers=("kaput", "wikipedia")), err=err)
+
+    assert [c.level for c in checks] == ["FAIL", "OK"]
+    assert err.getvalue() == ("warning: search kaput: kaput failed unexpectedly (RuntimeError: boom) "
+                              "(web_search falls back to the next provider)\n")

@@ -10,7 +10,7 @@ import pytest
 from fanout.errors import ConfigError
 from fanout.sim import SimConfig, load_profile, profile_from_dict, running_simulator, with_overrides
 from fanout.sim.dice import dice, lognormal_seconds
-from fanout.sim.faults import FaultProfile, ModelFaults, RpmLimiter
+from fanout.sim.faults import FaultProfile, ModelFaults, RpmLimiter, TokenBucket
 from fanout.tools import TOOL_NAMES, TOOL_SCHEMAS
 
 MODEL = "deepseek/deepseek-v3.2"
@@ -267,3 +267,54 @@ def test_fault_flags_override_every_model_one_model_or_the_search():
     assert profile.search.latency.median_s == 0.15
     with pytest.raises(ConfigError, match="expected \\[MODEL:\\]KEY=VALUE"):
         with_overrides(profile, ["http_502"])
+
+
+def test_the_token_bucket_lets_its_burst_through_then_one_per_drip_and_names_the_wait():
+    clock = FakeClock()
+    bucket = TokenBucket(clock)
+    faults = ModelFaults(bucket_rpm=30, bucket_burst=2)  # one token every 2 s, two held at most
+
+    def at(t: float) -> float | None:
+        clock.now = 500.0 + t
+        return bucket.admit("m", faults)
+
+    assert [at(0), at(0), at(0.5)] == [None, None, 1.5]
+    assert [at(2), at(2)] == [None, 2.0]
+    assert [at(100), at(100), at(100)] == [None, None, 2.0]  # a quiet spell refills only the burst
+    assert bucket.admit("other", faults) is None
+
+
+def test_the_token_bucket_follows_its_schedule_from_the_models_first_request():
+    clock = FakeClock()
+    bucket = TokenBucket(clock)
+    faults = ModelFaults(bucket_rpm=60, bucket_schedule=((10.0, 30.0), (20.0, 60.0)))
+    waits = []
+    for t in (0, 1, 10, 11, 12, 20, 21):
+        clock.now = 500.0 + t
+        waits.append(bucket.admit("m", faults))
+    assert waits == [None, None, None, 1.0, None, None, None]
+
+
+async def test_the_token_bucket_answers_429_with_retry_after_in_whole_seconds():
+    clock = FakeClock()
+    profile = profile_from_dict({"models": {MODEL: {"bucket_rpm": 20}}})  # one every 3 s
+    async with running_simulator(SimConfig(profile=profile, clock=clock)) as sim, httpx.AsyncClient() as http:
+        first = await ask(sim, http)
+        clock.now += 0.5
+        limited = await ask(sim, http)
+        clock.now += 2.5
+        again = await ask(sim, http)
+    assert (first.status_code, limited.status_code, again.status_code) == (200, 429, 200)
+    assert limited.headers["Retry-After"] == "3"
+    assert sim.stats()["rate_limit_events"] == {MODEL: {"admitted": [0.0, 3.0], "refused": [0.5]}}
+
+
+@pytest.mark.parametrize(("section", "message"), [
+    ({"bucket_rpm": 0}, "models.m.bucket_rpm: expected a positive number, got 0"),
+    ({"bucket_schedule": [[10, 30], [5, 60]]}, "models.m.bucket_schedule: the pairs must be in order of their seconds, got [[10, 30], [5, 60]]"),
+    ({"bucket_schedule": [10, 30]}, "models.m.bucket_schedule: expected a list of [seconds, rpm] pairs, got [10, 30]"),
+])
+def test_a_bad_token_bucket_is_refused_naming_the_key(section, message):
+    with pytest.raises(ConfigError) as caught:
+        profile_from_dict({"models": {"m": section}})
+    assert str(caught.value) == message

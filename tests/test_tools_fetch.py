@@ -86,9 +86,6 @@ def build_app(state: SiteState) -> web.Application:
         return web.Response(status=int(request.match_info["code"]), text="<html><body>nope</body></html>",
                             content_type="text/html")
 
-    async def pdf(request: web.Request) -> web.Response:
-        return web.Response(body=b"%PDF-1.7\n" + b"0" * 2000, content_type="application/pdf")
-
     async def plain(request: web.Request) -> web.Response:
         return web.Response(text="Minutes of the 1958 meeting.\nPresent: A. Whitlock.", content_type="text/plain")
 
@@ -147,7 +144,6 @@ def build_app(state: SiteState) -> web.Application:
     app.router.add_get("/article", article)
     app.router.add_get("/drip", drip)
     app.router.add_get("/status/{code}", status)
-    app.router.add_get("/report.pdf", pdf)
     app.router.add_get("/minutes.txt", plain)
     app.router.add_get("/app", script_only)
     app.router.add_get("/redirect", redirect)
@@ -408,17 +404,6 @@ async def test_a_gzip_bomb_inflates_no_further_than_the_byte_cap(site: Site, htt
     assert body.data.startswith(b"<html><body><p>aaaa")
     assert body.truncated is True
     assert body.raw_bytes <= len(BOMB)
-
-
-async def test_a_pdf_is_refused_as_not_a_web_page(site: Site, http):
-    url = site.url("/report.pdf")
-    result = await toolbox(http, site).web_fetch(url)
-
-    assert result[:2] == (
-        f"error: unsupported_content_type: {url} is application/pdf, not a web page; "
-        "web_fetch reads HTML and plain text only (look for an HTML version of this document)",
-        False,
-    )
 
 
 async def test_a_page_with_no_article_text_gives_an_empty_extraction_error(site: Site, http):

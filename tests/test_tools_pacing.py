@@ -16,6 +16,7 @@ from aiohttp import web
 from fanout.config import ToolSettings
 from fanout.tools import ToolBox
 from fanout.tools.pacing import HostPacer
+from loopback import app_with, serving
 
 NOW = 1000.0
 
@@ -107,13 +108,8 @@ async def server_port() -> AsyncIterator[int]:
         return web.Response(text="<html><body><article><p>" + "Enough words for an article. " * 20
                             + "</p></article></body></html>", content_type="text/html")
 
-    app = web.Application()
-    app.router.add_get("/{tail:.*}", page)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", 0).start()
-    yield runner.addresses[0][1]
-    await runner.cleanup()
+    async with serving(app_with("/{tail:.*}", page)) as port:
+        yield port
 
 
 async def test_web_fetch_paces_by_host_name(server_port: int):

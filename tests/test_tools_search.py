@@ -61,9 +61,9 @@ async def test_ac1_1_web_search_returns_titles_urls_and_snippets_from_searxng(bo
     assert json.loads(result.text) == {
         "results": [
             {"title": "Story 1", "url": "https://news1.example/story", "snippet": "Snippet 1 about Ada Whitlock.",
-             "provider": "searxng"},
+             "provider": "searxng", "engines": ["duckduckgo", "brave"]},
             {"title": "Story 2", "url": "https://news2.example/story", "snippet": "Snippet 2 about Ada Whitlock.",
-             "provider": "searxng"},
+             "provider": "searxng", "engines": ["duckduckgo", "brave"]},
         ],
         "provider": "searxng",
     }
@@ -178,8 +178,9 @@ async def test_no_results_with_unresponsive_engines_says_which_engines_failed(bo
     assert json.loads(result.text) == {
         "results": [],
         "error": "web search found nothing: these search engines did not answer: google (timeout), "
-        "brave (Suspended: too many requests). Try again later or rephrase (for the operator: if this persists, "
-        "the engines are probably blocking this machine's IP)",
+        "brave (Suspended: too many requests). Try again later or rephrase (for the operator: the engines are "
+        "probably blocking this machine's IP; wait, or enable other engines in settings.yml; they did not answer "
+        "in time; raise outgoing.request_timeout in settings.yml if this persists)",
     }
 
 

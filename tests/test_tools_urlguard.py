@@ -41,12 +41,80 @@ BLOCKED = frozenset({"wikidata.org", "reasonator.toolforge.org"})
         ("::ffff:10.0.0.1", "private"),
         ("64:ff9b::a00:1", "private"),
         ("2002:a00:1::1", "private"),
+        ("169.254.170.2", "cloud metadata"),
+        ("169.254.170.23", "cloud metadata"),
+        ("::ffff:169.254.169.254", "cloud metadata"),
+        ("64:ff9b::a9fe:a9fe", "cloud metadata"),
+        ("::a9fe:a9fe", "cloud metadata"),
+        ("64:ff9b:1:a9fe:a9:fe00::", "cloud metadata"),
+        ("::127.0.0.1", "loopback"),
+        ("64:ff9b:1:7f00:0:100::", "loopback"),
+        ("64:ff9b:1:5db8:d8:2200::", "non-public"),
         ("93.184.216.34", None),
         ("2606:2800:220:1:248:1893:25c8:1946", None),
     ],
 )
 def test_every_non_public_address_is_refused_with_its_kind(address: str, kind: str | None):
     assert UrlGuard(BLOCKED).refusal(ipaddress.ip_address(address)) == kind
+
+
+METADATA_FORMS = [
+    ("http://2852039166/latest/", "2852039166 (169.254.169.254)"),
+    ("http://0xa9fea9fe/latest/", "0xa9fea9fe (169.254.169.254)"),
+    ("http://169.254.43518/latest/", "169.254.43518 (169.254.169.254)"),
+    ("http://[::ffff:169.254.169.254]/latest/", "::ffff:169.254.169.254"),
+    ("http://[64:ff9b::a9fe:a9fe]/latest/", "64:ff9b::a9fe:a9fe"),
+    ("http://[::a9fe:a9fe]/latest/", "::a9fe:a9fe"),
+    ("http://169.254.170.2/v2/credentials/", "169.254.170.2"),
+]
+
+
+@pytest.mark.parametrize("allow_private", [False, True])
+@pytest.mark.parametrize(("url", "shown"), METADATA_FORMS)
+async def test_every_written_form_of_a_metadata_address_is_refused_in_every_mode(url: str, shown: str,
+                                                                                allow_private: bool):
+    async def resolve(host: str, port: int) -> list[str]:
+        raise AssertionError("a literal address is never looked up")
+
+    guard = UrlGuard(BLOCKED, allow_private=allow_private, resolver=resolve)
+    with pytest.raises(ToolFailure) as refused:
+        await guard.pin(guard.parse(url))
+
+    assert str(refused.value) == f"refused_address: {shown} is a cloud metadata endpoint"
+
+
+async def test_a_name_resolving_to_a_metadata_address_in_a_mapped_form_is_refused_as_metadata():
+    async def resolve(host: str, port: int) -> list[str]:
+        return ["93.184.216.34", "::ffff:169.254.170.2"]
+
+    guard = UrlGuard(BLOCKED, resolver=resolve)
+    with pytest.raises(ToolFailure) as refused:
+        await guard.pin(guard.parse("http://creds.example/"))
+
+    assert str(refused.value) == ("refused_address: creds.example resolves to ::ffff:a9fe:aa02, which is a cloud "
+                                  "metadata address; web_fetch reads only public web pages")
+
+
+@pytest.mark.parametrize(("url", "shown", "kind"), [
+    ("http://[::127.0.0.1]/", "::127.0.0.1", "loopback"),
+    ("http://2130706433/", "2130706433 (127.0.0.1)", "loopback"),
+    ("http://0x7f000001/", "0x7f000001 (127.0.0.1)", "loopback"),
+    ("http://127.1/", "127.1 (127.0.0.1)", "loopback"),
+    ("http://[64:ff9b:1:5db8:d8:2200::]/", "64:ff9b:1:5db8:d8:2200::", "non-public"),
+])
+async def test_other_forms_of_non_public_addresses_are_refused_without_the_flag(url: str, shown: str, kind: str):
+    guard = UrlGuard(BLOCKED)
+    with pytest.raises(ToolFailure) as refused:
+        await guard.pin(guard.parse(url))
+
+    assert str(refused.value) == f"refused_address: {shown} is a {kind} address; web_fetch reads only public web pages"
+
+
+async def test_with_the_flag_a_legacy_ipv4_form_is_sent_as_the_address_it_was_checked_as():
+    guard = UrlGuard(BLOCKED, allow_private=True)
+    pinned = await guard.pin(guard.parse("http://0x7f000001:8080/page"))
+
+    assert (str(pinned.url), pinned.headers) == ("http://127.0.0.1:8080/page", {"Host": "0x7f000001:8080"})
 
 
 def test_allowed_networks_open_exactly_their_own_range_but_never_cloud_metadata():

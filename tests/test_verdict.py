@@ -239,31 +239,40 @@ async def test_ac2_5_an_unknown_tool_gets_an_error_listing_the_valid_tools(edit)
     assert not {c["function"]["name"] for c in calls} & {"web_search", "web_fetch"}
 
 
-async def test_ac2_6_a_cut_off_investigation_is_incomplete_and_keeps_what_exists(edit, http):
+async def test_a_cut_off_investigation_still_gets_its_verdict_with_the_oldest_tool_output_trimmed(edit, http):
     script = [
         completion(None, tool_calls=[tool_call("web_search", {"query": "q"})], cost=0.25),
         completion("The evidence so far shows", finish_reason="length", cost=0.5),
+        verdict_reply(cost=0.125),
     ]
     record, server = await verdict_with(script, edit, http)
-    assert record.status == "incomplete"
-    assert "finish_reason=length" in record.error
-    assert record.verdict is None
-    assert len(record.tool_calls) == 1
-    assert (record.token_usage.turns, record.cost_usd) == (2, 0.75)
-    assert record.transcript[-1].content == "The evidence so far shows"
-    assert len(server.requests) == 2
+    assert (record.status, record.verdict, record.error) == ("ok", "incorrect", None)
+    assert record.investigation_cut_off is True
+    assert record.warnings == [
+        "an investigation reply was cut off (finish_reason=length); the verdict was asked for with what was gathered",
+        "1 old tool output(s) were trimmed to fit the context window",
+    ]
+    assert [m["content"] for m in server.requests[2]["messages"][3:]] == [
+        TRIM_MARKER, "The evidence so far shows", VERDICT_REQUEST]
+    assert [t.result for t in record.tool_calls] == ["page text"]
+    assert (record.token_usage.turns, record.cost_usd) == (3, 0.875)
 
 
-async def test_ac2_6_a_simulated_model_cut_off_at_its_first_turn_gives_an_incomplete_record_with_its_cost(edit):
+async def test_a_cut_off_investigation_whose_verdict_is_cut_off_too_is_incomplete(edit):
     async with simulated({"length": 1.0}) as run:
         record = await run.verdict(edit)
-    [(status, body)] = run.wire.responses
-    assert (status, body["choices"][0]["finish_reason"]) == (200, "length")
-    assert record.status == "incomplete"
-    assert record.error == "an investigation reply was cut off (finish_reason=length)"
+    first, last = run.wire.responses
+    assert [body["choices"][0]["finish_reason"] for _, body in (first, last)] == ["length", "length"]
+    assert run.wire.requests[1]["messages"][-1] == {"role": "user", "content": VERDICT_REQUEST}
+    assert (record.status, record.investigation_cut_off) == ("incomplete", True)
+    assert record.error == "the verdict reply was cut off (finish_reason=length)"
     assert (record.verdict, record.tool_calls) == (None, [])
-    assert (record.token_usage.turns, record.cost_usd) == (1, body["usage"]["cost"])
-    assert record.transcript[-1].content == body["choices"][0]["message"]["content"]
+    assert (record.token_usage.turns, record.cost_usd) == (2, first[1]["usage"]["cost"] + last[1]["usage"]["cost"])
+
+
+async def test_a_verdict_whose_investigation_ran_to_its_end_is_not_marked_cut_off(edit, http):
+    record, _ = await verdict_with([completion("Done."), verdict_reply()], edit, http)
+    assert (record.status, record.investigation_cut_off) == ("ok", False)
 
 
 async def test_ac2_6_a_cut_off_verdict_reply_is_incomplete_with_the_raw_text_kept(edit, http):
@@ -515,3 +524,28 @@ def test_a_source_with_a_string_for_supports_claim_is_a_schema_problem():
     bad = {**GOOD_VERDICT, "sources": [{"url": "https://x.example", "supports_claim": "yes",
                                         "provenance": "verified"}]}
     assert parse_verdict(json.dumps(bad)) == (None, "sources[0]: supports_claim must be true or false")
+
+
+def strict_server(step: dict):
+    """A reply from a server that validates assistant content as a string (llama-cpp-python's does)."""
+    def answer(body: dict) -> dict | httpx.Response:
+        for message in body["messages"]:
+            if message["role"] == "assistant" and not isinstance(message.get("content"), str):
+                return error_response(500, "1 validation error: messages.2.content: Input should be a valid string")
+        return step
+    return answer
+
+
+async def test_an_assistant_message_with_tool_calls_goes_back_with_empty_string_content(edit, http):
+    script = [
+        completion(None, tool_calls=[tool_call("web_search", {"query": "q"}, "call_a")]),
+        strict_server(completion("Done.")),
+        strict_server(verdict_reply()),
+    ]
+    record, server = await verdict_with(script, edit, http)
+    assert record.status == "ok"
+    assert server.requests[1]["messages"][2] == {
+        "role": "assistant", "content": "",
+        "tool_calls": [{"id": "call_a", "type": "function",
+                        "function": {"name": "web_search", "arguments": '{"query": "q"}'}}],
+    }

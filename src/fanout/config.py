@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -72,6 +73,15 @@ def _finite(value: float, name: str) -> float:
     return value
 
 
+_LANGUAGE = re.compile(r"[a-z]{2,3}(-[A-Za-z]{2,4})?|all|auto")
+
+
+def require_searxng_language(value: str | None) -> None:
+    """A language SearXNG knows the shape of: `nb`, `en-US`, `zh-Hant`, `all` or `auto`."""
+    if value is not None and not (isinstance(value, str) and _LANGUAGE.fullmatch(value)):
+        raise ConfigError(f"searxng_language must be a language code such as nb, en-US, all or auto (got {value!r}).")
+
+
 def require_http_url(value: str, name: str) -> None:
     """An http(s) URL with a host, so a typo stops the command instead of the first request."""
     try:
@@ -82,6 +92,9 @@ def require_http_url(value: str, name: str) -> None:
         usable = False
     if not usable:
         raise ConfigError(f"{name} must be an http:// or https:// URL with a host (got {value!r}).")
+
+
+TOOL_PROTOCOLS: tuple[str, ...] = ("native", "prompted")
 
 
 @dataclass(frozen=True)
@@ -102,6 +115,10 @@ class ModelSpec:
     """Chat requests per minute for this model; None = no client-side limit."""
     cached_input_price: float | None = None
     """USD per million prompt tokens read from the provider's cache; None = priced as input_price."""
+    tool_protocol: str | None = None
+    """How the model gets its tools: `native` (the request's `tools`), `prompted` (described in the
+    prompt, one JSON action per reply); None = native unless the listing lacks tools or a request
+    with tools is refused (see fanout.sift.prompted)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -113,6 +130,8 @@ class ModelSpec:
         require_not_negative(self.cached_input_price, f"{label} cached_input_price")
         require_count(self.max_concurrency, f"{label} max_concurrency")
         require_positive(self.requests_per_minute, f"{label} requests_per_minute")
+        if self.tool_protocol not in (None, *TOOL_PROTOCOLS):
+            raise ConfigError(f"{label} tool_protocol must be native or prompted (got {self.tool_protocol!r}).")
 
 
 DEFAULT_MODELS: tuple[ModelSpec, ...] = (
@@ -132,7 +151,7 @@ def model_spec(name: str, **overrides: Any) -> ModelSpec:
 
 
 LIMIT_FIELDS = ("max_concurrency", "requests_per_minute", "context_window", "input_price", "output_price",
-                "cached_input_price")
+                "cached_input_price", "tool_protocol")
 
 
 def read_yaml_mapping(path: Path, option: str, *, expected: str) -> dict[Any, Any]:
@@ -227,12 +246,28 @@ class ToolSettings:
     """web_search backends in priority order; the next is asked when one fails or finds nothing."""
     wikipedia_language: str = "en"
     """Which Wikipedia the `wikipedia` provider searches (`de` = de.wikipedia.org)."""
+    searxng_language: str | None = None
+    """SearXNG's `language` (`nb`, `en-US`, `all`, `auto`), also sent as Accept-Language; None = the instance's default."""
+    searxng_safesearch: int | None = None
+    """SearXNG's `safesearch`: 0 off, 1 moderate, 2 strict; None = the instance's default."""
+    searxng_pageno: int = 1
+    """Which page of SearXNG's results web_search reads."""
     search_cache_ttl_s: float | None = None
     """How long a run's cached search answer stays valid; None = for the whole run, so every
     model that asks the same query sees the same results however long the run takes."""
     global_cache_dir: Path | None = None
     """A search cache shared by all runs (optional); answers older than global_cache_ttl_s are asked again."""
     global_cache_ttl_s: float = 7 * 86_400.0
+    extract_workers: int = 2
+    """Processes that turn fetched pages into text (at most; started when needed)."""
+    extract_timeout_s: float = 10.0
+    """Seconds one page's text may take; its worker is then killed (`extraction_timeout` for the model)."""
+    extract_memory_mb: int = 512
+    """Address space of one extraction worker; a page needing more gets `extraction_too_large`."""
+    pdf_max_pages: int = 50
+    """Pages of a PDF that web_fetch reads; the text says when it stopped early."""
+    pdf_max_bytes: int = 10_000_000
+    """Byte cap for a PDF (reports are larger than web pages); HTML and text keep fetch_max_bytes."""
 
     def __post_init__(self) -> None:
         require_http_url(self.searxng_url, "--searxng-url")
@@ -245,6 +280,15 @@ class ToolSettings:
         require_positive(self.search_timeout_s, "search_timeout_s")
         require_positive(self.search_cache_ttl_s, "search_cache_ttl_s")
         require_positive(self.global_cache_ttl_s, "global_cache_ttl_s")
+        require_searxng_language(self.searxng_language)
+        if self.searxng_safesearch not in (None, 0, 1, 2):
+            raise ConfigError(f"searxng_safesearch must be 0, 1 or 2 (got {self.searxng_safesearch!r}).")
+        require_count(self.searxng_pageno, "searxng_pageno")
+        require_count(self.extract_workers, "extract_workers")
+        require_positive(self.extract_timeout_s, "extract_timeout_s")
+        require_count(self.extract_memory_mb, "extract_memory_mb", minimum=128)
+        require_count(self.pdf_max_pages, "pdf_max_pages")
+        require_count(self.pdf_max_bytes, "pdf_max_bytes")
 
 
 @dataclass(frozen=True)

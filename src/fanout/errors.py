@@ -7,6 +7,9 @@
     │   │                    `retry_after` so the one retry policy (fanout.retry)
     │   │                    can decide
     │   ├── ProviderError    an LLM endpoint failed
+    │   │   └── ModelRefused the endpoint refuses the model itself (no such
+    │   │                    model): every pair of it would fail alike, so the
+    │   │                    run stops scheduling it and records none of them
     │   ├── WikidataError    the Wikidata API or Special:EntityData said no
     │   │                    (fanout.wikidata.errors)
     │   └── SearchFailure    a search backend failed; never leaves its provider,
@@ -64,6 +67,13 @@ class ProviderError(RetryableError):
         super().__init__(message, retryable=retryable, retry_after=retry_after)
         self.status = status
         self.refused = refused
+
+
+class ModelRefused(ProviderError):
+    """The endpoint says the model does not exist for it (HTTP 400 "not a valid model ID", 404 no such model).
+
+    Not a result of the pair: a corrected model name runs the same pairs.
+    """
 
 
 class ToolFailure(FanoutError):

@@ -36,6 +36,8 @@ VERDICTS: tuple[str, ...] = (
     "incorrect",
 )
 PROVENANCES: tuple[str, ...] = ("verified", "reported")
+VERIFIED_WITHOUT_SOURCE = "verified_verdict_without_verified_source"
+"""The rule violation of a verified-high/verified-low verdict none of whose sources was read."""
 MODEL_SLUG_CHARS = 64
 """The readable part of a model's slug is cut here, so a view's name stays far below a file system's 255 bytes."""
 
@@ -58,6 +60,9 @@ class Source:
     claimed_verified: bool = False
     """The model called this source `verified`, but its own fetch log shows no successful
     web_fetch of it, so provenance was changed to `reported` (see the record's warnings)."""
+    prefetched: bool = False
+    """A reference attached to the edit whose text the prompt handed over: read on the verdict's
+    behalf, so it may be `verified` without a web_fetch."""
 
 
 @dataclass
@@ -130,6 +135,15 @@ class VerdictRecord:
     tool_calls: list[ToolCallLog] = field(default_factory=list)
     transcript: list[TranscriptEntry] = field(default_factory=list)
     duration_s: float | None = None
+    investigation_cut_off: bool = False
+    """An investigation reply was cut off (finish_reason=length); the verdict was then asked for
+    with what had been gathered, so this verdict rests on a shortened investigation."""
+    tool_protocol: str = "native"
+    """How the model got its tools: `native` (tool calling) or `prompted` (one JSON action per
+    reply, for models without tool calling; see fanout.sift.prompted)."""
+    rule_violations: list[str] = field(default_factory=list)
+    """The prompt's rules the verdict breaks (VERIFIED_WITHOUT_SOURCE: a verified-* verdict with
+    no verified source); the report counts them and its committee applies a stated policy."""
 
     @builtins.property  # plain `property` here would name the field above
     def key(self) -> tuple[int, str]:

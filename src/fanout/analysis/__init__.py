@@ -8,14 +8,27 @@
     labels      ground truth from a labels file or `fanout outcomes`
     scoring     accuracy and reject precision/recall against the truth
     cost        totals, per-verdict rates and projections
+    change      what each edit changed (item, property, old -> new), from the run's snapshot
     report      all of the above as tables; summary / html render them
+    html_page   the pages' shell, style and Content-Security-Policy; html_edit an edit's page;
+                html_write the first page and the edit pages beside it
 """
 
 from __future__ import annotations
 
 from fanout.analysis.committee import QueuePolicy
 from fanout.analysis.html import render_html
+from fanout.analysis.html_write import edit_pages_dir, write_html_report
 from fanout.analysis.report import Report, ReportOptions, build_report
 from fanout.analysis.summary import render_summary
 
-__all__ = ["QueuePolicy", "Report", "ReportOptions", "build_report", "render_html", "render_summary"]
+__all__ = [
+    "QueuePolicy",
+    "Report",
+    "ReportOptions",
+    "build_report",
+    "edit_pages_dir",
+    "render_html",
+    "render_summary",
+    "write_html_report",
+]

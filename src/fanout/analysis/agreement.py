@@ -1,95 +1,157 @@
 """How far the models agree, beyond what chance would give.
 
-Statistics are computed on exact fractions and turned into floats at the end,
-so hand-computed textbook values come out exactly.
+Every statistic reads a Counter of patterns (a pair of verdicts, or the
+verdicts one edit received), so the seeded bootstrap in
+fanout.analysis.uncertainty can recount resampled edits cheaply. Sums are
+kept in integers and divided once at the end, so hand-computed textbook
+values come out exactly.
 
 Missing verdicts: a record without a verdict (timeout, invalid JSON, error)
 is a missing rating, not a category. Cohen's kappa uses the edits both models
-answered; Fleiss' kappa uses every edit with at least two verdicts, each with
-its own number of raters (the usual generalisation for unequal counts);
-Krippendorff's alpha handles missing values by design.
+answered. Fleiss' kappa uses every edit with at least two verdicts, each with
+its own number of raters: an edit's observed agreement is the share of its
+agreeing rater pairs, and chance agreement comes from all verdicts pooled
+(the usual generalisation for unequal counts). Krippendorff's alpha handles
+missing values by design.
 
-Convention when there is no variation at all (every rating in one category):
-chance agreement is 1, so kappa and alpha are 0/0. We report 1.0, perfect
-agreement, because the raters did agree on everything and a NaN in a table
-reads like a failure. With no overlapping ratings at all the value is None.
+The six verdicts are ordered (verified-high down to incorrect), and so are
+the three stances (accept, unsure, reject). Beside the nominal statistics,
+which count any disagreement as total, the ordinal ones weigh a disagreement
+by its distance on the scale: quadratic-weighted kappa for a pair, ordinal
+alpha for all models.
+
+Undefined values: when every rating falls in one category, chance agreement
+is 1 and kappa and alpha are 0/0. They are None, shown as undefined, not as a
+perfect 1.0: one shared edit on which two models agree says nothing about
+agreement beyond chance. With no overlapping ratings at all they are None too.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from fractions import Fraction
+from functools import partial
 from itertools import combinations
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from fanout.analysis.scales import stance
+from fanout.analysis.scales import STANCES, stance
+from fanout.analysis.uncertainty import Bootstrap
 from fanout.records import VERDICTS
 
 Label = Hashable
 Item = TypeVar("Item", bound=Hashable)
 Ratings = Mapping[Item, Mapping[str, str | None]]
 """item -> model -> verdict (None or absent = missing)."""
+Distance = Callable[[Label, Label], int]
+"""A squared disagreement between two categories; 0 for equal ones."""
 
 
-def cohen_kappa(pairs: Sequence[tuple[Label, Label]]) -> float | None:
-    """Cohen's kappa for two raters over items both rated."""
-    n = len(pairs)
-    if n == 0:
+def nominal(a: Label, b: Label) -> int:
+    return int(a != b)
+
+
+def quadratic(order: Sequence[Label]) -> Distance:
+    """Squared distance in steps of an ordered scale (Cohen's quadratic weights)."""
+    rank = {c: i for i, c in enumerate(order)}
+    return lambda a, b: (rank[a] - rank[b]) ** 2
+
+
+def cohen_kappa(pairs: Sequence[tuple[Label, Label]], distance: Distance = nominal) -> float | None:
+    """Cohen's kappa for two raters over items both rated (weighted when given a distance)."""
+    return weighted_kappa(Counter(pairs), distance)
+
+
+def weighted_kappa(pairs: Counter[tuple[Label, Label]], distance: Distance = nominal) -> float | None:
+    """1 - observed / chance disagreement; with 0/1 distance, Cohen's (p_o - p_e) / (1 - p_e)."""
+    n = sum(pairs.values())
+    first: Counter[Label] = Counter()
+    second: Counter[Label] = Counter()
+    for (a, b), count in pairs.items():
+        first[a] += count
+        second[b] += count
+    observed = sum(count * distance(a, b) for (a, b), count in pairs.items())
+    chance = sum(first[a] * second[b] * distance(a, b) for a in first for b in second)
+    if n == 0 or chance == 0:
         return None
-    observed = Fraction(sum(a == b for a, b in pairs), n)
-    first = Counter(a for a, _ in pairs)
-    second = Counter(b for _, b in pairs)
-    expected = Fraction(sum(first[c] * second[c] for c in first), n * n)
-    return _chance_corrected(observed, expected)
+    return float(1 - Fraction(n * observed, chance))
 
 
 def fleiss_kappa(items: Iterable[Mapping[Label, int]]) -> float | None:
     """Fleiss' kappa from per-item category counts; items with fewer than two ratings are skipped."""
-    rated = [counts for counts in items if sum(counts.values()) >= 2]
-    if not rated:
+    return fleiss_kappa_of(Counter(_unit(Counter(counts).elements()) for counts in items))
+
+
+def fleiss_kappa_of(units: Counter[tuple[Label, ...]]) -> float | None:
+    rated = {unit: count for unit, count in units.items() if len(unit) >= 2}
+    items = sum(rated.values())
+    if not items:
         return None
-    agreement = Fraction(0)
+    agreeing_by_size: Counter[int] = Counter()  # raters -> agreeing rater pairs, summed
     totals: Counter[Label] = Counter()
-    for counts in rated:
-        m = sum(counts.values())
-        agreement += Fraction(sum(c * (c - 1) for c in counts.values()), m * (m - 1))
-        totals.update(counts)
-    observed = agreement / len(rated)
+    for unit, count in rated.items():
+        values = Counter(unit)
+        agreeing_by_size[len(unit)] += count * sum(c * (c - 1) for c in values.values())
+        for value, c in values.items():
+            totals[value] += count * c
+    observed = sum((Fraction(s, m * (m - 1)) for m, s in agreeing_by_size.items()), Fraction(0)) / items
     n = sum(totals.values())
-    expected = sum((Fraction(c, n) ** 2 for c in totals.values()), Fraction(0))
-    return _chance_corrected(observed, expected)
+    expected = Fraction(sum(c * c for c in totals.values()), n * n)
+    if expected == 1:
+        return None
+    return float((observed - expected) / (1 - expected))
 
 
-def krippendorff_alpha_nominal(units: Iterable[Sequence[Label | None]]) -> float | None:
-    """Krippendorff's alpha for nominal data; None entries are missing values.
+def krippendorff_alpha(units: Iterable[Sequence[Label | None]], order: Sequence[Label] | None = None) -> float | None:
+    """Krippendorff's alpha; None entries are missing values. Ordinal when given the scale's order."""
+    return krippendorff_alpha_of(Counter(_unit(u) for u in units), order)
 
-    alpha = 1 - (n - 1) * (n - sum_c o_cc) / (n^2 - sum_c n_c^2), from the
-    coincidence matrix o over pairable values (units with two or more values).
+
+def krippendorff_alpha_of(units: Counter[tuple[Label, ...]], order: Sequence[Label] | None = None) -> float | None:
+    """alpha = 1 - (n - 1) D_o / D_e over pairable values (units with two or more values).
+
+    D_o sums each unit's pairwise distances over (its size - 1); D_e sums the
+    distances of all pairs of values pooled. Ordinal distances follow
+    Krippendorff: the values lying between two categories, counted from the
+    pooled totals (doubled here so that they stay integers; alpha is a ratio).
     """
-    matched = Fraction(0)  # sum over c of o_cc
+    pairable = {unit: count for unit, count in units.items() if len(unit) >= 2}
     totals: Counter[Label] = Counter()
-    for unit in units:
-        values = [v for v in unit if v is not None]
-        m = len(values)
-        if m < 2:
-            continue
-        counts = Counter(values)
-        matched += Fraction(sum(c * (c - 1) for c in counts.values()), m - 1)
-        totals.update(counts)
+    for unit, count in pairable.items():
+        for value in unit:
+            totals[value] += count
     n = sum(totals.values())
     if n == 0:
         return None
-    disagreement_expected = n * n - sum(c * c for c in totals.values())
-    if disagreement_expected == 0:
-        return 1.0
-    return float(1 - Fraction(n - 1) * (n - matched) / disagreement_expected)
+    distance = nominal if order is None else _ordinal_distance(order, totals)
+    within_by_size: Counter[int] = Counter()
+    for unit, count in pairable.items():
+        values = Counter(unit)
+        within_by_size[len(unit)] += count * sum(values[a] * values[b] * distance(a, b) for a in values for b in values)
+    expected = sum(totals[a] * totals[b] * distance(a, b) for a in totals for b in totals)
+    if expected == 0:
+        return None
+    observed = sum((Fraction(s, m - 1) for m, s in within_by_size.items()), Fraction(0))
+    return float(1 - (n - 1) * observed / expected)
 
 
-def _chance_corrected(observed: Fraction, expected: Fraction) -> float:
-    if expected == 1:
-        return 1.0
-    return float((observed - expected) / (1 - expected))
+def _ordinal_distance(order: Sequence[Label], totals: Mapping[Label, int]) -> Distance:
+    rank = {c: i for i, c in enumerate(order)}
+    cumulative = [0]
+    for category in order:
+        cumulative.append(cumulative[-1] + totals.get(category, 0))
+
+    def distance(a: Label, b: Label) -> int:
+        low, high = sorted((rank[a], rank[b]))
+        between = cumulative[high + 1] - cumulative[low]
+        return (2 * between - totals.get(a, 0) - totals.get(b, 0)) ** 2
+
+    return distance
+
+
+def _unit(values: Iterable[Label | None]) -> tuple[Label, ...]:
+    """One edit's verdicts, missing ones dropped, in a canonical order so equal edits count together."""
+    return tuple(sorted((v for v in values if v is not None), key=repr))
 
 
 def verdict_distribution(ratings: Ratings[Item], models: list[str]) -> list[dict[str, object]]:
@@ -107,39 +169,104 @@ def verdict_distribution(ratings: Ratings[Item], models: list[str]) -> list[dict
     return rows
 
 
-def pairwise_agreement(ratings: Ratings[Item], models: list[str]) -> list[dict[str, object]]:
-    """Per pair of models, over edits both answered: agreement rates and Cohen's kappa."""
+def pairwise_agreement(
+    ratings: Ratings[Item], models: list[str], bootstrap: Bootstrap | None = None
+) -> list[dict[str, object]]:
+    """Per pair of models, over edits both answered: agreement rates and kappas with 95 % intervals."""
+    bootstrap = bootstrap or Bootstrap(len(ratings))
     rows = []
     for a, b in combinations(models, 2):
-        pairs = [(r[a], r[b]) for r in ratings.values() if r.get(a) is not None and r.get(b) is not None]
-        three = [(stance(x), stance(y)) for x, y in pairs]
+        both = [(r[a], r[b]) if r.get(a) is not None and r.get(b) is not None else None for r in ratings.values()]
+        three = [(stance(p[0]), stance(p[1])) if p is not None else None for p in both]
+        n = sum(p is not None for p in both)
         rows.append({
             "model_a": a,
             "model_b": b,
-            "n": len(pairs),
-            "exact_agreement": _share(sum(x == y for x, y in pairs), len(pairs)),
-            "three_way_agreement": _share(sum(x == y for x, y in three), len(three)),
-            "kappa": cohen_kappa(pairs),
-            "kappa_three_way": cohen_kappa(three),
+            "n": n,
+            "exact_agreement": _share(sum(p is not None and p[0] == p[1] for p in both), n),
+            "three_way_agreement": _share(sum(p is not None and p[0] == p[1] for p in three), n),
+            **_with_interval("kappa", both, weighted_kappa, bootstrap),
+            **_with_interval("kappa_quadratic", both, partial(weighted_kappa, distance=quadratic(VERDICTS)), bootstrap),
+            **_with_interval("kappa_three_way", three, weighted_kappa, bootstrap),
         })
     return rows
 
 
-def overall_agreement(ratings: Ratings[Item], models: list[str]) -> list[dict[str, object]]:
-    """Across all models, on the exact and the three-way scale."""
+def model_agreement(
+    ratings: Ratings[Item], models: list[str], bootstrap: Bootstrap | None = None
+) -> list[dict[str, object]]:
+    """Per model, its mean Cohen's kappa (exact verdicts) with each other model, with a 95 % interval.
+
+    The interval is the bootstrap's over the same resampled edits as the pairwise
+    table, for the mean itself: the pairs' own intervals overlap and cannot be
+    averaged into one.
+    """
+    bootstrap = bootstrap or Bootstrap(len(ratings))
+    patterns = [tuple(r.get(m) for m in models) for r in ratings.values()]
     rows = []
-    for scale, convert in (("exact", _same), ("three_way", stance)):
-        units = [[convert(r.get(m)) for m in models] for r in ratings.values()]
-        multi = [[v for v in u if v is not None] for u in units]
-        multi = [u for u in multi if len(u) >= 2]
+    for i, model in enumerate(models):
+        scoped = [p if p[i] is not None and sum(v is not None for v in p) > 1 else None for p in patterns]
+        rows.append({"model": model, "others": len(models) - 1,
+                     **_with_interval("mean_kappa", scoped, partial(_mean_kappa, i), bootstrap)})
+    return rows
+
+
+def _mean_kappa(index: int, patterns: Counter[tuple[Label | None, ...]]) -> float | None:
+    """The mean over the other models of the kappa between model `index` and each; None if none is defined."""
+    width = len(next(iter(patterns), ()))
+    kappas = []
+    for other in range(width):
+        if other == index:
+            continue
+        pairs: Counter[tuple[Label, Label]] = Counter()
+        for pattern, count in patterns.items():
+            if pattern[index] is not None and pattern[other] is not None:
+                pairs[(pattern[index], pattern[other])] += count
+        kappa = weighted_kappa(pairs)
+        if kappa is not None:
+            kappas.append(kappa)
+    return sum(kappas) / len(kappas) if kappas else None
+
+
+def overall_agreement(
+    ratings: Ratings[Item], models: list[str], bootstrap: Bootstrap | None = None
+) -> list[dict[str, object]]:
+    """Across all models, on the exact and the three-way scale, nominal and ordinal."""
+    bootstrap = bootstrap or Bootstrap(len(ratings))
+    rows = []
+    for scale, convert, order in (("exact", _same, VERDICTS), ("three_way", stance, STANCES)):
+        units = [_unit(convert(r.get(m)) for m in models) for r in ratings.values()]
+        multi = [u for u in units if len(u) >= 2]
+        complete = [u for u in units if len(u) == len(models)]
+        pairable = [u if len(u) >= 2 else None for u in units]
+        alpha_ordinal = partial(krippendorff_alpha_of, order=order)
         rows.append({
             "scale": scale,
             "edits": len(multi),
             "unanimous": _share(sum(len(set(u)) == 1 for u in multi), len(multi)),
-            "fleiss_kappa": fleiss_kappa(Counter(u) for u in multi),
-            "krippendorff_alpha": krippendorff_alpha_nominal(units),
+            "complete_edits": len(complete),
+            "unanimous_complete": _share(sum(len(set(u)) == 1 for u in complete), len(complete)),
+            "fleiss_kappa": fleiss_kappa_of(Counter(multi)),
+            **_with_interval("krippendorff_alpha", pairable, krippendorff_alpha_of, bootstrap),
+            **_with_interval("krippendorff_alpha_ordinal", pairable, alpha_ordinal, bootstrap),
         })
     return rows
+
+
+def _with_interval(
+    name: str,
+    patterns: Sequence[Any],
+    statistic: Callable[[Counter[Any]], float | None],
+    bootstrap: Bootstrap,
+) -> dict[str, object]:
+    """The statistic on all edits in scope, and its bootstrap interval, as three flat columns."""
+    counts = Counter(p for p in patterns if p is not None)
+    interval = bootstrap.interval(patterns, statistic)
+    return {
+        name: statistic(counts),
+        f"{name}_low": interval[0] if interval else None,
+        f"{name}_high": interval[1] if interval else None,
+    }
 
 
 def _same(verdict: str | None) -> str | None:

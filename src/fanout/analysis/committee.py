@@ -8,8 +8,9 @@ and a split committee hands the edit to a human rather than guessing (seed
 
 from __future__ import annotations
 
+import math
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from operator import itemgetter
 
@@ -30,7 +31,10 @@ class QueuePolicy:
     """When the committee's answer is not good enough to act on alone."""
 
     min_agreement: float = 0.75
-    """Share of the votes the majority must have (3 of 4 models passes, 2 of 4 does not)."""
+    """Share of the votes the majority must have (3 of 4 passes, 2 of 4 does not)."""
+    quorum: float = 0.75
+    """Share of the run's models that must have given a verdict (3 of 4): two agreeing
+    verdicts out of four asked are not a committee's answer."""
     min_confidence: float = 0.8
     """Dawid–Skene posterior the consensus must reach."""
 
@@ -83,8 +87,9 @@ def queue_reasons(votes: int, models: int, majority: Vote, consensus: Vote, poli
     if votes == 0:
         return ["no verdicts"]
     reasons = []
-    if votes == 1 and models > 1:
-        reasons.append("only one verdict")
+    needed = math.ceil(policy.quorum * models - 1e-9)
+    if votes < needed:
+        reasons.append(f"only {votes} of {models} verdicts (quorum {needed})")
     if majority.decision is None:
         reasons.append("tie")
     elif majority.confidence is not None and majority.confidence < policy.min_agreement:
@@ -98,17 +103,19 @@ def decide_edits(
     stances_by_edit: Mapping[int, Mapping[str, str | None]],
     models: list[str],
     *,
-    weights: Mapping[str, float],
+    weights: Callable[[int], Mapping[str, float]],
     consensus: DawidSkene,
     policy: QueuePolicy,
 ) -> list[EditDecision]:
+    """Each rule's answer per edit. `weights` gives the vote weights for deciding one edit,
+    so that weights fitted on labels can leave that edit's own label out."""
     decisions = []
     for rcid, given in stances_by_edit.items():
         stances = {m: given.get(m) for m in models}
         votes = {m: s for m, s in stances.items() if s is not None}
         majority = majority_vote(list(votes.values()))
         ds = Vote(*consensus.decision(rcid))
-        decision = EditDecision(rcid, stances, majority, weighted_vote(votes, weights), ds)
+        decision = EditDecision(rcid, stances, majority, weighted_vote(votes, weights(rcid)), ds)
         decision.reasons = queue_reasons(len(votes), len(models), majority, ds, policy)
         decisions.append(decision)
     return decisions

@@ -24,6 +24,16 @@ def ratio(value: float | None, digits: int = 2) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
 
+def with_interval(row: dict[str, object], name: str, digits: int = 2) -> str:
+    """`0.38 [-0.31, 1.00]` from a row's value and its `_low`/`_high` columns; undefined as "undefined"."""
+    value, low, high = row[name], row.get(f"{name}_low"), row.get(f"{name}_high")
+    if not isinstance(value, (int, float)):
+        return "undefined"
+    if not isinstance(low, (int, float)) or not isinstance(high, (int, float)):
+        return f"{value:.{digits}f}"
+    return f"{value:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
+
+
 def percent(value: float | None) -> str:
     return "–" if value is None else f"{100 * value:.0f}%"
 

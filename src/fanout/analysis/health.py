@@ -24,12 +24,14 @@ def claimed_unfetched(record: VerdictRecord) -> list[str]:
     """Sources the model said it read but never fetched.
 
     Records written since provenance checking carry the correction
-    (`claimed_verified`); older ones still say `verified`, so check those too.
+    (`claimed_verified`, and `fetched` set, so a verified prefetched reference
+    stands); older ones (`fetched` unset) still say `verified`, so check those too.
     """
     fetched = fetched_urls(record)
     return [
         s.url for s in record.sources
-        if s.claimed_verified or (s.provenance == "verified" and normalise_url(s.url) not in fetched)
+        if s.claimed_verified
+        or (s.provenance == "verified" and s.fetched is None and normalise_url(s.url) not in fetched)
     ]
 
 
@@ -46,7 +48,8 @@ def _health_row(model: str, records: list[VerdictRecord]) -> dict[str, object]:
     calls = [c for r in records for c in r.tool_calls]
     sources = [s for r in records for s in r.sources]
     durations = [r.duration_s for r in records if r.duration_s is not None]
-    row: dict[str, object] = {"model": model, "records": n}
+    row: dict[str, object] = {"model": model, "records": n,
+                              "tool_protocol": "+".join(sorted({r.tool_protocol for r in records}))}
     row.update({s: sum(r.status == s for r in records) for s in STATUSES})
     row.update({
         "with_verdict": sum(r.verdict is not None for r in records),
@@ -60,6 +63,7 @@ def _health_row(model: str, records: list[VerdictRecord]) -> dict[str, object]:
         "sources_verified": sum(s.provenance == "verified" for s in sources),
         "sources_reported": sum(s.provenance == "reported" for s in sources),
         "verified_never_fetched": sum(len(claimed_unfetched(r)) for r in records),
+        "rule_violations": sum(len(r.rule_violations) for r in records),
         "mean_duration_s": _mean(durations),
     })
     return row

@@ -1,17 +1,20 @@
-"""The report as one self-contained HTML file: inline CSS, inline SVG, no script, no network.
+"""The report's first page: every table and chart, and one row per edit, in one self-contained file.
 
-Model output (rationales, URLs, transcripts) is untrusted: everything is
-escaped, links are made only for http(s) URLs, and a Content-Security-Policy
-forbids scripts and every outside fetch, so even a slip in escaping could not
-load anything or run code when the file is opened.
+Each edit's row links to its own page (fanout.analysis.html_edit), which holds
+the models' whole investigations; this page holds none of them, so it stays
+small and quick to open however many edits the run has (issue 14: a
+500-edit, four-model run gave an 11 MB page when the transcripts were
+inline). Shared parts and the Content-Security-Policy are in html_page: the
+one script, which sorts and filters the edit table, runs because the policy
+names its sha256; anything else a page might carry would not.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import urlsplit
 
+from fanout.analysis.change import Change, diff_url
 from fanout.analysis.charts import (
     STANCE_COLOURS,
     VERDICT_COLOURS,
@@ -23,72 +26,56 @@ from fanout.analysis.charts import (
     stacked_bars,
 )
 from fanout.analysis.cost import cost_notes
-from fanout.analysis.fmt import number, percent, ratio, short_names, subject_name, usd
-from fanout.analysis.health import claimed_unfetched, fetched_urls, normalise_url
+from fanout.analysis.fmt import number, percent, ratio, short_names, subject_name, usd, with_interval
+from fanout.analysis.html_edit import change_html, committee_html, model_anchor
+from fanout.analysis.html_page import entity_link, notes_html, page, stance_html
 from fanout.analysis.load import EditInfo
 from fanout.analysis.report import Report
 from fanout.analysis.scales import STANCE_OF_TRUTH, stance
 from fanout.records import VERDICTS, VerdictRecord
 
-TEXT_LIMIT = 4000
-"""Characters of one transcript message shown; the YAML view in verdicts/ has the rest."""
-RESULT_LIMIT = 600
-ROLE_LIMITS = {"system": 300, "tool": RESULT_LIMIT}
-"""The system prompt is the same in every record and tool output is long: both are cut short
-so a 2,000-verdict report stays a file a browser opens quickly."""
+TOOLTIP_LIMIT = 300
+"""Characters of a rationale shown when the pointer rests on a verdict; its edit page has the rest."""
 
-CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+EDIT_TABLE_SCRIPT = """(function () {
+  var table = document.getElementById("edit-table"), tools = document.getElementById("edit-tools");
+  if (!table || !tools) return;
+  var body = table.tBodies[0], rows = Array.prototype.slice.call(body.rows);
+  var show = document.getElementById("edit-show"), order = document.getElementById("edit-order");
+  var find = document.getElementById("edit-find"), count = document.getElementById("edit-count");
+  var keys = {
+    logged: function (r) { return +r.dataset.n; },
+    confidence: function (r) { return +r.dataset.conf; },
+    cost: function (r) { return -r.dataset.cost; },
+    item: function (r) { return r.dataset.item; }
+  };
+  function update() {
+    var want = show.value, text = find.value.trim().toLowerCase(), key = keys[order.value], shown = 0;
+    rows.slice().sort(function (a, b) {
+      var x = key(a), y = key(b);
+      return x < y ? -1 : x > y ? 1 : a.dataset.n - b.dataset.n;
+    }).forEach(function (r) {
+      var keep = (want === "all" || r.dataset[want] === "1") &&
+                 (!text || r.textContent.toLowerCase().indexOf(text) >= 0);
+      r.hidden = !keep;
+      if (keep) shown++;
+      body.appendChild(r);
+    });
+    count.textContent = shown + " of " + rows.length + " edits";
+  }
+  show.addEventListener("change", update);
+  order.addEventListener("change", update);
+  find.addEventListener("input", update);
+  count.textContent = rows.length + " of " + rows.length + " edits";
+  tools.hidden = false;
+})();"""
+"""Sorts and filters the edit table in place; without it (scripts off) the table is simply all edits in order.
 
-CSS = """
-:root { --ink:#1f2328; --muted:#59636e; --line:#d0d7de; --soft:#f6f8fa; --accent:#0969da; }
-* { box-sizing: border-box; }
-body { margin:0; font:14px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif; color:var(--ink); background:#fff; }
-header { background:linear-gradient(135deg,#0b3d91,#0969da); color:#fff; padding:24px 32px 18px; }
-header h1 { margin:0 0 4px; font-size:24px; }
-header .sub { margin:0; opacity:.85; font-size:13px; word-break:break-all; }
-.cards { display:flex; flex-wrap:wrap; gap:12px; margin-top:16px; }
-.card { background:rgba(255,255,255,.14); border-radius:8px; padding:8px 14px; min-width:120px; }
-.card b { display:block; font-size:20px; }
-.card span { font-size:12px; opacity:.9; }
-nav { position:sticky; top:0; z-index:2; background:#fff; border-bottom:1px solid var(--line); padding:8px 32px; }
-nav a { margin-right:16px; color:var(--accent); text-decoration:none; font-weight:500; }
-main { padding:8px 32px 40px; max-width:1500px; }
-section { margin-top:28px; }
-h2 { font-size:19px; border-bottom:1px solid var(--line); padding-bottom:4px; }
-h3 { font-size:15px; margin:18px 0 6px; }
-.charts { display:flex; flex-wrap:wrap; gap:28px; align-items:flex-start; }
-.chart { background:#fff; border:1px solid var(--line); border-radius:8px; padding:12px; }
-.stat { color:var(--muted); }
-table { border-collapse:collapse; margin:8px 0; font-size:13px; }
-th, td { border-bottom:1px solid var(--line); padding:5px 10px; text-align:right; vertical-align:top; }
-th { background:var(--soft); font-weight:600; }
-.scroll { overflow-x:auto; }
-.scroll td.l:first-child { white-space:nowrap; }
-td.l, th.l { text-align:left; }
-tr.human td { background:#fff8c5; }
-table.edits { table-layout:fixed; width:100%; }
-table.edits td, table.edits th { text-align:left; overflow-wrap:anywhere; }
-.v { display:inline-block; padding:1px 8px; border-radius:10px; font-size:12px; font-weight:600; white-space:nowrap; }
-.v-verified-high { background:#116329; color:#fff; } .v-verified-low { background:#2da44e; color:#fff; }
-.v-plausible { background:#8fd6a1; } .v-unverifiable { background:#d0d7de; }
-.v-suspect { background:#f0883e; color:#fff; } .v-incorrect { background:#cf222e; color:#fff; }
-.v-none { background:#fff; border:1px dashed #8c959f; color:var(--muted); }
-.s-accept { color:#1a7f37; font-weight:600; } .s-reject { color:#cf222e; font-weight:600; } .s-unsure { color:#59636e; font-weight:600; }
-.badge { display:inline-block; background:#fff8c5; border:1px solid #d4a72c; border-radius:10px; padding:0 6px; font-size:11px; }
-.warn { color:#9a6700; font-weight:600; }
-details summary { cursor:pointer; }
-details .body { margin-top:6px; padding:8px; background:var(--soft); border-radius:6px; font-size:12.5px; }
-details .body p { margin:4px 0 8px; }
-pre { white-space:pre-wrap; overflow-wrap:anywhere; margin:2px 0 6px; font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace; }
-.msg { border-left:3px solid var(--line); padding-left:8px; margin:6px 0; }
-.msg.role-assistant { border-color:#0969da; } .msg.role-tool { border-color:#8c959f; } .msg.role-user { border-color:#2da44e; }
-ul.sources, ol.calls { padding-left:18px; margin:4px 0 8px; }
-.muted { color:var(--muted); }
-footer { padding:16px 32px 32px; color:var(--muted); font-size:12px; }
-"""
+It touches the table only when the reader asks: moving 500 rows as the page opens took 0.4 s (make bench-report)."""
 
 
-def render_html(report: Report) -> str:
+def render_html(report: Report, edit_pages: str = "report/edits") -> str:
+    """The first page; `edit_pages` is the folder of the edit pages, as a link from this page reaches it."""
     names = short_names(report.models)
     sections = [
         _agreement_section(report, names),
@@ -96,25 +83,15 @@ def render_html(report: Report) -> str:
         _cost_section(report, names),
         _health_section(report, names),
         _committee_section(report, names),
-        _edits_section(report, names),
+        _edits_section(report, names, edit_pages),
     ]
-    title = f"fanout report · {report.run.run_dir.name}"
-    return (
-        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
-        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{esc(title)}</title><style>{CSS}</style></head><body>"
-        + _header(report)
-        + _nav(report)
-        + "<main>" + "".join(sections) + "</main>"
-        + _footer(report)
-        + "</body></html>\n"
-    )
+    body = _header(report) + _nav(report) + "<main>" + "".join(sections) + "</main>" + _footer(report)
+    return page(f"fanout report · {report.run.run_dir.name}", body, scripts=[EDIT_TABLE_SCRIPT])
 
 
 def _header(report: Report) -> str:
     t = report.totals
-    cards = [
+    cards: list[tuple[str, ...]] = [
         (str(t["edits"]), "edits"),
         (str(len(report.models)), "models"),
         (f"{t['with_verdict']}/{t['records']}", "verdicts / records"),
@@ -122,28 +99,47 @@ def _header(report: Report) -> str:
         (usd(t["projected_cost_usd"], 2), f"next {t['projected_edits']} edits"),
         (str(t["needs_human"]), "need a human"),
     ]
-    if report.labels is not None:
-        best = _best_accuracy(report)
-        if best is not None:
-            cards.append((f"{best[1]:.2f}", f"best accuracy ({best[0]})"))
-    card_html = "".join(f'<div class="card"><b>{esc(v)}</b><span>{esc(k)}</span></div>' for v, k in cards)
+    if report.table("model_comparison"):
+        cards.append(_best_card(report))
+    cards += _cheapest_card(report) + _agreeable_card(report)
+    card_html = "".join(f'<div class="card"><b>{esc(c[0])}</b><span>{esc(c[1])}</span>'
+                        + (f'<span class="who">{esc(c[2])}</span>' if len(c) > 2 else "") + "</div>" for c in cards)
     labels = ""
     if report.labels is not None:
         labels = f" · labels: {esc(report.labels.path)} ({esc(report.labels.kind)})"
+    notes = "".join(f"<li>{esc(n)}</li>" for n in report.run.warnings + report.notes_on["sample"])
     return (
         f'<header><h1>fanout report</h1><p class="sub">{esc(report.run.run_dir)}{labels} · '
-        f"generated {esc(report.generated_at)}</p><div class=\"cards\">{card_html}</div></header>"
+        f"generated {esc(report.generated_at)}</p><div class=\"cards\">{card_html}</div>"
+        + (f'<ul class="notes">{notes}</ul>' if notes else "") + "</header>"
     )
 
 
-def _best_accuracy(report: Report) -> tuple[str, float] | None:
+def _cheapest_card(report: Report) -> list[tuple[str, ...]]:
+    model = report.totals["cheapest_model"]
+    if model is None or len(report.models) < 2:
+        return []
+    cost = next(c for c in report.costs if c.model == model)
+    return [(usd(cost.mean_cost_usd, 5), "cheapest, per verdict", short_names(report.models)[model])]
+
+
+def _agreeable_card(report: Report) -> list[tuple[str, ...]]:
+    """The model that agrees most with the others, with the 95 % interval of its mean kappa."""
+    model = report.totals["most_agreeable_model"]
+    if model is None:
+        return []
+    row = next(r for r in report.table("model_agreement") if r["model"] == model)
+    return [(with_interval(row, "mean_kappa"), "most agreeable: mean kappa [95 %]", short_names(report.models)[model])]
+
+
+def _best_card(report: Report) -> tuple[str, str]:
+    """The best model only when McNemar tells it apart from every other; otherwise say none is."""
     names = short_names(report.models)
-    scored = [(r["subject"], r["accuracy"]) for r in report.table("scores")
-              if r["kind"] == "model" and r["accuracy"] is not None]
-    if not scored:
-        return None
-    subject, accuracy = max(scored, key=lambda s: s[1])
-    return names.get(subject, subject), accuracy
+    best = report.totals["best_model"]
+    if best is None:
+        return "none", "best model: none told apart (McNemar p ≥ 0.05)"
+    row = next(r for r in report.table("scores") if r["subject"] == best)
+    return with_interval(row, "accuracy"), f"best accuracy ({names[best]}, 95 % interval)"
 
 
 def _nav(report: Report) -> str:
@@ -183,19 +179,25 @@ def _agreement_section(report: Report, names: dict[str, str]) -> str:
             "</div>"
         )
     overall = _table(
-        ["scale", "edits (2+ verdicts)", "unanimous", "Fleiss’ kappa", "Krippendorff’s alpha"],
-        [[r["scale"].replace("_", "-"), str(r["edits"]), percent(r["unanimous"]), ratio(r["fleiss_kappa"]),
-          ratio(r["krippendorff_alpha"])] for r in report.table("overall_agreement")],
+        ["scale", "edits (2+ verdicts)", "unanimous", "every model answered", "unanimous there", "Fleiss’ kappa",
+         "Krippendorff’s alpha [95 %]", "ordinal alpha [95 %]"],
+        [[r["scale"].replace("_", "-"), str(r["edits"]), percent(r["unanimous"]), str(r["complete_edits"]),
+          percent(r["unanimous_complete"]), ratio(r["fleiss_kappa"]), with_interval(r, "krippendorff_alpha"),
+          with_interval(r, "krippendorff_alpha_ordinal")] for r in report.table("overall_agreement")],
     )
     pairs = _table(
-        ["pair", "edits both answered", "exact agreement", "3-way agreement", "kappa", "kappa 3-way"],
+        ["pair", "edits both answered", "exact agreement", "3-way agreement", "kappa [95 %]",
+         "quadratic kappa [95 %]", "kappa 3-way [95 %]"],
         [[f"{names[r['model_a']]} × {names[r['model_b']]}", str(r["n"]), percent(r["exact_agreement"]),
-          percent(r["three_way_agreement"]), ratio(r["kappa"]), ratio(r["kappa_three_way"])]
+          percent(r["three_way_agreement"]), with_interval(r, "kappa"), with_interval(r, "kappa_quadratic"),
+          with_interval(r, "kappa_three_way")]
          for r in report.table("pairwise_agreement")],
     )
-    note = ('<p class="stat">Kappa: 0 is chance agreement, 1 perfect. When every rating falls in one '
-            "category the value is 0/0; it is shown as 1.00 (they agreed on everything). "
-            "Missing verdicts are left out, not counted as a category.</p>")
+    note = ('<p class="stat">Kappa and alpha: 0 is chance agreement, 1 perfect; intervals are 95 % percentile '
+            "bootstraps over edits (1 000 resamples, fixed seed). Quadratic kappa and ordinal alpha weigh a "
+            "disagreement by its distance on the ordered scale (verified-high … incorrect). When every rating "
+            "falls in one category the value is 0/0 and shown as undefined. Fleiss’ kappa takes each edit "
+            "with its own number of verdicts. Missing verdicts are left out, not counted as a category.</p>")
     return (f'<section id="agreement"><h2>Agreement</h2>{charts}<h3>All models</h3>{overall}'
             f"<h3>Pairs</h3>{pairs}{note}</section>")
 
@@ -239,31 +241,49 @@ def _cost_section(report: Report, names: dict[str, str]) -> str:
     score_table = ""
     if scores:
         score_table = "<h3>Accuracy against labels</h3>" + _table(
-            ["subject", "kind", "answered / labelled", "accuracy", "reject precision", "reject recall",
-             "cost", "cost per correct"],
-            [[subject_name(r["subject"], names), r["kind"], f"{r['answered']}/{r['labelled']}",
-              ratio(r["accuracy"]), ratio(r["reject_precision"]), ratio(r["reject_recall"]), usd(r["cost_usd"]),
+            ["subject", "kind", "answered / labelled", "coverage", "accuracy [95 % Wilson]", "reject precision",
+             "reject recall", "cost", "cost per correct"],
+            [[subject_name(r["subject"], names), r["kind"], f"{r['answered']}/{r['labelled']}", percent(r["coverage"]),
+              with_interval(r, "accuracy"), ratio(r["reject_precision"]), ratio(r["reject_recall"]), usd(r["cost_usd"]),
               usd(r["cost_per_correct_usd"])] for r in scores],
             left=(0, 1),
-        ) + ('<p class="stat">Rates are over the edits each subject answered; reject = suspect or incorrect, '
-             "scored against edits whose truth is incorrect (or reverted).</p>")
+        ) + ('<p class="stat">Rates are over the edits each subject answered (coverage: the share of labelled '
+             "edits it answered; a committee abstains on ties); reject = suspect or incorrect, scored against "
+             "edits whose truth is incorrect (or reverted).</p>") + notes_html(report.notes_on["accuracy"]) \
+            + _comparison_table(report, names)
     return (f'<section id="cost"><h2>Cost &amp; accuracy</h2><div class="charts"><div class="chart">{chart}</div></div>'
             f"{score_table}<h3>Cost</h3>{cost_table}{notes}</section>")
 
 
+def _comparison_table(report: Report, names: dict[str, str]) -> str:
+    rows = report.table("model_comparison")
+    if not rows:
+        return ""
+    table = _table(
+        ["pair", "labelled edits both answered", "only the first right", "only the second right", "McNemar p"],
+        [[f"{names[r['model_a']]} × {names[r['model_b']]}", str(r["edits"]), str(r["only_a_right"]),
+          str(r["only_b_right"]), f"{r['p_value']:.3f}"] for r in rows],
+    )
+    return ("<h3>Is one model better than another?</h3>" + table +
+            '<p class="stat">McNemar’s exact test on the edits where exactly one of the two is right. '
+            "A model is named best only when p &lt; 0.05 against every other.</p>")
+
+
 def _health_section(report: Report, names: dict[str, str]) -> str:
-    rows = [[names[r["model"]], str(r["records"]), str(r["ok"]), str(r["timeout"]), str(r["incomplete"]),
+    rows = [[names[r["model"]], r["tool_protocol"], str(r["records"]), str(r["ok"]), str(r["timeout"]), str(r["incomplete"]),
              str(r["invalid_json"]), str(r["error"]), str(r["refused"]), number(r["mean_turns"]), number(r["mean_tool_calls"]),
              f"{r['web_search']}/{r['web_fetch']}", str(r["failed_tool_calls"]),
              f"{r['sources_verified']}/{r['sources_reported']}", str(r["verified_never_fetched"]),
-             number(r["mean_duration_s"])]
+             str(r["rule_violations"]), number(r["mean_duration_s"])]
             for r in report.table("health")]
-    table = _table(["model", "records", "ok", "timeout", "incomplete", "invalid JSON", "error", "refused", "mean turns",
-                    "mean tool calls", "search/fetch", "failed calls", "sources verified/reported",
-                    "“verified” never fetched", "mean seconds"], rows)
+    table = _table(["model", "tools via", "records", "ok", "timeout", "incomplete", "invalid JSON", "error", "refused", "mean turns",
+                    "mean tool calls", "search / fetch", "failed calls", "sources verified / reported",
+                    "“verified” never fetched", "rule violations", "mean seconds"], rows)
     return ('<section id="health"><h2>Health</h2>' + table +
             '<p class="stat">“Verified” never fetched: sources the model said it read whose URL has no '
-            "successful web_fetch in its own transcript.</p></section>")
+            "successful web_fetch in its own transcript. Tools via: native tool calling, or prompted "
+            "(one JSON action per reply, for models without tool calling). Rule violations: verified-high/verified-low "
+            "verdicts with no verified source.</p></section>")
 
 
 def _committee_section(report: Report, names: dict[str, str]) -> str:
@@ -272,8 +292,9 @@ def _committee_section(report: Report, names: dict[str, str]) -> str:
                    ratio(r["weight"]), r["weight_source"].replace("_", "–")] for r in report.table("reliability")])
     queue = report.table("human_queue")
     policy = report.options.policy
-    rows = [[f'<a href="#edit-{q["rcid"]}">{esc(q["rcid"])}</a>', esc(q["qid"]), esc(q["property"] or ""),
-             _stance_html(q["majority"]), ratio(q["majority_share"]), _stance_html(q["dawid_skene"]),
+    rows = [[f'<a href="#edit-{q["rcid"]}">{esc(q["rcid"])}</a>', _item_html(report.changes.get(q["rcid"]), q["qid"]),
+             esc(q["property"] or ""),
+             stance_html(q["majority"]), ratio(q["majority_share"]), stance_html(q["dawid_skene"]),
              ratio(q["dawid_skene_confidence"]), esc(q["reasons"])] for q in queue]
     queue_html = _table(["rcid", "item", "property", "majority", "share", "Dawid–Skene", "confidence", "why"],
                         rows, left=(0, 1, 2, 7), raw=True) if rows else "<p>None: the committee can decide every edit.</p>"
@@ -282,49 +303,106 @@ def _committee_section(report: Report, names: dict[str, str]) -> str:
         f"<h3>Needs a human ({len(queue)} of {report.totals['edits']} edits)</h3>"
         f'<p class="stat">Queued when the majority holds less than {policy.min_agreement:.2f} of the votes, '
         f"ties, or the Dawid–Skene posterior is below {policy.min_confidence:.2f}.</p>{queue_html}"
-        f"<h3>Model reliability</h3>{rel}</section>"
+        f"<h3>Model reliability</h3>{rel}{notes_html(report.notes_on['committee'])}</section>"
     )
 
 
-def _stance_html(value: str | None) -> str:
-    if value is None:
-        return '<span class="muted">tie / none</span>'
-    return f'<span class="s-{esc(value)}">{esc(value)}</span>'
+def _item_html(change: Change | None, qid: str) -> str:
+    label = change.item_label if change is not None else None
+    return f"{esc(label)} ({entity_link(qid)})" if label else entity_link(qid)
 
 
-def _edits_section(report: Report, names: dict[str, str]) -> str:
+def _edits_section(report: Report, names: dict[str, str], pages: str) -> str:
     by_edit = report.run.by_edit()
     committee = {row["rcid"]: row for row in report.table("committee")}
     has_truth = report.labels is not None
     headers = ["edit", *(["truth"] if has_truth else []), "committee", *[names[m] for m in report.models]]
     body = "".join(
-        _edit_row(edit, committee[edit.rcid], by_edit[edit.rcid], report.models, has_truth)
-        for edit in report.run.edits
+        _edit_row(n, edit, report.changes.get(edit.rcid), committee[edit.rcid], by_edit[edit.rcid], report.models,
+                  pages, has_truth)
+        for n, edit in enumerate(report.run.edits)
     )
-    widths = "".join(f'<col style="width:{w}">' for w in _column_widths(len(report.models), has_truth))
     head = "".join(f"<th>{esc(h)}</th>" for h in headers)
     return (
-        '<section id="edits"><h2>Edits</h2><p class="stat">Click a verdict for its rationale, sources, '
-        "tool calls and transcript. Highlighted rows need a human.</p>"
-        f'<table class="edits"><colgroup>{widths}</colgroup><thead><tr>{head}</tr></thead>'
-        f"<tbody>{body}</tbody></table></section>"
+        '<section id="edits"><h2>Edits</h2><p class="stat">An edit’s link opens its page: every model’s rationale, '
+        "sources, tool calls and transcript. Highlighted rows need a human; rest the pointer on a verdict for "
+        f"the start of its rationale.</p>{notes_html(report.notes_on['edits'])}{_edit_tools(has_truth)}"
+        f'<div class="scroll"><table class="edits" id="edit-table"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table></div></section>"
     )
 
 
-def _edit_row(edit: EditInfo, row: dict[str, Any], records: dict[str, VerdictRecord],
-              models: list[str], has_truth: bool) -> str:
-    cells = [_edit_cell(edit)]
-    if has_truth:
-        cells.append(_truth_html(row["truth"]))
-    cells.append(_committee_cell(row))
-    cells += [_record_cell(records[m]) if m in records else '<span class="muted">not run</span>' for m in models]
+def _edit_tools(has_truth: bool) -> str:
+    """The controls EDIT_TABLE_SCRIPT drives; hidden until it runs, so a page without scripts shows none."""
+    shows = [("all", "all edits"), ("queued", "queued for a human"), ("split", "models disagree"),
+             ("gap", "a model gave no verdict")] + ([("wrong", "committee wrong")] if has_truth else [])
+    orders = [("logged", "as logged"), ("confidence", "least sure first"), ("cost", "costliest first"),
+              ("item", "item")]
+    show = "".join(f'<option value="{v}">{esc(t)}</option>' for v, t in shows)
+    order = "".join(f'<option value="{v}">{esc(t)}</option>' for v, t in orders)
+    return (f'<div class="tools" id="edit-tools" hidden><label>show <select id="edit-show">{show}</select></label>'
+            f'<label>sort <select id="edit-order">{order}</select></label>'
+            '<label>find <input id="edit-find" type="search" placeholder="item, property, value, verdict"></label>'
+            '<span id="edit-count" class="muted"></span></div>')
+
+
+def _edit_row(n: int, edit: EditInfo, change: Change | None, row: dict[str, Any], records: dict[str, VerdictRecord],
+              models: list[str], pages: str, has_truth: bool) -> str:
+    page_href = f"{pages}/{edit.rcid}.html"
+    cells = [f'<td class="edit">{_edit_cell(edit, change, page_href)}</td>']
+    cells += [f"<td>{_truth_html(row['truth'])}</td>"] if has_truth else []
+    cells.append(f"<td>{committee_html(row)}</td>")
+    cells += [f"<td>{_verdict_cell(records[m], f'{page_href}#{model_anchor(i)}')}</td>" if m in records
+              else '<td><span class="muted">not run</span></td>' for i, m in enumerate(models)]
+    attrs = "".join(f' data-{k}="{esc(v)}"' for k, v in _row_data(n, edit, change, row, records, models).items())
     cls = ' class="human"' if row["needs_human"] else ""
-    return f'<tr id="edit-{esc(edit.rcid)}"{cls}>' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
+    return f'<tr id="edit-{esc(edit.rcid)}"{cls}{attrs}>' + "".join(cells) + "</tr>"
 
 
-def _column_widths(models: int, has_truth: bool) -> list[str]:
-    fixed = ["150px", *(["100px"] if has_truth else []), "150px"]
-    return fixed + [f"calc((100% - {sum(int(w[:-2]) for w in fixed)}px) / {max(models, 1)})"] * models
+def _row_data(n: int, edit: EditInfo, change: Change | None, row: dict[str, Any], records: dict[str, VerdictRecord],
+              models: list[str]) -> dict[str, object]:
+    """What EDIT_TABLE_SCRIPT sorts and filters the row by (flags are "1" or "0")."""
+    stances = {stance(r.verdict) for r in records.values() if r.verdict is not None}
+    truth = row["truth"]
+    wrong = truth is not None and row["dawid_skene"] is not None and row["dawid_skene"] != STANCE_OF_TRUTH[truth]
+    confidence = row["dawid_skene_confidence"]
+    return {
+        "n": n,
+        "queued": int(row["needs_human"]),
+        "split": int(len(stances) > 1),
+        "gap": int(any(m not in records or records[m].verdict is None for m in models)),
+        "wrong": int(wrong),
+        "conf": -1 if confidence is None else round(confidence, 4),
+        "cost": round(sum(r.cost_usd or 0.0 for r in records.values()), 6),
+        "item": ((change.item_label if change else None) or edit.qid).lower(),
+    }
+
+
+def _edit_cell(edit: EditInfo, change: Change | None, page_href: str) -> str:
+    """The item, what was edited, old → new, and the links: the edit's page, the item, the diff."""
+    title = change.item_label if change and change.item_label else edit.qid
+    lines = [f'<a href="{esc(page_href)}"><b>{esc(title)}</b></a>'
+             + (f" {entity_link(edit.qid)}" if title != edit.qid else "")]
+    if change is not None:
+        lines.append(esc(change.what))
+        lines.append(change_html(change, edit.diff_type))
+    else:
+        lines.append(esc(edit.property or ""))
+    kind = esc((edit.diff_type or "").replace("_", " "))
+    diff = f' · <a href="{esc(diff_url(edit.revid))}" rel="noopener noreferrer">diff</a>' if edit.revid else ""
+    lines.append(f'<span class="muted">{kind}{diff} · rcid {esc(edit.rcid)}</span>')
+    return "<br>".join(lines)
+
+
+def _verdict_cell(record: VerdictRecord, href: str) -> str:
+    """The verdict, linked to its section of the edit page, the start of its rationale on hover, and its cost."""
+    tip = (record.rationale or record.error or "")[:TOOLTIP_LIMIT]
+    tip += "…" if len(record.rationale or record.error or "") > TOOLTIP_LIMIT else ""
+    label = record.verdict or record.status
+    badge = (f'<a class="v v-{esc(record.verdict or "none")}" href="{esc(href)}" title="{esc(tip)}">{esc(label)}</a>')
+    if record.status != "ok" and record.verdict is not None:
+        badge += f' <span class="warn">{esc(record.status)}</span>'
+    return f'{badge} <span class="muted nowrap">{esc(usd(record.cost_usd, 4))}</span>'
 
 
 def _truth_html(truth: str | None) -> str:
@@ -333,98 +411,6 @@ def _truth_html(truth: str | None) -> str:
     return f'<span class="s-{esc(STANCE_OF_TRUTH[truth])}">{esc(truth)}</span>'
 
 
-def _edit_cell(edit: EditInfo) -> str:
-    item = esc(edit.qid)
-    if _is_entity_id(edit.qid):
-        item = f'<a href="https://www.wikidata.org/wiki/{item}" rel="noopener noreferrer">{item}</a>'
-    detail = " · ".join(esc(x) for x in (edit.property, edit.diff_type) if x)
-    return f'<b>{item}</b> <span class="muted">{detail}</span><br><span class="muted">rcid {esc(edit.rcid)}</span>'
-
-
-def _is_entity_id(text: str) -> bool:
-    return len(text) > 1 and text[0] in "QPL" and text[1:].isdigit()
-
-
-def _committee_cell(row: dict[str, Any]) -> str:
-    parts = [f"{_stance_html(row['dawid_skene'])} <span class=\"muted\">DS {ratio(row['dawid_skene_confidence'])}</span>",
-             f"<span class=\"muted\">majority</span> {_stance_html(row['majority'])} "
-             f"<span class=\"muted\">{ratio(row['majority_share'])}</span>"]
-    if row["needs_human"]:
-        parts.append(f'<span class="badge">{esc(row["reasons"])}</span>')
-    return "<br>".join(parts)
-
-
-def _record_cell(record: VerdictRecord) -> str:
-    verdict = record.verdict or "none"
-    label = record.verdict or record.status
-    status = "" if record.status == "ok" or record.verdict is None else f' <span class="warn">{esc(record.status)}</span>'
-    summary = (f'<span class="v v-{esc(verdict)}">{esc(label)}</span>{status} '
-               f'<span class="muted">{esc(usd(record.cost_usd, 4))}</span>')
-    body = [
-        f"<p>{esc(record.rationale or '(no rationale)')}</p>" if record.rationale or record.verdict else "",
-        f'<p class="warn">{esc(record.error)}</p>' if record.error else "",
-        _sources_html(record),
-        _calls_html(record),
-        _transcript_html(record),
-        f'<p class="muted">stance {esc(stance(record.verdict) or "–")} · {record.token_usage.turns} turns · '
-        f"{record.token_usage.prompt_tokens:,}+{record.token_usage.completion_tokens:,} tokens · "
-        f"{esc(record.served_model or record.model)}</p>",
-    ]
-    return f'<details><summary>{summary}</summary><div class="body">{"".join(body)}</div></details>'
-
-
-def _link(url: str) -> str:
-    if urlsplit(url.strip()).scheme.lower() in ("http", "https"):
-        return f'<a href="{esc(url.strip())}" rel="noopener noreferrer nofollow">{esc(url)}</a>'
-    return esc(url)
-
-
-def _sources_html(record: VerdictRecord) -> str:
-    if not record.sources:
-        return ""
-    unfetched = {normalise_url(u) for u in claimed_unfetched(record)}
-    items = []
-    for s in record.sources:
-        support = "supports" if s.supports_claim else "contradicts"
-        flag = ' <span class="warn">claimed verified, never fetched</span>' if normalise_url(s.url) in unfetched else ""
-        items.append(f"<li>{_link(s.url)} <span class=\"muted\">{esc(support)} · {esc(s.provenance)}</span>{flag}</li>")
-    return f"<b>Sources</b><ul class=\"sources\">{''.join(items)}</ul>"
-
-
-def _calls_html(record: VerdictRecord) -> str:
-    if not record.tool_calls:
-        return ""
-    items = []
-    for c in record.tool_calls:
-        outcome = "ok" if c.ok else '<span class="warn">failed</span>'
-        items.append(f"<li><b>{esc(c.tool)}</b> <code>{esc(_clip(c.arguments, 300))}</code> → {outcome}"
-                     f"<pre>{esc(_clip(c.result, RESULT_LIMIT))}</pre></li>")
-    fetched = len(fetched_urls(record))
-    return (f"<details><summary>Tool calls ({len(record.tool_calls)}, {fetched} pages fetched)</summary>"
-            f"<ol class=\"calls\">{''.join(items)}</ol></details>")
-
-
-def _transcript_html(record: VerdictRecord) -> str:
-    if not record.transcript:
-        return ""
-    messages = []
-    for m in record.transcript:
-        calls = "".join(f"<pre>→ {esc(c.get('name', '?'))}({esc(_clip(str(c.get('arguments', '')), 300))})</pre>"
-                        for c in m.tool_calls)
-        limit = ROLE_LIMITS.get(m.role, TEXT_LIMIT)
-        content = f"<pre>{esc(_clip(m.content, limit))}</pre>" if m.content else ""
-        messages.append(f'<div class="msg role-{esc(m.role)}"><b>{esc(m.role)}</b>{content}{calls}</div>')
-    return f"<details><summary>Transcript ({len(record.transcript)} messages)</summary>{''.join(messages)}</details>"
-
-
-def _clip(text: str | None, limit: int) -> str:
-    text = text or ""
-    return text if len(text) <= limit else text[:limit] + f"… [{len(text) - limit:,} more characters]"
-
-
 def _footer(report: Report) -> str:
-    notes = report.run.warnings + report.notes
-    items = "".join(f"<li>{esc(n)}</li>" for n in notes)
-    return (f"<footer>{'<b>Notes</b><ul>' + items + '</ul>' if items else ''}"
-            f"<p>fanout report of {esc(report.run.run_dir)} · {len(report.run.records)} records · "
+    return (f"<footer><p>fanout report of {esc(report.run.run_dir)} · {len(report.run.records)} records · "
             f"generated {esc(report.generated_at)}</p></footer>")

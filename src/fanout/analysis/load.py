@@ -32,6 +32,8 @@ class EditInfo:
     property: str | None
     diff_type: str | None
     edit_timestamp: str | None
+    revid: int | None = None
+    """The revision the edit made: its diff on Wikidata."""
 
 
 @dataclass
@@ -50,6 +52,8 @@ class RunData:
     earlier_attempts: list[AttemptCost] = field(default_factory=list)
     """Paid-for attempts that are not the latest of their pair: superseded in the log, or cut off by a stop
     (abandoned.jsonl)."""
+    snapshot_path: Path | None = None
+    """The snapshot the manifest says the run started from (what each edit changed is there)."""
 
     def by_edit(self) -> dict[int, dict[str, VerdictRecord]]:
         table: dict[int, dict[str, VerdictRecord]] = {e.rcid: {} for e in self.edits}
@@ -61,6 +65,9 @@ class RunData:
 def load_run(run_dir: Path) -> RunData:
     """Every latest record of a run; ConfigError when there is nothing to report on."""
     run_dir = Path(run_dir)
+    if run_dir.is_file():
+        raise ConfigError(f"{run_dir} is a file; pass the run directory that holds it (the --run-dir of a "
+                          f"`fanout run`): fanout report {run_dir.parent}")
     if not run_dir.is_dir():
         raise ConfigError(f"run directory {run_dir} does not exist; pass the --run-dir of a `fanout run`.")
     log = run_dir / LOG_NAME
@@ -73,7 +80,9 @@ def load_run(run_dir: Path) -> RunData:
     models = _model_order(manifest.get("models"), records)
     edits_in_scope = manifest.get("edits") if isinstance(manifest.get("edits"), int) else None
     earlier += [AttemptCost(a.model, a.cost_usd, a.cost_source) for a in read_abandoned(run_dir)]
-    return RunData(run_dir, records, models, _edits(records), edits_in_scope, warnings, earlier)
+    snapshot = manifest.get("snapshot_path")
+    snapshot_path = Path(snapshot) if isinstance(snapshot, str) and snapshot else None
+    return RunData(run_dir, records, models, _edits(records), edits_in_scope, warnings, earlier, snapshot_path)
 
 
 def read_latest_records(log: Path) -> tuple[list[VerdictRecord], list[str], list[AttemptCost]]:
@@ -136,5 +145,5 @@ def _edits(records: list[VerdictRecord]) -> list[EditInfo]:
     edits: dict[int, EditInfo] = {}
     for r in records:
         if r.edit_rcid not in edits:
-            edits[r.edit_rcid] = EditInfo(r.edit_rcid, r.qid, r.property, r.diff_type, r.edit_timestamp)
+            edits[r.edit_rcid] = EditInfo(r.edit_rcid, r.qid, r.property, r.diff_type, r.edit_timestamp, r.edit_revid)
     return list(edits.values())

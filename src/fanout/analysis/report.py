@@ -7,7 +7,7 @@ as lists of flat row dicts, ready for pandas.DataFrame or duckdb).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,24 +15,32 @@ from typing import Any
 
 from fanout import __version__
 from fanout.analysis.agreement import (
+    model_agreement,
     overall_agreement,
     pairwise_agreement,
     verdict_distribution,
 )
+from fanout.analysis.change import Change, describe_run
 from fanout.analysis.committee import EditDecision, QueuePolicy, decide_edits
 from fanout.analysis.cost import ModelCost, cost_totals, model_costs
 from fanout.analysis.dawid_skene import DawidSkene, dawid_skene
 from fanout.analysis.health import claimed_unfetched, model_health
 from fanout.analysis.labels import Labels, load_labels
 from fanout.analysis.load import EditInfo, RunData, load_run
-from fanout.analysis.scales import STANCES, stance
-from fanout.analysis.scoring import confusion_rows, score
+from fanout.analysis.scales import STANCE_OF_TRUTH, STANCES, stance
+from fanout.analysis.scoring import best_model, compare_models, confusion_rows, score
+from fanout.analysis.uncertainty import Bootstrap
 from fanout.records import VerdictRecord
 
 FEW_EDITS = 30
 """Below this many edits the statistics are shown with a warning that they are rough."""
 
 COMMITTEE_RULES = ("majority", "weighted", "dawid_skene")
+RULE_VIOLATION_POLICIES = ("abstain", "count")
+"""What the committee does with a verdict that breaks the prompt's rules (see ReportOptions)."""
+NOTE_TOPICS = ("sample", "accuracy", "committee", "edits")
+"""sample: the whole report (how many edits); accuracy: the scores against labels; committee: its
+decisions; edits: what the edit table can show."""
 
 
 @dataclass(frozen=True)
@@ -40,6 +48,11 @@ class ReportOptions:
     labels_path: Path | None = None
     project_edits: int = 500
     policy: QueuePolicy = field(default_factory=QueuePolicy)
+    rule_violations: str = "abstain"
+    """`abstain`: a verdict that breaks the prompt's rules (a verified-* verdict with no verified
+    source) casts no committee vote, as if the model had given none, because the rule is what makes
+    the word `verified` worth trusting; `count`: it votes like any other. Agreement tables and
+    each model's own accuracy always use the verdict as given."""
 
 
 @dataclass
@@ -52,8 +65,11 @@ class Report:
     costs: list[ModelCost]
     tables: dict[str, list[dict[str, Any]]]
     totals: dict[str, Any]
-    notes: list[str]
+    notes_on: dict[str, list[str]]
+    """Notes that qualify the figures, by what they qualify (NOTE_TOPICS), so a page can show each beside them."""
     generated_at: str
+    changes: dict[int, Change] = field(default_factory=dict)
+    """What each edit changed, for the edits the run's snapshot still describes."""
 
     @property
     def models(self) -> list[str]:
@@ -61,6 +77,10 @@ class Report:
 
     def table(self, name: str) -> list[dict[str, Any]]:
         return self.tables[name]
+
+    @property
+    def notes(self) -> list[str]:
+        return [note for topic in NOTE_TOPICS for note in self.notes_on.get(topic, [])]
 
     def to_json(self) -> dict[str, Any]:
         labels = None
@@ -81,6 +101,7 @@ class Report:
             "records": len(self.run.records),
             "labels": labels,
             "settings": {
+                "rule_violations": self.options.rule_violations,
                 "min_agreement": self.options.policy.min_agreement,
                 "min_confidence": self.options.policy.min_confidence,
                 "project_edits": self.options.project_edits,
@@ -100,27 +121,32 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
     truth = labels.truth if labels else {}
     by_edit = run.by_edit()
     verdicts = {rcid: {m: r.verdict for m, r in recs.items()} for rcid, recs in by_edit.items()}
-    stances = {rcid: {m: stance(v) for m, v in given.items()} for rcid, given in verdicts.items()}
+    stances = {rcid: {m: _committee_stance(r, options) for m, r in recs.items()} for rcid, recs in by_edit.items()}
     consensus = dawid_skene(stances, STANCES)
     model_scores = [_model_score(m, by_edit, truth) for m in run.models] if labels else []
     weights, weight_sources = _weights(run.models, consensus, model_scores)
-    decisions = decide_edits(stances, run.models, weights=weights, consensus=consensus, policy=options.policy)
+    held_out = _held_out_weights(weights, weight_sources, stances, truth)
+    decisions = decide_edits(stances, run.models, weights=held_out, consensus=consensus, policy=options.policy)
     costs = model_costs(run.records, run.models, options.project_edits, run.earlier_attempts)
     edit_costs = {rcid: sum(r.cost_usd or 0.0 for r in recs.values()) for rcid, recs in by_edit.items()}
     scores = model_scores + _committee_scores(decisions, truth, edit_costs) if labels else []
     edits = {e.rcid: e for e in run.edits}
     committee = [_committee_row(edits[d.rcid], d, truth) for d in decisions]
+    comparisons = compare_models({m: {r: s.get(m) for r, s in stances.items()} for m in run.models}, truth) if labels else []
+    bootstrap = Bootstrap(len(verdicts))
     tables: dict[str, list[dict[str, Any]]] = {
         "health": model_health(run.records, run.models),
         "verdict_distribution": verdict_distribution(verdicts, run.models),
-        "pairwise_agreement": pairwise_agreement(verdicts, run.models),
-        "overall_agreement": overall_agreement(verdicts, run.models),
+        "pairwise_agreement": pairwise_agreement(verdicts, run.models, bootstrap),
+        "overall_agreement": overall_agreement(verdicts, run.models, bootstrap),
+        "model_agreement": model_agreement(verdicts, run.models, bootstrap),
         "verdicts": [_verdict_row(r, truth) for r in run.records],
         "committee": committee,
         "human_queue": [row for row in committee if row["needs_human"]],
         "reliability": _reliability_rows(run.models, consensus, weights, weight_sources, model_scores),
         "dawid_skene_confusion": _confusion_table(consensus),
         "scores": scores,
+        "model_comparison": comparisons,
         "score_confusion": _score_confusion(run, by_edit, decisions, truth) if labels else [],
         "cost": [c.row() for c in costs],
     }
@@ -130,10 +156,34 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
         "with_verdict": sum(r.verdict is not None for r in run.records),
         "needs_human": len(tables["human_queue"]),
         "labelled_edits": sum(rcid in truth for rcid in by_edit),
+        "best_model": best_model(model_scores, comparisons),
+        "cheapest_model": _cheapest(costs),
+        "most_agreeable_model": _most_agreeable(tables["model_agreement"]),
     }
     notes = _notes(run, labels, consensus, weight_sources)
+    notes["committee"] += _rule_notes(run.records, options)
+    changes, notes["edits"] = describe_run(run)
     generated = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return Report(run, options, labels, consensus, decisions, costs, tables, totals, notes, generated)
+    return Report(run, options, labels, consensus, decisions, costs, tables, totals, notes, generated, changes)
+
+
+def _cheapest(costs: list[ModelCost]) -> str | None:
+    """The model whose verdicts cost least on average (over those whose cost is known)."""
+    known = [c for c in costs if c.mean_cost_usd is not None]
+    return min(known, key=lambda c: c.mean_cost_usd or 0.0).model if known else None
+
+
+def _most_agreeable(rows: list[dict[str, Any]]) -> str | None:
+    """The model with the highest mean kappa with the others; None below three models (two share one kappa)."""
+    defined = [r for r in rows if r["mean_kappa"] is not None]
+    return max(defined, key=lambda r: r["mean_kappa"])["model"] if len(defined) > 2 else None
+
+
+def _committee_stance(record: VerdictRecord, options: ReportOptions) -> str | None:
+    """The record's vote in the committee, under the stated rule-violation policy."""
+    if record.rule_violations and options.rule_violations == "abstain":
+        return None
+    return stance(record.verdict)
 
 
 def _model_score(
@@ -176,6 +226,33 @@ def _weights(
         else:
             weights[model], sources[model] = 0.0, "none"
     return weights, sources
+
+
+def _held_out_weights(
+    weights: Mapping[str, float],
+    sources: Mapping[str, str],
+    stances: Mapping[int, Mapping[str, str | None]],
+    truth: Mapping[int, str],
+) -> Callable[[int], Mapping[str, float]]:
+    """Vote weights for deciding one edit: label accuracies fitted without that edit's label.
+
+    Fitted on every label, the weighted vote would be scored on the labels it
+    learnt from, and look better than it would on the next edits
+    (leave-one-out keeps its score honest). Dawid–Skene weights use no labels.
+    """
+    right: dict[str, dict[int, int]] = {
+        m: {r: int(s[m] == STANCE_OF_TRUTH[truth[r]]) for r, s in stances.items() if r in truth and s.get(m) is not None}
+        for m, source in sources.items() if source == "labels"
+    }
+
+    def for_edit(rcid: int) -> Mapping[str, float]:
+        held = dict(weights)
+        for model, answers in right.items():
+            if rcid in answers and len(answers) > 1:
+                held[model] = (sum(answers.values()) - answers[rcid]) / (len(answers) - 1)
+        return held
+
+    return for_edit
 
 
 def _reliability_rows(
@@ -263,20 +340,33 @@ def _score_confusion(
     return rows
 
 
-def _notes(run: RunData, labels: Labels | None, consensus: DawidSkene, sources: Mapping[str, str]) -> list[str]:
-    notes: list[str] = []
+def _rule_notes(records: list[VerdictRecord], options: ReportOptions) -> list[str]:
+    """How many verdicts broke the prompt's rules, and what the committee did with them."""
+    broken = sum(bool(r.rule_violations) for r in records)
+    if not broken:
+        return []
+    treated = ("cast no committee vote (--rule-violations abstain)" if options.rule_violations == "abstain"
+               else "vote in the committee like any other (--rule-violations count)")
+    return [f"{broken} verdict(s) are verified-high/verified-low without a verified source, against the "
+            f"prompt's rule; they {treated}."]
+
+
+def _notes(
+    run: RunData, labels: Labels | None, consensus: DawidSkene, sources: Mapping[str, str]
+) -> dict[str, list[str]]:
+    notes: dict[str, list[str]] = {topic: [] for topic in NOTE_TOPICS}
     if len(run.edits) < FEW_EDITS:
-        notes.append(f"Only {len(run.edits)} edits: agreement statistics and Dawid–Skene estimates are rough.")
+        notes["sample"].append(f"Only {len(run.edits)} edits: agreement statistics and Dawid–Skene estimates are rough.")
     if labels is not None:
-        notes += labels.notes
+        notes["accuracy"] += labels.notes
         if "labels" in sources.values():
-            notes.append(
-                "The weighted vote weighs each model by its accuracy on these same labels, "
-                "so its score is optimistic (fitted and tested on one set)."
+            notes["accuracy"].append(
+                "The weighted vote weighs each model by its accuracy on the labels; each edit is decided "
+                "with weights fitted on the other edits (leave-one-out), so its score is out of sample."
             )
         unlabelled = sum(e.rcid not in labels.truth for e in run.edits)
         if unlabelled:
-            notes.append(f"{unlabelled} of {len(run.edits)} edits have no label and are not scored.")
+            notes["accuracy"].append(f"{unlabelled} of {len(run.edits)} edits have no label and are not scored.")
     if not consensus.converged:
-        notes.append(f"Dawid–Skene stopped after {consensus.iterations} iterations without converging.")
+        notes["committee"].append(f"Dawid–Skene stopped after {consensus.iterations} iterations without converging.")
     return notes

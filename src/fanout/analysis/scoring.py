@@ -1,8 +1,10 @@
 """Scoring stances against ground truth, for a model or a committee rule alike.
 
 All rates are over the edits the subject answered among those with a label;
-`labelled` and `answered` are reported next to them so coverage stays visible
-(a model that times out on hard edits would otherwise look better than it is).
+`labelled`, `answered` and their ratio `coverage` are reported next to them
+(a model that times out on hard edits, or a committee that abstains on ties,
+would otherwise look better than it is). Accuracy carries its Wilson 95 %
+interval.
 "Reject" is the positive class for precision and recall: flagging a bad edit
 is the job.
 """
@@ -11,8 +13,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
+from typing import cast
 
 from fanout.analysis.scales import REJECT, STANCE_OF_TRUTH
+from fanout.analysis.uncertainty import DISTINGUISHABLE_P, mcnemar_exact_p, wilson_interval
 
 
 def score(
@@ -31,6 +35,7 @@ def score(
     bad = [r for r in answered if truth[r] == "incorrect"]
     caught = sum(truth[r] == "incorrect" for r in flagged)
     cost = sum(costs.get(r, 0.0) for r in labelled)
+    interval = wilson_interval(correct, len(answered))
     return {
         "subject": subject,
         "kind": kind,
@@ -38,6 +43,9 @@ def score(
         "answered": len(answered),
         "correct": correct,
         "accuracy": _ratio(correct, len(answered)),
+        "accuracy_low": interval[0] if interval else None,
+        "accuracy_high": interval[1] if interval else None,
+        "coverage": _ratio(len(answered), len(labelled)),
         "reject_precision": _ratio(caught, len(flagged)),
         "reject_recall": _ratio(caught, len(bad)),
         "cost_usd": cost,
@@ -58,3 +66,51 @@ def confusion_rows(
 
 def _ratio(part: int, whole: int) -> float | None:
     return part / whole if whole else None
+
+
+def compare_models(
+    predictions: Mapping[str, Mapping[int, str | None]], truth: Mapping[int, str]
+) -> list[dict[str, object]]:
+    """Every pair of models on the labelled edits both answered: McNemar's exact test.
+
+    Only the edits where exactly one of the two is right tell them apart.
+    """
+    names = list(predictions)
+    rows = []
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            right_a, right_b = _right(predictions[a], truth), _right(predictions[b], truth)
+            shared = right_a.keys() & right_b.keys()
+            only_a = sum(right_a[r] and not right_b[r] for r in shared)
+            only_b = sum(right_b[r] and not right_a[r] for r in shared)
+            p = mcnemar_exact_p(only_a, only_b)
+            rows.append({"model_a": a, "model_b": b, "edits": len(shared), "only_a_right": only_a,
+                         "only_b_right": only_b, "p_value": p, "distinguishable": p < DISTINGUISHABLE_P})
+    return rows
+
+
+def best_model(scores: list[dict[str, object]], comparisons: list[dict[str, object]]) -> str | None:
+    """The most accurate model, named only when McNemar tells it apart from, and above, every other."""
+    scored = sorted((r for r in scores if r["kind"] == "model" and r["accuracy"] is not None),
+                    key=lambda r: cast(float, r["accuracy"]), reverse=True)
+    if not scored:
+        return None
+    top = str(scored[0]["subject"])
+    others = {str(r["subject"]) for r in scored[1:]}
+    return top if others <= _beaten_by(top, comparisons) else None
+
+
+def _beaten_by(model: str, comparisons: list[dict[str, object]]) -> set[str]:
+    beaten = set()
+    for c in comparisons:
+        if not c["distinguishable"] or model not in (c["model_a"], c["model_b"]):
+            continue
+        first = c["model_a"] == model
+        wins, losses = (c["only_a_right"], c["only_b_right"]) if first else (c["only_b_right"], c["only_a_right"])
+        if cast(int, wins) > cast(int, losses):
+            beaten.add(str(c["model_b"] if first else c["model_a"]))
+    return beaten
+
+
+def _right(predictions: Mapping[int, str | None], truth: Mapping[int, str]) -> dict[int, bool]:
+    return {r: p == STANCE_OF_TRUTH[truth[r]] for r, p in predictions.items() if r in truth and p is not None}

@@ -8,6 +8,7 @@ from fanout.analysis.fmt import (
     number,
     percent,
     ratio,
+    with_interval,
     short_names,
     subject_name,
     text_table,
@@ -57,14 +58,15 @@ def _count(n: int, noun: str) -> str:
 def _health(report: Report, names: dict[str, str]) -> str:
     rows = [
         [
-            names[r["model"]], str(r["records"]), str(r["ok"]), str(r["timeout"]), str(r["incomplete"]),
+            names[r["model"]], r["tool_protocol"], str(r["records"]), str(r["ok"]), str(r["timeout"]), str(r["incomplete"]),
             str(r["invalid_json"]), str(r["error"]), str(r["refused"]), number(r["mean_turns"]), number(r["mean_tool_calls"]),
             f"{r['sources_verified']}/{r['sources_reported']}", str(r["verified_never_fetched"]),
+            str(r["rule_violations"]),
         ]
         for r in report.table("health")
     ]
-    headers = ["model", "recs", "ok", "t/o", "incompl", "bad json", "error", "refused", "turns", "tools",
-               "src ver/rep", "ver. unfetched"]
+    headers = ["model", "tools via", "recs", "ok", "t/o", "incompl", "bad json", "error", "refused", "turns", "tools",
+               "src ver/rep", "ver. unfetched", "rule viol."]
     return "Health (per model)\n" + text_table(headers, rows)
 
 
@@ -79,17 +81,22 @@ def _agreement(report: Report, names: dict[str, str]) -> str:
     pairs = report.table("pairwise_agreement")
     rows = [
         [f"{names[r['model_a']]} x {names[r['model_b']]}", str(r["n"]), percent(r["exact_agreement"]),
-         percent(r["three_way_agreement"]), ratio(r["kappa"]), ratio(r["kappa_three_way"])]
+         percent(r["three_way_agreement"]), with_interval(r, "kappa"), with_interval(r, "kappa_quadratic"),
+         with_interval(r, "kappa_three_way")]
         for r in pairs
     ]
-    text = "Agreement (pairs; kappa = Cohen's)\n"
-    text += text_table(["pair", "n", "exact", "3-way", "kappa", "kappa 3-way"], rows) if rows else "(one model)"
+    text = "Agreement (pairs; Cohen's kappa with 95% bootstrap intervals; quadratic = ordinal)\n"
+    headers = ["pair", "n", "exact", "3-way", "kappa", "kappa quadratic", "kappa 3-way"]
+    text += text_table(headers, rows) if rows else "(one model)"
     overall = {r["scale"]: r for r in report.table("overall_agreement")}
     ex, tw = overall["exact"], overall["three_way"]
     text += (
-        f"\nAll models: Fleiss' kappa {ratio(ex['fleiss_kappa'])} (3-way {ratio(tw['fleiss_kappa'])}), "
-        f"Krippendorff's alpha {ratio(ex['krippendorff_alpha'])} (3-way {ratio(tw['krippendorff_alpha'])}), "
-        f"unanimous {percent(ex['unanimous'])} (3-way {percent(tw['unanimous'])}) of {ex['edits']} edits"
+        f"\nAll models: Krippendorff's alpha {with_interval(ex, 'krippendorff_alpha')}, "
+        f"ordinal {with_interval(ex, 'krippendorff_alpha_ordinal')}; "
+        f"3-way {with_interval(tw, 'krippendorff_alpha')}, ordinal {with_interval(tw, 'krippendorff_alpha_ordinal')}"
+        f"\nFleiss' kappa {ratio(ex['fleiss_kappa'])} (3-way {ratio(tw['fleiss_kappa'])}); unanimous on "
+        f"{percent(ex['unanimous_complete'])} of the {ex['complete_edits']} edits every model answered "
+        f"(3-way {percent(tw['unanimous_complete'])})"
     )
     return text
 
@@ -121,12 +128,21 @@ def _scores(report: Report, names: dict[str, str]) -> str:
         return ""
     rows = [
         [subject_name(r["subject"], names), f"{r['answered']}/{r['labelled']}",
-         ratio(r["accuracy"]), ratio(r["reject_precision"]), ratio(r["reject_recall"]),
+         with_interval(r, "accuracy"), ratio(r["reject_precision"]), ratio(r["reject_recall"]),
          usd(r["cost_per_correct_usd"])]
         for r in scores
     ]
-    headers = ["subject", "answered", "accuracy", "reject P", "reject R", "$/correct"]
-    return "Accuracy against labels (3-way)\n" + text_table(headers, rows)
+    headers = ["subject", "answered", "accuracy [95% Wilson]", "reject P", "reject R", "$/correct"]
+    return "Accuracy against labels (3-way)\n" + text_table(headers, rows) + _best_line(report, names)
+
+
+def _best_line(report: Report, names: dict[str, str]) -> str:
+    if len(report.table("model_comparison")) == 0:
+        return ""
+    best = report.totals["best_model"]
+    if best:
+        return f"\nBest model: {names[best]} (McNemar p < 0.05 against every other model)."
+    return "\nNo model is told apart from every other (McNemar p >= 0.05 for some pair): none is named best."
 
 
 def _cost(report: Report, names: dict[str, str]) -> str:

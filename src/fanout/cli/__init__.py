@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import textwrap
 from typing import TYPE_CHECKING
 
 from fanout import __version__
@@ -18,6 +19,9 @@ from fanout.errors import ConfigError
 
 if TYPE_CHECKING:
     import httpx
+
+HELP_WIDTH = 78
+"""Descriptions are wrapped to this; the epilog keeps its own lines (fanout.cli.epilog)."""
 
 # name -> (module under fanout.cli, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -62,8 +66,11 @@ def main(argv: list[str] | None = None, *, transport: httpx.AsyncBaseTransport |
         return 2
     try:  # from the first import on: a Ctrl-C while the command starts is as quiet as one while it runs
         module = importlib.import_module(f"fanout.cli.{available[name][0]}")
-        parser = argparse.ArgumentParser(prog=f"fanout {name}", description=available[name][1])
+        parser = argparse.ArgumentParser(prog=f"fanout {name}", description=available[name][1],
+                                         epilog=getattr(module, "EPILOG", None),
+                                         formatter_class=argparse.RawDescriptionHelpFormatter)
         module.configure(parser)
+        parser.description = textwrap.fill(parser.description or "", width=HELP_WIDTH)
         args = parser.parse_args(argv[1:])
         return int((module.run(args) if transport is None else module.run(args, transport)) or 0)
     except ConfigError as exc:

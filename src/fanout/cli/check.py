@@ -8,6 +8,8 @@ import anyio
 import httpx
 
 from fanout.checks import Check
+from fanout.cli.epilog import BAD_INPUT, ENDPOINT_KEYS, SEARCH_KEYS, epilog
+from fanout.cli.model_options import add_model_options
 from fanout.llm.catalog import check_key, check_models
 from fanout.config import DEFAULT_MODELS, DEFAULT_SEARXNG_URL, KEY_HELP, OPENROUTER_BASE_URL, ToolSettings, api_key_for
 from fanout.http.client import make_http_client
@@ -16,14 +18,19 @@ from fanout.tools.search_config import add_search_arguments, apply_search_option
 CHECK_TIMEOUT_S = 15.0
 
 
+EPILOG = epilog(
+    default_models=True,
+    environment=[ENDPOINT_KEYS, SEARCH_KEYS],
+    exit_codes=["0 every check OK or WARN", "1 some check FAILed", BAD_INPUT],
+    examples=["fanout check", "fanout check -m deepseek/deepseek-v3.2 --search-providers searxng,wikipedia"],
+)
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--models", nargs="+", metavar="MODEL",
-        help="models to check (default: the four default models)",
-    )
-    parser.add_argument("--base-url", default=OPENROUTER_BASE_URL,
+    add_model_options(parser, "to check")
+    parser.add_argument("--base-url", default=OPENROUTER_BASE_URL, metavar="URL",
                         help=f"OpenAI-compatible endpoint (default: {OPENROUTER_BASE_URL}); {KEY_HELP}")
-    parser.add_argument("--searxng-url", default=DEFAULT_SEARXNG_URL,
+    parser.add_argument("--searxng-url", default=DEFAULT_SEARXNG_URL, metavar="URL",
                         help=f"SearXNG base URL (default: {DEFAULT_SEARXNG_URL})")
     add_search_arguments(parser)
 

@@ -20,6 +20,7 @@ from pathlib import Path
 import anyio
 import httpx
 
+from fanout.cli.epilog import BAD_INPUT, INTERRUPTED, epilog
 from fanout.store.layout import refuse_run_file
 from fanout.wikidata.api import CONTACT_ENV
 from fanout.wikidata.etiquette import MAX_WIKIMEDIA_CONCURRENCY
@@ -30,27 +31,37 @@ from fanout.wikidata.recentchanges import OPERATION_GROUPS
 DEFAULTS = FetchEditsOptions  # the defaults live on the options' fields
 
 
+EPILOG = epilog(
+    environment=[f"{CONTACT_ENV} (the contact for the User-Agent, when --contact is not given)",
+                 "WIKIDATA_BOT_USER and WIKIDATA_BOT_PASSWORD (a bot password with the patrol right), "
+                 "or WIKIDATA_OAUTH_TOKEN"],
+    exit_codes=["0 written", BAD_INPUT, INTERRUPTED + " (the same command resumes)"],
+    examples=["fanout fetch-edits --limit 500 --enrich -o runs/snapshots/today.yaml --contact you@example.org",
+              "fanout fetch-edits --limit 50 --since 24h --fallback anon --enrich -o small.yaml"],
+)
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--limit", type=int, default=DEFAULTS.limit, help=f"edits to collect (default {DEFAULTS.limit})")
+    parser.add_argument("--limit", type=int, default=DEFAULTS.limit, metavar="N", help=f"edits to collect (default {DEFAULTS.limit})")
     parser.add_argument(
         "--enrich", action="store_true",
         help="fetch each item at both revisions, diff them, resolve labels and prefetch reference URLs "
         "(without it the output is a plain listing, not a runnable snapshot)",
     )
-    parser.add_argument("-o", "--output", required=True, type=Path, help="snapshot YAML to write")
-    parser.add_argument("--api-url", default=DEFAULTS.api_url, help=f"MediaWiki api.php (default {DEFAULTS.api_url})")
+    parser.add_argument("-o", "--output", required=True, type=Path, metavar="FILE", help="snapshot YAML to write")
+    parser.add_argument("--api-url", default=DEFAULTS.api_url, metavar="URL", help=f"MediaWiki api.php (default {DEFAULTS.api_url})")
     parser.add_argument(
-        "--contact", default=None,
+        "--contact", default=None, metavar="CONTACT",
         help=f"e-mail or URL for the User-Agent; required for Wikimedia hosts (default ${CONTACT_ENV})",
     )
     parser.add_argument(
-        "--since", default=None,
+        "--since", default=None, metavar="WHEN",
         help="oldest edit to list: a UTC date or time (2026-02-19, 2026-02-19T08:00:00Z) or an age (90m, 24h, 7d)",
     )
-    parser.add_argument("--tag", action="append", default=[], help="only edits with this change tag (repeatable)")
+    parser.add_argument("--tag", action="append", default=[], metavar="TAG", help="only edits with this change tag (repeatable)")
     parser.add_argument("--exclude-bots", action="store_true", help="leave out edits flagged as bot edits")
     parser.add_argument(
-        "--operations", default=DEFAULTS.operations,
+        "--operations", default=DEFAULTS.operations, metavar="KINDS",
         help=f"comma-separated: {', '.join(OPERATION_GROUPS)} (default {DEFAULTS.operations}: claims, qualifiers, "
         "references, ranks)",
     )
@@ -59,10 +70,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="listing used without the patrol right: newcomers (new accounts' statement edits, by tag), "
         f"anon (logged-out editors) or none (refuse) (default {DEFAULTS.fallback})",
     )
-    parser.add_argument("--concurrency", type=int, default=DEFAULTS.concurrency,
+    parser.add_argument("--concurrency", type=int, default=DEFAULTS.concurrency, metavar="N",
                         help=f"Wikidata requests in flight (default {DEFAULTS.concurrency}, "
                              f"at most {MAX_WIKIMEDIA_CONCURRENCY})")
-    parser.add_argument("--max-references", type=int, default=DEFAULTS.max_references,
+    parser.add_argument("--max-references", type=int, default=DEFAULTS.max_references, metavar="N",
                         help="reference URLs to prefetch per edit (0: none)")
     parser.add_argument(
         "--allow-private-urls", action="store_true",

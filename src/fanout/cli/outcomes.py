@@ -19,6 +19,7 @@ from pathlib import Path
 import anyio
 import httpx
 
+from fanout.cli.epilog import BAD_INPUT, INTERRUPTED, epilog
 from fanout.store.layout import refuse_run_file
 from fanout.wikidata.api import CONTACT_ENV
 from fanout.wikidata.etiquette import MAX_WIKIMEDIA_CONCURRENCY
@@ -27,19 +28,26 @@ from fanout.wikidata.outcomes_file import OutcomesOptions, record_outcomes
 DEFAULTS = OutcomesOptions  # the defaults live on the options' fields
 
 
+EPILOG = epilog(
+    environment=[f"{CONTACT_ENV} (the contact for the User-Agent, when --contact is not given)"],
+    exit_codes=["0 written", BAD_INPUT, INTERRUPTED],
+    examples=["fanout outcomes runs/snapshots/today.yaml -o runs/snapshots/today.outcomes.yaml"],
+)
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("snapshot", type=Path, help="the enriched snapshot the edits came from")
-    parser.add_argument("-o", "--output", required=True, type=Path, help="outcomes YAML to write")
-    parser.add_argument("--api-url", default=DEFAULTS.api_url, help=f"MediaWiki api.php (default {DEFAULTS.api_url})")
+    parser.add_argument("snapshot", type=Path, metavar="SNAPSHOT", help="the enriched snapshot the edits came from")
+    parser.add_argument("-o", "--output", required=True, type=Path, metavar="FILE", help="outcomes YAML to write")
+    parser.add_argument("--api-url", default=DEFAULTS.api_url, metavar="URL", help=f"MediaWiki api.php (default {DEFAULTS.api_url})")
     parser.add_argument(
-        "--contact", default=None,
+        "--contact", default=None, metavar="CONTACT",
         help=f"e-mail or URL for the User-Agent; required for Wikimedia hosts (default ${CONTACT_ENV})",
     )
-    parser.add_argument("--concurrency", type=int, default=DEFAULTS.concurrency,
+    parser.add_argument("--concurrency", type=int, default=DEFAULTS.concurrency, metavar="N",
                         help=f"Wikidata requests in flight (default {DEFAULTS.concurrency}, "
                              f"at most {MAX_WIKIMEDIA_CONCURRENCY})")
     parser.add_argument(
-        "--max-revisions", type=int, default=DEFAULTS.max_revisions,
+        "--max-revisions", type=int, default=DEFAULTS.max_revisions, metavar="N",
         help=f"later revisions of each item to examine (default {DEFAULTS.max_revisions})",
     )
     parser.add_argument("--force", action="store_true", help="replace an existing outcomes file")

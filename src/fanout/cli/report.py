@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from pathlib import Path
 
+from fanout.cli.epilog import BAD_INPUT, epilog
 from fanout.errors import ConfigError
 from fanout.store.layout import refuse_run_file
 
@@ -14,22 +16,41 @@ DEFAULT_HTML = "report.html"
 DEFAULT_JSON = "report.json"
 IN_RUN_DIR = "<in run dir>"
 """What a bare --html / --json stands for (argparse does not type-convert a const)."""
+STDOUT = "-"
+STDOUT_PATH = Path(STDOUT)
+"""`--json -` writes to standard output, as `-` means for most tools."""
+
+
+EPILOG = epilog(
+    environment=[],
+    exit_codes=["0 reported", BAD_INPUT + ", e.g. RUN_DIR holds no verdicts yet"],
+    examples=["fanout report runs/exp1 --html --json", "fanout report runs/exp1 --labels truth.yaml --json - | jq .tables"],
+)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="the --run-dir of a `fanout run`")
+    parser.usage = "%(prog)s RUN_DIR [--html [OUT]] [--json [OUT]] [options]"
+    parser.add_argument("run_dir", nargs="?", type=Path, metavar="RUN_DIR", help="the --run-dir of a `fanout run`")
     parser.add_argument("--labels", type=Path, metavar="FILE",
                         help="ground truth: a labels file ({labels: [{rcid, truth}]}) or `fanout outcomes` output")
     parser.add_argument("--html", nargs="?", const=IN_RUN_DIR, metavar="OUT",
-                        help=f"write one self-contained HTML page (default RUN_DIR/{DEFAULT_HTML})")
+                        help=f"write the HTML report to OUT (default RUN_DIR/{DEFAULT_HTML}), and a page per edit "
+                             "with the models' transcripts in a folder beside it (RUN_DIR/report/edits/)")
     parser.add_argument("--json", nargs="?", const=IN_RUN_DIR, metavar="OUT",
-                        help=f"write every table as JSON rows (default RUN_DIR/{DEFAULT_JSON})")
+                        help=f"write every table as JSON rows to OUT (default RUN_DIR/{DEFAULT_JSON}; "
+                             f"{STDOUT}: standard output)")
     parser.add_argument("--project", type=int, default=500, metavar="N",
                         help="project the cost of N more edits at the observed rates (default 500)")
     parser.add_argument("--min-agreement", type=float, default=0.75, metavar="X",
                         help="queue an edit for a human when the majority holds less than this share (default 0.75)")
+    parser.add_argument("--quorum", type=float, default=0.75, metavar="X",
+                        help="queue an edit when fewer than this share of the run's models gave a verdict "
+                             "(default 0.75: 3 of 4)")
     parser.add_argument("--min-confidence", type=float, default=0.8, metavar="X",
                         help="queue an edit when the Dawid–Skene posterior is below this (default 0.8)")
+    parser.add_argument("--rule-violations", choices=("abstain", "count"), default="abstain",
+                        help="a verified-high/-low verdict with no verified source: abstain = it casts no "
+                             "committee vote (default), count = it votes like any other")
     parser.add_argument("-q", "--quiet", action="store_true", help="no terminal summary, only the files")
 
 
@@ -38,38 +59,68 @@ def run(args: argparse.Namespace) -> int:
         QueuePolicy,
         ReportOptions,
         build_report,
-        render_html,
+        edit_pages_dir,
         render_summary,
+        write_html_report,
     )
 
     _check_ranges(args)
-    outputs = {flag: _output_path(args.run_dir, value, default) for flag, value, default in (
+    run_dir = _run_dir_argument(args)
+    outputs = {flag: _output_path(run_dir, value, default) for flag, value, default in (
         ("--json", args.json, DEFAULT_JSON), ("--html", args.html, DEFAULT_HTML)) if value is not None}
+    if outputs.get("--html") == STDOUT_PATH:
+        raise ConfigError("--html writes a page and a folder of edit pages beside it, so it needs a file, not -")
     for flag, path in outputs.items():
-        refuse_run_file(path, flag)
+        if path != STDOUT_PATH:
+            refuse_run_file(path, flag)
+    if "--html" in outputs:
+        refuse_run_file(edit_pages_dir(outputs["--html"]), "--html's edit pages")
     options = ReportOptions(
         labels_path=args.labels,
         project_edits=args.project,
-        policy=QueuePolicy(min_agreement=args.min_agreement, min_confidence=args.min_confidence),
+        policy=QueuePolicy(min_agreement=args.min_agreement, min_confidence=args.min_confidence, quorum=args.quorum),
+        rule_violations=args.rule_violations,
     )
-    report = build_report(args.run_dir, options)
+    report = build_report(run_dir, options)
     written = []
+    edit_pages: list[Path] = []
     if "--json" in outputs:
         text = json.dumps(report.to_json(), indent=1, ensure_ascii=False, allow_nan=False)
         written.append(_write(outputs["--json"], text))
     if "--html" in outputs:
-        written.append(_write(outputs["--html"], render_html(report)))
+        page, *edit_pages = write_html_report(report, outputs["--html"])
+        written.append(page)
+    # JSON on standard output keeps it to itself: the summary and notes go to stderr then.
+    notes = sys.stderr if STDOUT_PATH in outputs.values() else sys.stdout
     if not args.quiet:
-        print(render_summary(report), end="")
+        print(render_summary(report), end="", file=notes)
     for path in written:
-        print(f"wrote {path}")
+        if path != STDOUT_PATH:
+            print(f"wrote {path}", file=notes)
+    if edit_pages:
+        print(f"wrote {len(edit_pages)} edit pages in {edit_pages[0].parent}", file=notes)
     return 0
+
+
+def _run_dir_argument(args: argparse.Namespace) -> Path:
+    """RUN_DIR, also when a bare --html or --json before it took it for its file: an option whose value is
+    optional never eats the positional. A run directory is a directory, which no output file can be."""
+    if args.run_dir is not None:
+        return Path(args.run_dir)
+    taken = [flag for flag in ("html", "json") if getattr(args, flag) not in (None, IN_RUN_DIR)
+             and Path(getattr(args, flag)).is_dir()]
+    if len(taken) != 1:
+        raise ConfigError("RUN_DIR is missing: give the run directory, e.g. `fanout report runs/exp1 --html`")
+    run_dir = Path(getattr(args, taken[0]))
+    setattr(args, taken[0], IN_RUN_DIR)
+    return run_dir
 
 
 def _check_ranges(args: argparse.Namespace) -> None:
     if args.project < 0:
         raise ConfigError("--project must be 0 or more edits.")
-    for flag, value in (("--min-agreement", args.min_agreement), ("--min-confidence", args.min_confidence)):
+    shares = (("--min-agreement", args.min_agreement), ("--min-confidence", args.min_confidence), ("--quorum", args.quorum))
+    for flag, value in shares:
         if not 0.0 <= value <= 1.0:
             raise ConfigError(f"{flag} must be between 0 and 1, got {value}.")
 
@@ -80,7 +131,11 @@ def _output_path(run_dir: Path, given: Path | str, default_name: str) -> Path:
 
 
 def _write(path: Path, text: str) -> Path:
-    """Temp file and rename, so a reader never sees half a report."""
+    """Temp file and rename, so a reader never sees half a report; `-` is standard output."""
+    if path == STDOUT_PATH:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        sys.stdout.flush()
+        return path
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.tmp")

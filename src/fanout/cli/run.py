@@ -7,29 +7,46 @@ import shlex
 import sys
 from pathlib import Path
 
-from fanout.errors import DiskFull
+from fanout.cli.epilog import BAD_INPUT, ENDPOINT_KEYS, INTERRUPTED, SEARCH_KEYS, epilog
+from fanout.cli.model_options import add_model_options, trailing_positional
+from fanout.engine.loop_lag import ENV_VAR as LAG_ENV
+from fanout.errors import ConfigError, DiskFull
 from fanout.config import KEY_HELP, LEAD_PER_SLOT, RETRY_CHOICES, RunOptions, RunSettings, ToolSettings
 from fanout.tools.search_config import add_search_arguments
 
+SNAPSHOT_SUFFIXES = (".yaml", ".yml")
 EXIT_INTERRUPTED = 130
 EXIT_DISK_FULL = 75
 """sysexits' EX_TEMPFAIL: a temporary failure, and the same command is the way on."""
 
 
+EPILOG = epilog(
+    default_models=True,
+    environment=[ENDPOINT_KEYS, SEARCH_KEYS, f"{LAG_ENV}=FILE (optional: log event-loop stalls to FILE)"],
+    exit_codes=["0 done, or stopped at --max-cost", "1 some pairs ended in infrastructure errors, or the endpoint "
+                "refused a model (run again to retry them)", BAD_INPUT + ", or RUN_DIR is in use by another run",
+                "75 disk full (free space; the same command resumes)", INTERRUPTED + " (the same command resumes)"],
+    examples=["fanout run runs/snapshots/today.yaml --run-dir runs/exp1 --concurrency 8",
+              "fanout run today.yaml -m deepseek/deepseek-v3.2,allenai/olmo-3.1-32b-instruct --dry-run"],
+)
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("snapshot", type=Path, help="enriched snapshot YAML (from `fanout fetch-edits`)")
-    parser.add_argument("--models", nargs="+", metavar="M", help="models to fan out to (default: the four of the seed design)")
-    parser.add_argument("--run-dir", type=Path, help="where the log and verdicts go (default: runs/<snapshot name>)")
+    parser.usage = "%(prog)s SNAPSHOT [-m MODEL[,MODEL...]] [options]"
+    parser.add_argument("snapshot", nargs="?", type=Path, metavar="SNAPSHOT",
+                        help="enriched snapshot YAML (from `fanout fetch-edits`)")
+    add_model_options(parser, "to fan out to")
+    parser.add_argument("--run-dir", type=Path, metavar="RUN_DIR", help="where the log and verdicts go (default: runs/<snapshot name>)")
     parser.add_argument("--limit", type=int, metavar="N", help="only the first N edits of the snapshot")
-    parser.add_argument("--base-url", help=f"OpenAI-compatible endpoint (default: {RunSettings.base_url}); {KEY_HELP}")
-    parser.add_argument("--searxng-url", help=f"SearXNG base URL (default: {ToolSettings.searxng_url})")
+    parser.add_argument("--base-url", metavar="URL", help=f"OpenAI-compatible endpoint (default: {RunSettings.base_url}); {KEY_HELP}")
+    parser.add_argument("--searxng-url", metavar="URL", help=f"SearXNG base URL (default: {ToolSettings.searxng_url})")
     parser.add_argument("--allow-private-urls", action="store_true",
                         help="let web_fetch reach private and loopback addresses (only for the local simulator)")
     parser.add_argument("--fetch-delay", type=float, metavar="SECONDS",
                         help=f"politeness delay between web_fetch requests to the same host (default {ToolSettings.per_host_delay_s:g}; "
                              "0 for the simulator, whose sites all live on 127.0.0.1)")
     add_search_arguments(parser)
-    parser.add_argument("--concurrency", type=int,
+    parser.add_argument("--concurrency", type=int, metavar="N",
                         help=f"verdicts in flight at once, across models (default {RunSettings.concurrency})")
     parser.add_argument("--per-model-concurrency", type=int, metavar="N", help="verdicts in flight per model")
     parser.add_argument("--rpm", type=float, metavar="N", help="chat requests per minute per model")
@@ -40,7 +57,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help=f"seconds per verdict, both phases (default {RunSettings.verdict_timeout_s:g})")
     parser.add_argument("--request-timeout", type=float, metavar="SECONDS",
                         help=f"seconds one chat request may take before it is retried (default {RunSettings.chat_timeout_s:g})")
-    parser.add_argument("--max-turns", type=int,
+    parser.add_argument("--max-turns", type=int, metavar="N",
                         help=f"tool-calling turns in the investigation (default {RunSettings.max_turns})")
     parser.add_argument("--max-lead", type=int, metavar="N",
                         help=f"edits any model may run ahead of the slowest (default {RunSettings.max_lead}, or "
@@ -60,9 +77,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from fanout.engine.runner import RunRequest, run_sync
 
+    snapshot = snapshot_argument(args)
     request = RunRequest(
-        snapshot_path=args.snapshot,
-        run_dir=args.run_dir or Path("runs") / args.snapshot.stem,
+        snapshot_path=snapshot,
+        run_dir=args.run_dir or Path("runs") / snapshot.stem,
         settings=settings_from_args(args),
         limit=args.limit,
         force=args.force,
@@ -76,6 +94,17 @@ def run(args: argparse.Namespace) -> int:
     if report is None:
         return 0
     return finish(report, request)
+
+
+def snapshot_argument(args: argparse.Namespace) -> Path:
+    """SNAPSHOT, also when `--models a b SNAPSHOT` read it as a model (a file, or a name ending in .yaml/.yml)."""
+    if args.snapshot is not None:
+        return Path(args.snapshot)
+    word = trailing_positional(args, lambda w: Path(w).is_file() or w.endswith(SNAPSHOT_SUFFIXES))
+    if word is None:
+        raise ConfigError("SNAPSHOT is missing: give the snapshot YAML, e.g. `fanout run today.yaml -m a,b` "
+                          "(--models reads every word after it as a model name)")
+    return Path(word)
 
 
 def settings_from_args(args: argparse.Namespace) -> RunSettings:
@@ -99,8 +128,9 @@ def finish(report, request) -> int:  # type: ignore[no-untyped-def]
     """The last lines a user reads: what happened, and what to do next."""
     out = request.out
     tally, outcome = report.tally, report.outcome
-    print(f"Recorded {outcome.recorded} verdict(s) this session; {tally.done}/{tally.total} pairs done; "
+    print(f"Recorded {outcome.recorded} record(s) this session; {tally.done}/{tally.total} pairs done; "
           f"spend {tally.spend_text()}. Run directory: {request.run_dir}", file=out)
+    print(f"Of the pairs done: {tally.outcomes().summary()}.", file=out)
     again = "fanout " + shlex.join(sys.argv[1:]) if sys.argv[1:2] == ["run"] else "the same `fanout run` command"
     if outcome.disk_full is not None:
         if outcome.unsaved:
@@ -113,6 +143,9 @@ def finish(report, request) -> int:  # type: ignore[no-untyped-def]
     if outcome.stop_reason:
         print(f"Stopped: {outcome.stop_reason}. Raise --max-cost and run again to resume: {again}", file=out)
         return 0
+    for model, reason in outcome.refused.items():
+        print(f"Not run: {model}, refused by the endpoint ({reason}). Its pairs are not recorded: correct the "
+              f"name with -m and run again.", file=out)
     refused = tally.count("refused")
     if refused:
         print(f"{refused} pair(s) were refused by the endpoint (request too large, or over the model's context); "
@@ -120,5 +153,4 @@ def finish(report, request) -> int:  # type: ignore[no-untyped-def]
     errors = tally.count("error")
     if errors:
         print(f"{errors} pair(s) ended in infrastructure errors; run again to retry them: {again}", file=out)
-        return 1
-    return 0
+    return 1 if errors or outcome.refused else 0

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import yaml
 
+from fanout.cli.epilog import BAD_INPUT, epilog
 from fanout.errors import ConfigError
 from fanout.store.layout import refuse_run_file
 
@@ -30,11 +31,19 @@ DESCRIPTION = (
 )
 
 
+EPILOG = epilog(
+    environment=[],
+    exit_codes=["0 stopped by Ctrl-C or SIGTERM, or --labels-only done", BAD_INPUT + ", e.g. the port is taken"],
+    examples=["fanout sim --port 8765 --profile demo --labels-out runs/labels.yaml",
+              "fanout sim --fault http_502=0.1 --fault deepseek/deepseek-v3.2:rpm=20"],
+)
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.description = DESCRIPTION
-    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1, loopback only)")
-    parser.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks a free one)")
-    parser.add_argument("--seed", type=int, default=0, help="seed for every simulated choice and fault (default 0)")
+    parser.add_argument("--host", default="127.0.0.1", metavar="HOST", help="address to listen on (default 127.0.0.1, loopback only)")
+    parser.add_argument("--port", type=int, default=8765, metavar="N", help="port (default 8765; 0 picks a free one)")
+    parser.add_argument("--seed", type=int, default=0, metavar="N", help="seed for every simulated choice and fault (default 0)")
     parser.add_argument(
         "--profile",
         default="default",

@@ -5,11 +5,19 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from fanout.cli.epilog import BAD_INPUT, epilog
 from fanout.engine.status import DEFAULT_ERRORS, read_status, render_status
 
 
+EPILOG = epilog(
+    environment=[],
+    exit_codes=["0 shown", BAD_INPUT + ", e.g. RUN_DIR is not a run directory"],
+    examples=["fanout status runs/exp1", "watch -n 10 fanout status runs/exp1 --errors 3"],
+)
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run_dir", type=Path, help="a run directory made by `fanout run`")
+    parser.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a run directory made by `fanout run`")
     parser.add_argument("--errors", type=int, default=DEFAULT_ERRORS, metavar="N",
                         help=f"show the last N error and refusal messages (default {DEFAULT_ERRORS})")
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from fanout.cli.epilog import BAD_INPUT, SEARCH_KEYS, epilog
 from fanout.config import DEFAULT_SEARXNG_URL, ToolSettings
 from fanout.tools.schemas import REQUIRED_ARGUMENT, TOOL_NAMES
 from fanout.tools.search_config import add_search_arguments, apply_search_options
@@ -22,10 +23,17 @@ if TYPE_CHECKING:
     import httpx
 
 
+EPILOG = epilog(
+    environment=[SEARCH_KEYS],
+    exit_codes=["0 the tool succeeded", "1 the model would receive an error", BAD_INPUT],
+    examples=['fanout tool web_search "ada whitlock physicist"', "fanout tool web_fetch https://example.org/page"],
+)
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("tool", choices=TOOL_NAMES, help="the tool to run")
     parser.add_argument("argument", nargs="+", metavar="QUERY_OR_URL", help="the search query, or the URL to fetch")
-    parser.add_argument("--searxng-url", default=DEFAULT_SEARXNG_URL, help="SearXNG base URL (default: %(default)s)")
+    parser.add_argument("--searxng-url", default=DEFAULT_SEARXNG_URL, metavar="URL", help="SearXNG base URL (default: %(default)s)")
     parser.add_argument(
         "--allow-private-urls",
         action="store_true",
@@ -34,10 +42,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-chars",
         type=int,
+        metavar="N",
         default=ToolSettings.fetch_max_chars,
         help="cut fetched text after this many characters (default: %(default)s)",
     )
-    parser.add_argument("--blocked-domains", type=Path, help="YAML file of blocked domains (default: the bundled list)")
+    parser.add_argument("--blocked-domains", type=Path, metavar="FILE", help="YAML file of blocked domains (default: the bundled list)")
     add_search_arguments(parser)
 
 

@@ -38,7 +38,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 
 from fanout.store.checkpoint import CheckpointWriter, LogEntry
 from fanout.config import ModelSpec, RunSettings
-from fanout.errors import DiskFull
+from fanout.errors import DiskFull, ModelRefused
 from fanout.store.edit_spool import edit_rcids
 from fanout.records import VerdictRecord
 from fanout.sift.edit import Edit
@@ -74,6 +74,8 @@ class Schedule:
             deque(e for e in range(n_edits) if Pair(e, m) not in done) for m in range(len(caps))
         ]
         self.running: list[set[int]] = [set() for _ in caps]
+        self.refused: dict[int, str] = {}
+        """Models the endpoint refused, with its reason: nothing more of theirs starts."""
 
     @classmethod
     def resuming(
@@ -126,6 +128,15 @@ class Schedule:
 
     def finish(self, pair: Pair) -> None:
         self.running[pair.model].discard(pair.edit)
+
+    def refuse(self, model: int, reason: str) -> int | None:
+        """Start no more pairs of `model`; how many were waiting, or None when it was refused already."""
+        if model in self.refused:
+            return None
+        self.refused[model] = reason
+        waiting = len(self.pending[model])
+        self.pending[model].clear()
+        return waiting
 
 
 class Wakeup:
@@ -215,6 +226,8 @@ class RunOutcome:
     """A file of the run did not fit: the run stopped there."""
     unsaved: int = 0
     """Finished verdicts whose records did not fit in the log (they run again on resume)."""
+    refused: dict[str, str] = field(default_factory=dict)
+    """Models the endpoint refused (no such model), with its words: none of their pairs after that was recorded."""
 
 
 async def orchestrate(
@@ -254,6 +267,7 @@ async def orchestrate(
         async with send:
             await _run_verdicts(schedule, edits, models, verdict_fn, send, settings, control, progress, outcome, spend)
     outcome.stop_reason = control.reason
+    outcome.refused = {models[m].name: reason for m, reason in schedule.refused.items()}
     return outcome
 
 
@@ -317,6 +331,9 @@ async def _run_one(
             # Fail-safe for a verdict function that overruns its own timeout.
             with anyio.fail_after(settings.verdict_timeout_s * 1.5 + 30):
                 record = await verdict_fn(edit, model)
+        except ModelRefused as exc:  # every pair of the model would meet it: none is recorded, a fixed name runs them
+            refuse_model(schedule, pair.model, model.name, str(exc), control)
+            return
         except Exception as exc:  # a bug or an unexpected failure: keep the run going, retry on resume
             record = failure_record(edit, model, exc, time.monotonic() - started)
         with anyio.CancelScope(shield=True):
@@ -330,6 +347,14 @@ async def _run_one(
         control.wakeup.notify()
     if spend.add(record.cost_usd) and not control.stopping:
         control.request(f"Spend cap ${spend.cap_usd:g} reached (${spend.spent_usd:.4f} spent)", grace_s=settings.grace_s)
+
+
+def refuse_model(schedule: Schedule, index: int, name: str, reason: str, control: StopControl) -> None:
+    """Stop scheduling a model the endpoint refuses, and say so once."""
+    waiting = schedule.refuse(index, reason)
+    if waiting is not None:
+        control.on_message(f"{name}: refused by the endpoint ({reason}); none of its pairs is recorded and its "
+                           f"{waiting} waiting pair(s) will not start. Correct the model name and run again.")
 
 
 def failure_record(edit: Edit, model: ModelSpec, exc: BaseException, duration_s: float) -> VerdictRecord:

@@ -11,7 +11,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import TYPE_CHECKING, NamedTuple, TextIO
 
 import anyio
 
@@ -19,6 +19,44 @@ from fanout.store.attempts import SpendTotals
 from fanout.store.checkpoint import LogEntry, LogIndex
 from fanout.engine.orchestrator import ProgressSink
 from fanout.records import STATUSES, VerdictRecord
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+    from rich.table import Table
+
+
+NO_VERDICT = ("incomplete", "invalid_json")
+"""Statuses of records that are results (kept on resume) but carry no verdict to compare."""
+
+
+class Outcomes(NamedTuple):
+    """The pairs done, by what they came to."""
+
+    verdicts: int
+    no_verdict: int
+    """incomplete and invalid_json records: the model answered, but gave no usable verdict."""
+    errors: int
+    timeouts: int
+    refused: int = 0
+    """Requests the endpoint will never take (too large, over the context): named only when there are some."""
+
+    def parts(self) -> list[str]:
+        """`verdicts 1032`, `no verdict 168`, `errors 0`, `timeouts 0`: each count on its own, never folded together."""
+        refused = [f"refused {self.refused}"] if self.refused else []
+        return [f"verdicts {self.verdicts}", f"no verdict {self.no_verdict}", f"errors {self.errors}",
+                f"timeouts {self.timeouts}", *refused]
+
+    def summary(self) -> str:
+        """The last word on a run: each kind counted, and a share without a verdict named as such."""
+        done = sum(self)
+        text = (f"{self.verdicts} with a verdict, {self.no_verdict} without one (incomplete or invalid_json), "
+                f"{self.errors} error(s), {self.timeouts} timeout(s)")
+        if self.refused:
+            text += f", {self.refused} refused by the endpoint"
+        if self.no_verdict and done:
+            text += (f". {self.no_verdict / done:.0%} of the pairs done ended without a verdict: they count as done; "
+                     "`--retry incomplete,invalid_json` runs them again")
+        return text
 
 
 @dataclass
@@ -83,14 +121,27 @@ class Tally:
     def count(self, status: str) -> int:
         return sum(c[status] for c in self.by_model.values())
 
+    def outcomes(self) -> Outcomes:
+        """What the pairs done came to: a record without a verdict is done, but not a verdict."""
+        return Outcomes(self.count("ok"), sum(self.count(s) for s in NO_VERDICT), self.count("error"),
+                        self.count("timeout"), self.count("refused"))
+
 
 class Progress(ProgressSink):
     """Live counters fed by the orchestrator; rendering is someone else's job."""
 
-    def __init__(self, tally: Tally, *, health: Callable[[], str | None] | None = None) -> None:
+    def __init__(
+        self,
+        tally: Tally,
+        *,
+        health: Callable[[], str | None] | None = None,
+        held_back: Callable[[], dict[str, float]] | None = None,
+    ) -> None:
         self.tally = tally
         self._health = health
         """The search alarm (ToolBox.health.warning): a line when every search backend is failing."""
+        self._held_back = held_back
+        """Per model, the requests a minute a pace learned from its 429s holds it to (ChatClient.held_back)."""
         self.in_flight: Counter[str] = Counter()
         self.session_done = 0
         self.started_at = time.monotonic()
@@ -135,9 +186,11 @@ class Progress(ProgressSink):
             f"{self.per_minute():.1f}/min",
             f"ETA {format_duration(eta)}" if eta is not None else "ETA -",
             t.spend_text(),
-            f"errors {t.count('error')}",
-            f"timeouts {t.count('timeout')}",
+            *t.outcomes().parts(),
         ]
+        held = self._held_back() if self._held_back is not None else {}
+        if held:  # so a user sees why a model is slow: its provider's limit, learned from its 429s
+            parts.append("held back by learned limits: " + ", ".join(f"{m} {rpm:.0f}/min" for m, rpm in held.items()))
         return " | ".join(parts)
 
 
@@ -191,23 +244,43 @@ def _print_lines(progress: Progress, stream: TextIO) -> None:
 
 
 async def _show_live(progress: Progress, stream: TextIO, interval_s: float) -> None:
-    from rich.console import Console, Group
+    from rich.console import Console
     from rich.live import Live
-    from rich.text import Text
 
-    def render() -> Group:
-        parts = [Text(progress.line(), style="bold"), Text("\n".join(status_table(progress.tally, progress.in_flight)))]
-        if progress.last_error:
-            parts.append(Text(f"last error: {progress.last_error}", style="red"))
-        warning = progress.search_warning()
-        if warning:
-            parts.append(Text(f"!!! {warning}", style="bold white on red"))
-        return Group(*parts)
-
-    with Live(render(), console=Console(file=stream), auto_refresh=False, transient=False) as live:
+    with Live(live_view(progress), console=Console(file=stream), auto_refresh=False, transient=False) as live:
         try:
             while True:
                 await anyio.sleep(interval_s)
-                live.update(render(), refresh=True)
+                live.update(live_view(progress), refresh=True)
         finally:
-            live.update(render(), refresh=True)
+            live.update(live_view(progress), refresh=True)
+
+
+def live_view(progress: Progress) -> RenderableType:
+    """The progress line, the per-model table, the last error and the search alarm, laid out by rich for the
+    terminal's width: names fold and lines wrap instead of running past the edge."""
+    from rich.console import Group
+    from rich.text import Text
+
+    parts: list[RenderableType] = [Text(progress.line(), style="bold"), live_table(progress.tally, progress.in_flight)]
+    if progress.last_error:
+        parts.append(Text(f"last error: {progress.last_error}", style="red"))
+    warning = progress.search_warning()
+    if warning:
+        parts.append(Text(f"!!! {warning}", style="bold white on red"))
+    return Group(*parts)
+
+
+def live_table(tally: Tally, in_flight: Counter[str]) -> Table:
+    """Per-model counts as a rich table whose model names fold to the room the counts leave."""
+    from rich.table import Table
+
+    table = Table(box=None, padding=(0, 1), pad_edge=False, header_style="bold underline")
+    table.add_column("model", overflow="fold")
+    for header in ("done", *STATUSES, "in flight"):  # two words on two lines: the room goes to the model names
+        table.add_column(header.replace("_", " ").replace(" ", "\n"), justify="right")
+    for model in tally.models:
+        counts = tally.by_model.get(model, Counter())
+        row = [sum(counts.values()), *(counts[s] for s in STATUSES), in_flight[model]]
+        table.add_row(model, *(str(v) for v in row))
+    return table

@@ -16,7 +16,7 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NamedTuple, TextIO
 
 import anyio
 
@@ -24,10 +24,12 @@ from fanout.store.checkpoint import (
     CheckpointWriter, LogIndex, log_path, read_index, repair_torn_tail, restore_missing_views, set_aside_damaged,
 )
 from fanout.config import ModelSpec, RunSettings, api_key_from_env, is_openrouter, require_count
-from fanout.errors import ConfigError
+from fanout.errors import ConfigError, ModelRefused
 from fanout.records import VerdictRecord, slug_clash, utc_now
 from fanout.sift.edit import Edit
-from fanout.store.attempts import AttemptFile, Pricing, abandoned_totals, read_abandoned, settle_abandoned
+from fanout.store.attempts import (
+    AttemptFile, Pricing, abandoned_totals, discard_attempt, read_abandoned, settle_abandoned,
+)
 from fanout.store.edit_spool import SpooledSnapshot, edit_rcids, spool_snapshot
 from fanout.engine.loop_lag import lag_log_path, watch_loop_lag
 from fanout.store.run_lock import hold_run_lock
@@ -101,11 +103,11 @@ async def _checked_run(request: RunRequest, snapshot: SpooledSnapshot, verdict_f
     api_key = api_key_from_env(settings.base_url) if verdict_fn is None else None
     async with AsyncExitStack() as stack:
         stack.enter_context(hold_run_lock(request.run_dir))
-        search_health = None
-        pricing = Pricing({m.name: m for m in settings.models})
         if verdict_fn is None:
-            verdict_fn, search_health, pricing = await _real_verdict_fn(stack, settings, api_key, prompt, request.run_dir)
-        return await _run_in(request, edits, manifest, verdict_fn, search_health, snapshot, pricing)
+            hooks = await _real_clients(stack, settings, api_key, prompt, request.run_dir)
+        else:  # the engine alone, as tests drive it
+            hooks = RunHooks(verdict_fn, pricing=Pricing({m.name: m for m in settings.models}))
+        return await _run_in(request, edits, manifest, hooks, snapshot)
 
 
 def _refuse_shared_view_names(models: list[str]) -> None:
@@ -115,10 +117,18 @@ def _refuse_shared_view_names(models: list[str]) -> None:
         raise ConfigError(f"models {clash[0]} and {clash[1]} would share verdict file names; run them in separate run directories")
 
 
+class RunHooks(NamedTuple):
+    """What a run's clients give the engine: the verdict, and what the progress display and cost settling read."""
+
+    verdict: VerdictFn
+    search_health: Callable[[], str | None] | None = None
+    pricing: Pricing | None = None
+    held_back: Callable[[], dict[str, float]] | None = None
+
+
 async def _run_in(
-    request: RunRequest, edits: Sequence[Edit], manifest: Manifest, verdict_fn: VerdictFn,
-    search_health: Callable[[], str | None] | None = None, snapshot: SpooledSnapshot | None = None,
-    pricing: Pricing | None = None,
+    request: RunRequest, edits: Sequence[Edit], manifest: Manifest, hooks: RunHooks,
+    snapshot: SpooledSnapshot | None = None,
 ) -> RunReport:
     run_dir, out, settings = request.run_dir, request.out, request.settings
     write_manifest(run_dir, manifest)
@@ -135,11 +145,11 @@ async def _run_in(
     rebuilt = restore_missing_views(run_dir, index)
     if rebuilt:
         print(f"Re-created {rebuilt} missing verdict YAML file(s) from the log.", file=out)
-    await _settle_cut_off_attempts(run_dir, index, pricing or Pricing(), out)
+    await _settle_cut_off_attempts(run_dir, index, hooks.pricing or Pricing(), out)
     abandoned = abandoned_totals(read_abandoned(run_dir))
     tally = Tally.from_index(index, total=len(edits) * len(settings.models), models=[m.name for m in settings.models],
                              abandoned=abandoned)
-    progress = Progress(tally, health=search_health)
+    progress = Progress(tally, health=hooks.search_health, held_back=hooks.held_back)
     control = StopControl(on_message=lambda msg: print(msg, file=out, flush=True))
     writer = CheckpointWriter(run_dir, index)
     print(start_line(index, edits, settings), file=out, flush=True)
@@ -155,7 +165,7 @@ async def _run_in(
             if lag_log is not None:
                 tg.start_soon(watch_loop_lag, lag_log)
             tg.start_soon(lambda: show_progress(progress, stream=out, interval_s=request.progress_interval_s))
-            outcome = await orchestrate(edits, settings, writer, verdict_fn, control=control, progress=progress,
+            outcome = await orchestrate(edits, settings, writer, hooks.verdict, control=control, progress=progress,
                                         abandoned_usd=abandoned.spent_usd)
             tg.cancel_scope.cancel()
     finally:
@@ -197,28 +207,25 @@ async def _watch_signals(control: StopControl, grace_s: float) -> None:
             control.request(f"Interrupted ({name})", grace_s=grace_s)
 
 
-async def _real_verdict_fn(
+async def _real_clients(
     stack: AsyncExitStack, settings: RunSettings, api_key: str | None, prompt: Any, run_dir: Path
-) -> tuple[VerdictFn, Callable[[], str | None], Pricing]:
+) -> RunHooks:
     """Clients made once for the run, checked, and closed by the exit stack.
 
-    Also returns the search alarm for the progress display, and how to price
-    calls of attempts cut off before they were logged. The tools' cache lives
-    in the run directory, so every model (and a resume) sees the same search
-    results and page texts. Each verdict writes its chat calls down as they
-    happen (fanout.store.attempts), so a kill cannot hide what they cost.
+    Besides the verdict: the search alarm and the models held back by learned
+    limits, for the progress display, and how to price calls of attempts cut
+    off before they were logged. The tools' cache lives in the run directory,
+    so every model (and a resume) sees the same search results and page
+    texts. Each verdict writes its chat calls down as they happen
+    (fanout.store.attempts), so a kill cannot hide what they cost.
     """
     from fanout.http.client import make_http_client
     from fanout.llm.chat import ChatClient
     from fanout.tools import open_run_toolbox
     from fanout.sift.verdict import run_verdict
 
-    async with anyio.create_task_group() as tg:
-        # The openai SDK's import (about half a second of building its types)
-        # overlaps the wire's set-up and the pre-flight's round trips.
-        tg.start_soon(import_in_thread, "fanout.llm.endpoint")
-        http = await stack.enter_async_context(make_http_client(settings.concurrency, user_agent=settings.tools.user_agent))
-        checked = await preflight(http, settings, api_key)
+    http = await stack.enter_async_context(make_http_client(settings.concurrency, user_agent=settings.tools.user_agent))
+    checked = await _preflight_while_importing(http, settings, api_key)
     chat = ChatClient(base_url=settings.base_url, api_key=api_key, http=http, request_timeout_s=settings.chat_timeout_s)
     tools = await stack.enter_async_context(open_run_toolbox(http, settings.tools, run_dir))
 
@@ -231,15 +238,35 @@ async def _real_verdict_fn(
                 edit, checked.get(model.name, model), chat=chat, tools=tools, prompt=prompt,
                 max_turns=settings.max_turns, timeout_s=settings.verdict_timeout_s, watcher=attempt,
             )
+        except ModelRefused:
+            if not attempt.answered_calls:  # refused before anything was generated: nothing to settle
+                discard_attempt(run_dir, edit.rcid, model.name)
+            raise
         finally:
             attempt.close()
 
     lookup = chat.generation_cost if is_openrouter(settings.base_url) else None
-    return verdict, tools.health.warning, Pricing({**{m.name: m for m in settings.models}, **checked}, lookup)
+    pricing = Pricing({**{m.name: m for m in settings.models}, **checked}, lookup)
+    return RunHooks(verdict, tools.health.warning, pricing, chat.held_back)
 
 
-async def import_in_thread(module: str) -> None:
-    """Import off the event loop, so the loop's network waits overlap it."""
+async def _preflight_while_importing(http: Any, settings: RunSettings, api_key: str | None) -> dict[str, ModelSpec]:
+    """The pre-flight, with the openai SDK's import (half a second of building its
+    types) in a worker thread meanwhile, so that the pre-flight's round trips
+    to the endpoint and search overlap it. A refusal comes out as itself, not
+    wrapped in the task group's ExceptionGroup."""
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_import_in_thread, "fanout.llm.endpoint")
+            checked = await preflight(http, settings, api_key)
+    except BaseExceptionGroup as group:
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise
+    return checked
+
+
+async def _import_in_thread(module: str) -> None:
     await anyio.to_thread.run_sync(import_module, module)
 
 

@@ -8,9 +8,9 @@ use on a run in progress.
 
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
@@ -21,6 +21,7 @@ from fanout.errors import ConfigError
 from fanout.store.attempts import abandoned_totals, read_abandoned, unsettled_attempts
 from fanout.store.checkpoint import iter_log, log_path, read_index
 from fanout.store.log_index import DamagedLine
+from fanout.store.run_lock import lock_holder
 from fanout.store.manifest import Manifest, load_manifest
 
 RATE_WINDOW = 200
@@ -48,19 +49,29 @@ class StatusReport:
     """None for a log whose manifest is missing: models and total then come from the log."""
     tally: Tally
     scan: LogScan
-    unsettled: int = 0
-    """Attempts with an in-flight file: running now, or cut off since the run last started."""
     damaged: tuple[DamagedLine, ...] = ()
     """Lines of the log that are not records: skipped here, set aside by the next run."""
+    unsettled: Counter[str] = field(default_factory=Counter)
+    """Attempts with an in-flight file, per model: running now when a run holds the directory, else cut off
+    since the run last started."""
+    holder: int | None = None
+    """The PID of the `fanout run` holding the directory now; None when no run does."""
 
     @property
     def total(self) -> int:
         return self.tally.total
 
+    @property
+    def in_flight(self) -> Counter[str]:
+        """Verdicts running now, per model: the in-flight files count only while a run holds the directory."""
+        return self.unsettled if self.holder is not None else Counter()
+
 
 def read_status(run_dir: Path, *, n_errors: int = DEFAULT_ERRORS) -> StatusReport:
     """Everything `fanout status` shows; a ConfigError when `run_dir` holds no run."""
     require_count(n_errors, "--errors", minimum=0)
+    if run_dir.is_file():
+        raise ConfigError(f"{run_dir} is a file; pass the run directory that holds it: fanout status {run_dir.parent}")
     manifest = load_manifest(run_dir)
     path = log_path(run_dir)
     if manifest is None and not path.exists():
@@ -70,7 +81,8 @@ def read_status(run_dir: Path, *, n_errors: int = DEFAULT_ERRORS) -> StatusRepor
     total = manifest.total_pairs if manifest else len(index.entries)
     tally = Tally.from_index(index, total, models, abandoned_totals(read_abandoned(run_dir)))
     return StatusReport(
-        run_dir, manifest, tally, scan_log(path, n_errors), unsettled_attempts(run_dir), tuple(index.damaged)
+        run_dir, manifest, tally, scan_log(path, n_errors), tuple(index.damaged), unsettled_attempts(run_dir),
+        lock_holder(run_dir),
     )
 
 
@@ -96,23 +108,43 @@ def _per_minute(finished: deque[datetime]) -> float | None:
 
 
 def render_status(report: StatusReport) -> list[str]:
-    """The report as terminal lines: totals, sessions, rate and time left, the per-model table, errors."""
+    """The report as terminal lines: totals, whether it runs now, sessions, time left, the per-model table, errors."""
     tally, total, manifest = report.tally, report.total, report.manifest
     pct = 100 * tally.done / total if total else 100.0
-    lines = [f"{report.run_dir}: {tally.done}/{total} pairs done ({pct:.0f}%), spend {tally.spend_text()}"]
-    if report.unsettled:
-        lines.append(f"{report.unsettled} attempt(s) in flight or cut off; a cut-off one's cost is settled "
-                     "on the next start")
+    lines = [f"{report.run_dir}: {tally.done}/{total} pairs done ({pct:.0f}%), spend {tally.spend_text()}",
+             f"of them: {tally.outcomes().summary()}"]
+    lines.extend(_running_lines(report))
     if manifest and manifest.starts:
         lines.append(f"started {manifest.starts[0]}, {len(manifest.starts)} session(s); snapshot {manifest.snapshot_path}")
-    per_minute = report.scan.per_minute
-    if per_minute:
-        eta = (total - tally.done) / per_minute * 60
-        lines.append(f"recent rate {per_minute:.1f} verdicts/min; at that rate the rest takes {format_duration(eta)}")
-    lines.extend(status_table(tally))
+    lines.extend(_time_left(report))
+    lines.extend(status_table(tally, report.in_flight))
     lines.extend(_error_lines(report.scan.errors))
     lines.extend(_damage_lines(report.damaged))
     return lines
+
+
+def _running_lines(report: StatusReport) -> list[str]:
+    """Whether a run holds the directory now, and what its in-flight files mean accordingly."""
+    if report.holder is not None:
+        return [f"running now (PID {report.holder}): {sum(report.in_flight.values())} verdict(s) in flight"]
+    cut_off = sum(report.unsettled.values())
+    if cut_off:
+        return [f"not running; {cut_off} attempt(s) were cut off when it last stopped: their cost is settled on the "
+                "next start"]
+    return []
+
+
+def _time_left(report: StatusReport) -> list[str]:
+    """Time left only while a run is at it: a finished run has none, and a stopped one resumes when told to."""
+    left = report.total - report.tally.done
+    if left <= 0:
+        return ["every pair is done"]
+    if report.holder is None:
+        return [f"{left} pair(s) left; the same `fanout run` command resumes"]
+    per_minute = report.scan.per_minute
+    if not per_minute:
+        return []
+    return [f"recent rate {per_minute:.1f} verdicts/min; at that rate the rest takes {format_duration(left / per_minute * 60)}"]
 
 
 def _damage_lines(damaged: Iterable[DamagedLine]) -> list[str]:

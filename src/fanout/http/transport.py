@@ -14,17 +14,26 @@ request's `sni_hostname` extension (the URL guard's pinned address) used as
 the TLS server name, and httpx's default certificate store. A proxy from the
 environment is still httpx's business: it mounts its own proxy transport for
 the URLs the proxy covers, and only the others reach this one.
+
+One addition: the names aiohttp resolves itself pass through a resolver that
+refuses cloud metadata addresses (fanout.http.addresses), so no request of
+any command, in any mode, connects to one.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
+import socket
 import ssl
 from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
 import httpx
+from aiohttp.abc import AbstractResolver, ResolveResult
+
+from fanout.http.addresses import AddressRefused, ResolvedToMetadata, is_metadata
 
 READ_CHUNK = 64 * 1024
 
@@ -45,6 +54,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
                 limit_per_host=0,
                 keepalive_timeout=self._limits.keepalive_expiry or 15.0,
                 enable_cleanup_closed=False,
+                resolver=MetadataRefusingResolver(aiohttp.DefaultResolver()),
             )
             self._session = aiohttp.ClientSession(
                 connector=connector,
@@ -96,6 +106,30 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
             self._session = None
 
 
+class MetadataRefusingResolver(AbstractResolver):
+    """aiohttp's own resolver, whose answers are refused when any of them is a cloud metadata address.
+
+    This is where a name becomes the address aiohttp connects to, so the check
+    holds for names the URL guard leaves unresolved (--allow-private-urls) and
+    for every other command's requests.
+    """
+
+    def __init__(self, inner: AbstractResolver) -> None:
+        self._inner = inner
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        answers = await self._inner.resolve(host, port, family)
+        for answer in answers:
+            if is_metadata(ipaddress.ip_address(answer["host"].split("%", 1)[0])):
+                raise ResolvedToMetadata(host, answer["host"])
+        return answers
+
+    async def close(self) -> None:
+        await self._inner.close()
+
+
 class _ResponseStream(httpx.AsyncByteStream):
     def __init__(self, response: aiohttp.ClientResponse, request: httpx.Request) -> None:
         self._response = response
@@ -129,6 +163,8 @@ def _translated(exc: BaseException, request: httpx.Request) -> BaseException:
     if isinstance(exc, (asyncio.CancelledError, httpx.HTTPError)) or not isinstance(exc, Exception):
         return exc
     message = str(exc) or type(exc).__name__
+    if isinstance(exc, aiohttp.ClientConnectorError) and isinstance(exc.os_error, ResolvedToMetadata):
+        return AddressRefused(exc.os_error.strerror or message, request=request)
     if isinstance(exc, aiohttp.ConnectionTimeoutError):
         return httpx.ConnectTimeout(message, request=request)
     if isinstance(exc, (aiohttp.ServerTimeoutError, asyncio.TimeoutError, TimeoutError)):

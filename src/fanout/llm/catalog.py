@@ -101,9 +101,17 @@ def judge_model(spec: ModelSpec, index: Mapping[str, Mapping[str, Any]], *, stri
         return ModelCheck(name, level, "listed, but the listing does not say whether it supports tools",
                           spec=filled, listed_id=listed_id)
     if "tools" not in params:
-        level = "FAIL" if strict else "WARN"
-        return ModelCheck(name, level, "does not support tool calling", spec=filled, listed_id=listed_id)
+        return without_tools(name, filled, listed_id)
     return ModelCheck(name, "OK", describe(filled, entry), spec=filled, listed_id=listed_id)
+
+
+def without_tools(name: str, spec: ModelSpec, listed_id: str) -> ModelCheck:
+    """A model listed without tool calling gets its tools through the prompt, unless native was forced."""
+    if spec.tool_protocol == "native":
+        return ModelCheck(name, "FAIL", "does not support tool calling, and --limits forces tool_protocol native",
+                          spec=spec, listed_id=listed_id)
+    return ModelCheck(name, "WARN", "does not support tool calling; its tools are offered in the prompt "
+                      "(tool_protocol prompted)", spec=replace(spec, tool_protocol="prompted"), listed_id=listed_id)
 
 
 def fill_spec(spec: ModelSpec, entry: Mapping[str, Any]) -> ModelSpec:

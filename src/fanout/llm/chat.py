@@ -4,11 +4,14 @@ A request goes out through fanout.llm.endpoint (the openai SDK over the
 run's shared httpx client, its own retries off) and comes back as a
 ChatResult or a ProviderError: error statuses, errors inside a 200 body and
 malformed bodies are all translated there, at the boundary. Here each
-attempt first waits for its model's limiter (fanout.llm.limits: the pace the
-user set, and the gate a 429 closes), failures are retried by the one policy
+attempt first waits for its model's limiter (fanout.llm.limits: the cap the
+user set, the pace learned from 429s, and the gate a 429 closes), failures are retried by the one policy
 in fanout.retry, a model that rejects response_format is asked again without
 it, and a cost the reply left out is looked up afterwards on OpenRouter, or
 else estimated from the tokens and the model's prices (fanout.llm.cost).
+A model whose request with tools was refused is remembered, so that its
+later verdicts offer the tools in the prompt from the start
+(fanout.sift.prompted).
 
 The SDK is imported when the first ChatClient is made, not when this module
 is: commands that never chat do not pay for its import (most of a second).
@@ -77,6 +80,8 @@ class ChatClient:
         self._generation_lookup = self._openrouter if generation_lookup is None else generation_lookup
         self._no_json_mode: set[str] = set()
         """Models that rejected response_format once; not asked again this run."""
+        self._refused_tools: set[str] = set()
+        """Models whose request with `tools` was refused once; offered tools in the prompt from then on."""
         self._clock = clock
         self._limiters: dict[str, ModelLimiter] = {}
         """Per model name: its pace and the gate its 429s close (see limiter)."""
@@ -147,15 +152,29 @@ class ChatClient:
         limiter = self.limiter(model)
 
         async def attempt() -> ChatResult:
-            await limiter.acquire()
+            ticket = await limiter.acquire()
             try:
-                return await self._endpoint.complete(request)
+                result = await self._endpoint.complete(request)
             except ProviderError as exc:
                 if exc.status == 429:
-                    limiter.rate_limited(exc.retry_after)
+                    limiter.rate_limited(exc.retry_after, ticket)
+                elif exc.status is not None:  # answered, so past the provider's rate limit
+                    limiter.admitted(ticket)
                 raise
+            limiter.admitted(ticket)
+            return result
 
         return await call_with_retries(attempt, self.policy, sleep=self._sleep)
+
+    def tool_protocol(self, model: ModelSpec) -> str:
+        """`native` or `prompted`: the one the user forced, else prompted once this model refused tools."""
+        if model.tool_protocol is not None:
+            return model.tool_protocol
+        return "prompted" if model.name in self._refused_tools else "native"
+
+    def tools_refused(self, model: ModelSpec) -> None:
+        """Remember for the rest of the run that this model's endpoint refuses requests with tools."""
+        self._refused_tools.add(model.name)
 
     def limiter(self, model: ModelSpec) -> ModelLimiter:
         """`model`'s limiter, made on its first request from its requests_per_minute."""
@@ -164,6 +183,11 @@ class ChatClient:
             limiter = ModelLimiter(model.requests_per_minute, clock=self._clock, sleep=self._sleep)
             self._limiters[model.name] = limiter
         return limiter
+
+    def held_back(self) -> dict[str, float]:
+        """Requests per minute of each model now held back by a pace learned from its 429s."""
+        rates = {name: limiter.held_back_rpm() for name, limiter in self._limiters.items()}
+        return {name: rpm for name, rpm in rates.items() if rpm is not None}
 
     def _request(
         self,
@@ -214,6 +238,16 @@ def generation_total_cost(response: httpx.Response) -> float | None:
     except (ValueError, AttributeError):
         return None
     return float(cost) if isinstance(cost, (int, float)) else None
+
+
+def rejects_tools(exc: ProviderError) -> bool:
+    """A 4xx that complains about tools: the model or its endpoint has no tool calling.
+
+    OpenRouter says 404 "No endpoints found that support tool use"; vLLM 400
+    "auto" tool choice requires --enable-auto-tool-choice; others 400/422/501.
+    """
+    text = str(exc).lower()
+    return exc.status in (400, 404, 422, 501) and ("tool" in text or "function call" in text)
 
 
 def rejects_response_format(exc: ProviderError) -> bool:

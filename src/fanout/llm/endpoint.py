@@ -19,6 +19,7 @@ imports this module only when a ChatClient is made.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,7 +27,7 @@ import httpx
 import openai
 from openai.types.chat import ChatCompletion
 
-from fanout.errors import ProviderError
+from fanout.errors import ModelRefused, ProviderError
 from fanout.llm.reply import UNKNOWN_BODY_ERROR_STATUS, ChatResult, parse_completion, redact
 from fanout.retry import is_refusal, is_retryable_status, parse_retry_after, retry_after_from_metadata
 
@@ -130,11 +131,25 @@ def status_error(exc: openai.APIStatusError, *, secret: str | None) -> ProviderE
     retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
     if retry_after is None:
         retry_after = retry_after_from_metadata(body.get("metadata"))
-    text = redact(str(message), secret)
-    return ProviderError(
-        f"HTTP {status}: {text}",
-        status=status,
-        retryable=is_retryable_status(status),
-        retry_after=retry_after,
-        refused=is_refusal(status, text),
-    )
+    text = f"HTTP {status}: {redact(str(message), secret)}"
+    if refuses_model(status, text):
+        return ModelRefused(text, status=status)
+    return ProviderError(text, status=status, retryable=is_retryable_status(status), retry_after=retry_after,
+                         refused=is_refusal(status, text))
+
+
+NO_SUCH_MODEL = re.compile(r"not a valid model|invalid model|no such model|unknown model|model\b.*\b(not found|does not exist)"
+                           r"|no endpoints found", re.IGNORECASE)
+"""How endpoints say a model is not theirs: OpenRouter (400 "X is not a valid model ID", 404 "No endpoints found
+for X"), OpenAI and vLLM (404 "The model `X` does not exist"), Ollama (404 "model 'X' not found")."""
+
+
+def refuses_model(status: int, message: str) -> bool:
+    """A refusal of the model itself, not of one request: every pair of the model would meet it.
+
+    Refusals of a feature are not: response_format (the JSON-mode fallback
+    handles it) and tools (the model is switched to the prompted protocol).
+    """
+    features = ("response_format", "tool")
+    return (status in (400, 404) and NO_SUCH_MODEL.search(message) is not None
+            and not any(word in message.lower() for word in features))

@@ -1,36 +1,177 @@
-"""How fast one model's requests may go: an even pace, and the gate a 429 closes.
+"""How fast one model's requests may go: the user's cap, the pace learned from 429s, and the gate.
 
-Both are about the model's quota, not about any one request, so one
-ModelLimiter per model holds both and every attempt for that model passes
-it (ChatClient acquires it before each attempt, retries included).
+All three are about the model's quota, not about any one request, so one
+ModelLimiter per model holds them and every attempt for that model passes it
+(ChatClient acquires it before each attempt, retries included, and tells it
+how each attempt was answered).
 
-The pace is what the user told us (requests_per_minute): one request every
-60/N seconds, no burst. AsyncLimiter(N, 60) would be a bucket that holds N:
-it lets N requests through at once and keeps leaking more, so close to 2N
-can land inside one minute and a provider counting N per minute (OpenRouter
-counts over 10 s windows) answers 429 all the same. A bucket of one that
-leaks every 60/N seconds keeps within N per minute over any window.
+The cap is what the user told us (requests_per_minute): one request every
+60/N seconds, no burst, a hard bound nothing learned can raise. A bucket of
+N would let N requests through at once and keep leaking more, so close to 2N
+could land inside one minute; one request per 60/N s keeps within N per
+minute over any window.
 
-The gate is what the provider told us: a 429 with Retry-After closes it until
-the time named. Without it every verdict in flight for that model finds out
-on its own, each with a 429 of its own, and each retries on its own jittered
-clock, so a model over its limit keeps hitting it. With it, requests for that
-model wait at the gate instead of being sent, and other models carry on.
+The learned pace is what the provider's answers tell us when nobody told us
+the limit (LearnedPace below). The gate is what a 429's Retry-After says:
+nothing is sent before the time named.
+
+Waiting requests go one at a time, in arrival order: each waits its turn
+behind a lock and is sent only when the gate is open and its interval since
+the previous send has passed. Were every waiter woken when the gate opened,
+one would get through and the rest would be refused again (the storm of 429s
+this replaces).
 """
 
 from __future__ import annotations
 
+import math
 import time
+from collections import deque
 from collections.abc import Callable
+from typing import NamedTuple
 
 import anyio
-from aiolimiter import AsyncLimiter
 
 from fanout.retry import Sleep
 
+MARGIN = 0.02
+"""Pace this far below the rate the provider admitted: room for requests that reach it a little unevenly."""
+HOLD_S, HOLD_REQUESTS, HOLD_MAX_S = 20.0, 10, 60.0
+"""After a cut, hold the pace for HOLD_S or HOLD_REQUESTS, whichever is longer, but never past HOLD_MAX_S."""
+UNSETTLED_HOLD_S = 5.0
+"""The hold after a cut that leaves the limit unsettled (it fell, or the probe stepped past it by more than
+SETTLED): short, since the held rate may be well below the limit."""
+SETTLED = 1.15
+"""A probe refused within this factor of the last rate admitted has found the limit."""
+PROBE_S, PROBE_REQUESTS, PROBE_MAX_S = 8.0, 4, 30.0
+"""Probing doubles the held rate this long after the hold ends (a cubic: slow at first, then fast)."""
+BACK_OFF = 0.75
+"""A refusal at the held rate: cut to the rate admitted over the last RECENT_S, by this factor at most."""
+WINDOW_S = 30.0
+"""The admitted requests counted for the first estimate."""
+RECENT_S = 10.0
+"""The admitted requests counted after a refusal at the held rate."""
+ASSUMED_WAIT_S = 1.0
+"""The wait assumed when a 429 names none (no gate is closed for it)."""
+_EARLY_S = 1e-6
+"""A wake-up this close to its time counts as on time (floating-point rounding of sleeps)."""
+
+
+class LearnedPace:
+    """The rate a provider admits, learned from its refusals: additive-increase's cousin, a cubic probe.
+
+    Before any refusal there is no pace. The first refusal estimates the
+    admitted rate from what was admitted recently plus the wait the provider
+    names: S requests admitted over a span, then nothing for Retry-After
+    seconds, is S / (span + Retry-After) a second (a sliding window of 25 per
+    10 s, spent in a burst, gives 2.5 a second). Then:
+
+    - hold that rate (less MARGIN) for HOLD_S or HOLD_REQUESTS,
+    - probe upward along a cubic (as TCP CUBIC does around its last known
+      limit): a fraction of a percent in the first second, double the held
+      rate after PROBE_S,
+    - a refusal while probing sets the held rate to the probe's last rate
+      that was admitted (less MARGIN), never below the rate held before:
+      the limit lies between that one and the refused one (when they are
+      further apart than SETTLED, the next probe comes after UNSETTLED_HOLD_S),
+    - a refusal at the held rate means the limit fell, or a request came
+      early: cut to the rate admitted over RECENT_S, by MARGIN at least and by
+      BACK_OFF at most; when that is more than twice MARGIN the limit fell,
+      and the next probe comes after UNSETTLED_HOLD_S. Early requests refused
+      again and again so widen the margin, 2 % at a time.
+
+    A refusal of a request sent before the latest cut is news already acted
+    on and changes nothing (TCP's one decrease per round trip).
+    """
+
+    def __init__(self) -> None:
+        self.held: float | None = None
+        """Requests a second held since the last cut; None until the first refusal."""
+        self._cut_at = -math.inf
+        self._last_admitted_rate: float | None = None
+        """1 / the gap before the latest request sent since the cut, when it was admitted."""
+        self._unsettled = False
+        """The latest cut left the limit unsettled, so the next probe comes soon."""
+        self._admitted: deque[float] = deque()
+        """Send times of admitted requests within WINDOW_S."""
+
+    def rate(self, now: float) -> float | None:
+        """Requests a second allowed at `now`: the held rate, or the probe above it."""
+        if self.held is None:
+            return None
+        over = max(0.0, now - self._cut_at - self._hold_s()) / self._probe_s()
+        return self.held * (1.0 + over**3)
+
+    def admitted(self, sent_at: float, gap_s: float) -> None:
+        """A request sent `gap_s` after the one before it was admitted: the limit allows at least that pace."""
+        self._admitted.append(sent_at)
+        self._forget_before(sent_at - WINDOW_S)
+        if self.held is not None and sent_at >= self._cut_at:
+            self._last_admitted_rate = 1.0 / gap_s if gap_s > 0 else math.inf
+
+    def refused(self, sent_at: float, now: float, wait_s: float) -> None:
+        """A 429 for a request sent at `sent_at`; the provider named `wait_s` (or it was assumed)."""
+        if sent_at < self._cut_at:
+            return
+        if self.held is None:
+            first = self._first_estimate(now, wait_s)
+            if first is None:
+                return
+            new = first * (1.0 - MARGIN)
+        elif sent_at - self._cut_at > self._hold_s():
+            refused_rate = self.rate(sent_at) or self.held
+            admitted_rate = min(self._last_admitted_rate or self.held, refused_rate)
+            new = max(self.held, admitted_rate * (1.0 - MARGIN))
+            self._unsettled = refused_rate > admitted_rate * SETTLED
+        else:
+            new = self._after_a_fall(now)
+            self._unsettled = new < self.held * (1.0 - 2 * MARGIN)  # fell, rather than one request early
+        self.held, self._cut_at, self._last_admitted_rate = new, now, None
+
+    def _first_estimate(self, now: float, wait_s: float) -> float | None:
+        """None when nothing was admitted lately: a refusal alone says when to come back, not how fast."""
+        self._forget_before(now - WINDOW_S)
+        if not self._admitted:
+            return None
+        return len(self._admitted) / (now - self._admitted[0] + wait_s)
+
+    def _after_a_fall(self, now: float) -> float:
+        """The rate admitted lately, below the held rate and above BACK_OFF of it.
+
+        A request that reaches the provider a little early (a busy event loop)
+        is refused at the held rate too, and costs only MARGIN; a limit that
+        fell shows in fewer admissions, refusal after refusal.
+        """
+        assert self.held is not None
+        lately = [t for t in self._admitted if t >= now - RECENT_S]
+        recent = len(lately) / (now - lately[0]) if lately and now > lately[0] else 0.0
+        return min(self.held * (1.0 - MARGIN), max(self.held * BACK_OFF, recent))
+
+    def _forget_before(self, when: float) -> None:
+        while self._admitted and self._admitted[0] < when:
+            self._admitted.popleft()
+
+    def _hold_s(self) -> float:
+        assert self.held is not None
+        if self._unsettled:
+            return UNSETTLED_HOLD_S
+        return min(max(HOLD_S, HOLD_REQUESTS / self.held), HOLD_MAX_S)
+
+    def _probe_s(self) -> float:
+        assert self.held is not None
+        return min(max(PROBE_S, PROBE_REQUESTS / self.held), PROBE_MAX_S)
+
+
+class Ticket(NamedTuple):
+    """A request's place in its model's pace, handed back with its answer."""
+
+    sent_at: float
+    gap_s: float
+    """Seconds since the request before it was sent."""
+
 
 class ModelLimiter:
-    """One model's pace and gate; `acquire` before every request, `rate_limited` after every 429."""
+    """One model's cap, learned pace and gate: `acquire` before every request, then report its answer."""
 
     def __init__(
         self,
@@ -39,25 +180,54 @@ class ModelLimiter:
         clock: Callable[[], float] = time.monotonic,
         sleep: Sleep = anyio.sleep,
     ) -> None:
-        self._pace = AsyncLimiter(1, 60.0 / requests_per_minute) if requests_per_minute else None
+        self._cap_interval = 60.0 / requests_per_minute if requests_per_minute else 0.0
         self._clock = clock
         self._sleep = sleep
+        self._learned = LearnedPace()
+        self._turn = anyio.Lock()
+        self._last_sent = -math.inf
         self._open_at = 0.0
         """The clock time the gate opens again; in the past while it is open."""
+        self._waiting = 0
 
-    async def acquire(self) -> None:
-        """Return when the next request may be sent: the gate open, then the request's turn in the pace."""
-        delay = self._open_at - self._clock()
-        if delay > 0:  # once: should a later 429 have moved the time on, the request meets it and waits again
-            await self._sleep(delay)
-        if self._pace is not None:
-            await self._pace.acquire()
+    async def acquire(self) -> Ticket:
+        """Wait for this request's turn, the gate and the pace; the ticket goes back with its answer."""
+        self._waiting += 1
+        try:
+            async with self._turn:
+                # Again after each wait: a 429 meanwhile may have closed the gate or cut the pace.
+                while (delay := self._ready_at() - self._clock()) > _EARLY_S:
+                    await self._sleep(delay)
+                now = self._clock()
+                ticket = Ticket(now, now - self._last_sent)
+                self._last_sent = now
+                return ticket
+        finally:
+            self._waiting -= 1
 
-    def rate_limited(self, retry_after: float | None) -> None:
-        """The provider answered 429: with a Retry-After, hold every request back that long.
+    def admitted(self, ticket: Ticket) -> None:
+        """The provider answered the ticket's request with anything but a 429."""
+        self._learned.admitted(ticket.sent_at, ticket.gap_s)
+
+    def rate_limited(self, retry_after: float | None, ticket: Ticket | None = None) -> None:
+        """The provider answered 429: learn from it, and with a Retry-After hold every request back that long.
 
         An earlier, longer hold is never shortened; a 429 without a hint
-        closes nothing (the retry policy's backoff is all there is to go by).
+        closes no gate but still slows the pace.
         """
+        now = self._clock()
         if retry_after:
-            self._open_at = max(self._open_at, self._clock() + retry_after)
+            self._open_at = max(self._open_at, now + retry_after)
+        self._learned.refused(now if ticket is None else ticket.sent_at, now, retry_after or ASSUMED_WAIT_S)
+
+    def held_back_rpm(self) -> float | None:
+        """The learned requests per minute while requests wait on it (below the user's cap), else None."""
+        rate = self._learned.rate(self._clock())
+        if not self._waiting or rate is None or 1.0 / rate <= self._cap_interval:
+            return None
+        return rate * 60.0
+
+    def _ready_at(self) -> float:
+        rate = self._learned.rate(self._clock())
+        interval = max(self._cap_interval, 1.0 / rate if rate else 0.0)
+        return max(self._open_at, self._last_sent + interval)

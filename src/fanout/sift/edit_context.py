@@ -192,6 +192,11 @@ def _claim_value(claim: Mapping[str, Any]) -> str:
 # --- prefetched references and warnings ---------------------------------------------------
 
 
+def shown_reference_urls(edit: Edit) -> list[str]:
+    """The references whose text the prompt hands over: the verdict may cite them as read."""
+    return [ref.url for ref in edit.references[:MAX_REFERENCES]]
+
+
 def _reference_section(edit: Edit) -> list[str]:
     references = edit.references
     if not references:

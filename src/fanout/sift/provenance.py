@@ -1,11 +1,17 @@
-"""Provenance: a source is `verified` only if this verdict's investigation really fetched it.
+"""Provenance: a source is `verified` only if this verdict's investigation really read it.
 
 Models sometimes cite a page as read (`provenance: verified`) when they saw
 only its search snippet, or never saw it at all. The evidence is the
 verdict's own fetch log: the successful web_fetch calls in its tool calls,
 counted by the URL the model asked for and by the URL the page finally came
-from (redirects). A `verified` source missing from that log is changed to
+from (redirects), plus the references whose text the prompt handed over
+(the engine fetched those on the verdict's behalf, and the prompt says they
+count as `verified`). A `verified` source read neither way is changed to
 `reported`, flagged `claimed_verified`, and named in the record's warnings.
+
+The prompt's own rule then applies to what is left: a `verified-high` or
+`verified-low` verdict needs at least one `verified` source. A verdict that
+breaks it keeps its word, and the record names the violation.
 
 URLs are compared loosely, as a reader would: scheme (http/https), host
 case, default ports, a trailing slash, the fragment and percent-encoding
@@ -20,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from urllib.parse import quote, unquote, urlsplit
 
-from fanout.records import Source, ToolCallLog
+from fanout.records import VERIFIED_WITHOUT_SOURCE, Source, ToolCallLog
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 PATH_SAFE = "/:@!$&'()*+,;=-._~"
@@ -56,21 +62,35 @@ def fetched_pages(tool_calls: Iterable[ToolCallLog]) -> set[str]:
     return pages
 
 
-def check_provenance(sources: Iterable[Source], tool_calls: Iterable[ToolCallLog]) -> tuple[list[Source], list[str]]:
-    """Sources marked `fetched`, with false `verified` claims corrected; plus one warning per correction."""
+def check_provenance(
+    sources: Iterable[Source], tool_calls: Iterable[ToolCallLog], prefetched: Iterable[str] = ()
+) -> tuple[list[Source], list[str]]:
+    """Sources marked `fetched` and `prefetched`, false `verified` claims corrected; one warning per correction.
+
+    `prefetched` are the URLs of the references the prompt showed with their text.
+    """
     pages = fetched_pages(tool_calls)
+    given = {normalise_url(url) for url in prefetched}
     checked: list[Source] = []
     warnings: list[str] = []
     for source in sources:
-        fetched = normalise_url(source.url) in pages
-        if source.provenance == "verified" and not fetched:
+        url = normalise_url(source.url)
+        fetched, handed = url in pages, url in given
+        if source.provenance == "verified" and not (fetched or handed):
             source = replace(source, provenance="reported", claimed_verified=True)
             warnings.append(
                 f"source {source.url} was cited as verified, but this investigation never fetched it; "
                 "its provenance was changed to reported"
             )
-        checked.append(replace(source, fetched=fetched))
+        checked.append(replace(source, fetched=fetched, prefetched=handed))
     return checked, warnings
+
+
+def rule_violations(verdict: str | None, sources: Iterable[Source]) -> list[str]:
+    """The prompt's rules this verdict breaks, judged on its checked sources."""
+    if verdict in ("verified-high", "verified-low") and not any(s.provenance == "verified" for s in sources):
+        return [VERIFIED_WITHOUT_SOURCE]
+    return []
 
 
 def _url_argument(arguments: str) -> str | None:

@@ -33,6 +33,9 @@ class RecordDetails(TypedDict, total=False):
     tool_calls: list[ToolCallLog]
     transcript: list[TranscriptEntry]
     duration_s: float | None
+    investigation_cut_off: bool
+    rule_violations: list[str]
+    tool_protocol: str
 
 
 def new_record(edit: Edit, model_name: str, status: Status, **details: Unpack[RecordDetails]) -> VerdictRecord:

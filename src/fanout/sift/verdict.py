@@ -2,8 +2,11 @@
 
 Phase A (run_tool_phase) is the open investigation: the SIFT prompt, the edit,
 and up to `max_turns` chat calls in which the model may call web_search and
-web_fetch. Phase B (ask_for_verdict) appends the verdict request and asks for
-JSON with no tools; a reply that does not fit the schema gets one repair turn.
+web_fetch, natively or, for a model without tool calling, through the
+prompted protocol (fanout.sift.prompted). Phase B (ask_for_verdict) appends
+the verdict request and asks for JSON with no tools; a reply that does not
+fit the schema gets one repair turn. An investigation cut off by
+finish_reason=length still gets phase B, with its oldest tool output trimmed.
 
 Everything gathered lives in an Investigation object created outside the
 timeout scope, so a verdict that runs out of time still reports the tool calls,
@@ -30,12 +33,13 @@ import anyio
 
 from fanout.config import ModelSpec, RunSettings
 from fanout.sift.edit import Edit
-from fanout.sift.edit_context import build_edit_context
-from fanout.errors import ProviderError
-from fanout.llm.chat import CallWatcher, ChatClient, ChatResult, ToolCall
+from fanout.sift.edit_context import build_edit_context, shown_reference_urls
+from fanout.errors import ModelRefused, ProviderError
+from fanout.llm.chat import CallWatcher, ChatClient, ChatResult, ToolCall, rejects_tools
 from fanout.llm.cost import CostSource, weakest
+from fanout.sift import prompted
 from fanout.sift.prompt import REPAIR_REQUEST, VERDICT_REQUEST, Prompt
-from fanout.sift.provenance import check_provenance
+from fanout.sift.provenance import check_provenance, rule_violations
 from fanout.sift.record import new_record
 from fanout.records import (
     PROVENANCES,
@@ -81,6 +85,10 @@ class Investigation:
     """How many messages those counted tokens cover."""
     context_warned: bool = False
     trimmed: int = 0
+    cut_off: bool = False
+    """An investigation reply was cut off (finish_reason=length) before the verdict was asked for."""
+    protocol: str = "native"
+    """How the tools are offered: `native` (the request's tools) or `prompted` (fanout.sift.prompted)."""
 
     @classmethod
     def start(cls, system: str, user: str, watcher: CallWatcher | None = None) -> Investigation:
@@ -164,6 +172,8 @@ async def run_verdict(
     """
     started = time.monotonic()
     state = Investigation.start(prompt.text, build_edit_context(edit), watcher)
+    if chat.tool_protocol(model) == "prompted":
+        use_prompted(state)
     outcome = Outcome("timeout", error=f"no verdict within {timeout_s:g} s")
     with anyio.move_on_after(timeout_s):
         outcome = await investigate(state, model, chat, tools, max_turns)
@@ -179,8 +189,10 @@ async def investigate(
 ) -> Outcome:
     try:
         if not await run_tool_phase(state, model, chat, tools, max_turns):
-            return Outcome("incomplete", error="an investigation reply was cut off (finish_reason=length)")
+            note_cut_off(state)
         return await ask_for_verdict(state, model, chat)
+    except ModelRefused:  # not this pair's result: the run stops scheduling the model (fanout.engine.orchestrator)
+        raise
     except ProviderError as exc:
         return Outcome("refused" if exc.refused else "error", error=str(exc))
 
@@ -192,19 +204,64 @@ async def run_tool_phase(
     tools: ToolBox,
     max_turns: int,
 ) -> bool:
-    """Phase A. False when a reply was cut off (finish_reason=length): there is no verdict to ask for."""
+    """Phase A. False when a reply was cut off (finish_reason=length), which ends the investigation."""
     for turn in range(1, max_turns + 1):
-        result = await ask(state, model, chat, tools=TOOL_SCHEMAS)
+        result = await investigation_turn(state, model, chat)
         truncated = result.finish_reason == "length"
         # A cut-off reply may carry half-written tool calls; they are neither kept nor run.
-        state.add_reply(result, keep_tool_calls=not truncated)
+        state.add_reply(result, keep_tool_calls=not truncated and state.protocol == "native")
         if truncated:
             return False
-        if not result.tool_calls:
+        calls = result.tool_calls if state.protocol == "native" else prompted_calls(result, turn)
+        if not calls:
             return True
-        await answer_tool_calls(state, tools, result.tool_calls, turn)
+        await answer_tool_calls(state, tools, calls, turn)
     state.warnings.append(f"the investigation used all {max_turns} turns; the verdict was asked for anyway")
     return True
+
+
+async def investigation_turn(state: Investigation, model: ModelSpec, chat: ChatClient) -> ChatResult:
+    """One chat call of phase A, with the tools offered the way this model can take them.
+
+    A request with tools that the endpoint refuses switches the model to the
+    prompted protocol (unless the user forced native) and asks again.
+    """
+    if state.protocol == "native":
+        try:
+            return await ask(state, model, chat, tools=TOOL_SCHEMAS)
+        except ProviderError as exc:
+            if model.tool_protocol == "native" or not rejects_tools(exc):
+                raise
+            chat.tools_refused(model)
+            use_prompted(state)
+            state.warnings.append(f"the endpoint refused a request with tools ({exc}); "
+                                  "the tools were offered in the prompt instead (tool_protocol prompted)")
+    return await ask(state, model, chat)
+
+
+def use_prompted(state: Investigation) -> None:
+    state.protocol = "prompted"
+    prompted.offer_tools(state.messages)
+
+
+def prompted_calls(result: ChatResult, turn: int) -> list[ToolCall]:
+    action = prompted.parse_action(result.content, turn)
+    return [action] if action is not None else []
+
+
+def note_cut_off(state: Investigation) -> None:
+    """A cut-off investigation still gets its verdict, asked with what it gathered.
+
+    A reply runs out of room when the output limit or the context window is
+    reached, so the oldest tool output goes first to leave the verdict space.
+    Only a verdict that cannot be had makes the record `incomplete`.
+    """
+    state.cut_off = True
+    if trim_oldest_tool_output(state.messages) is not None:
+        state.trimmed += 1
+    state.warnings.append(
+        "an investigation reply was cut off (finish_reason=length); the verdict was asked for with what was gathered"
+    )
 
 
 async def answer_tool_calls(state: Investigation, tools: ToolBox, calls: list[ToolCall], turn: int) -> None:
@@ -217,7 +274,10 @@ async def answer_tool_calls(state: Investigation, tools: ToolBox, calls: list[To
     for call in calls:
         result = await tools.dispatch(call.name, call.arguments)
         state.record_tool(turn, call, result.text, result.ok, result.final_url)
-        state.messages.append({"role": "tool", "tool_call_id": call.id, "content": result.text})
+        if state.protocol == "native":
+            state.messages.append({"role": "tool", "tool_call_id": call.id, "content": result.text})
+        else:
+            state.messages.append(prompted.result_message(call, result.text))
 
 
 async def ask_for_verdict(
@@ -226,7 +286,7 @@ async def ask_for_verdict(
     chat: ChatClient,
 ) -> Outcome:
     """Phase B: the verdict as JSON, no tools, one repair turn if the first answer does not fit."""
-    state.messages.append({"role": "user", "content": VERDICT_REQUEST})
+    add_user_message(state.messages, VERDICT_REQUEST)
     outcome, problem = await verdict_turn(state, model, chat)
     if outcome is not None:
         return outcome
@@ -296,11 +356,21 @@ def fit_context(state: Investigation, model: ModelSpec) -> None:
 def trim_oldest_tool_output(messages: list[dict[str, Any]]) -> int | None:
     """Characters saved by trimming the oldest untrimmed tool output, or None if none is left."""
     for message in messages:
-        if message.get("role") == "tool" and message.get("content") != TRIM_MARKER:
-            saved = len(message.get("content") or "") - len(TRIM_MARKER)
-            message["content"] = TRIM_MARKER
+        if prompted.is_tool_output(message) and not message["content"].endswith(TRIM_MARKER):
+            kept = prompted.trimmed(message, TRIM_MARKER)
+            saved = len(message["content"]) - len(kept)
+            message["content"] = kept
             return max(saved, 0)
     return None
+
+
+def add_user_message(messages: list[dict[str, Any]], text: str) -> None:
+    """A user message, joined to a user message just before it: some chat templates insist that roles alternate."""
+    last = messages[-1]
+    if last.get("role") == "user" and isinstance(last.get("content"), str):
+        last["content"] = f"{last['content']}\n\n{text}"
+    else:
+        messages.append({"role": "user", "content": text})
 
 
 def note_once(state: Investigation, warning: str) -> None:
@@ -408,9 +478,13 @@ def build_record(
     if state.call_pending:
         warnings.append("a chat call was cut off by the timeout; what it cost (if anything) is unknown")
     sources, provenance_warnings = check_provenance(
-        (Source(s["url"], s["supports_claim"], s["provenance"]) for s in verdict.get("sources", [])), state.tool_log
+        (Source(s["url"], s["supports_claim"], s["provenance"]) for s in verdict.get("sources", [])),
+        state.tool_log, shown_reference_urls(edit),
     )
     warnings.extend(provenance_warnings)
+    violations = rule_violations(verdict.get("verdict"), sources)
+    if violations:
+        warnings.append(f"{verdict['verdict']} needs at least one verified source, and this verdict has none")
     return new_record(
         edit,
         model.name,
@@ -423,6 +497,9 @@ def build_record(
         cost_source=state.cost_source(),
         served_model=state.served_model,
         error=outcome.error,
+        investigation_cut_off=state.cut_off,
+        tool_protocol=state.protocol,
+        rule_violations=violations,
         raw_verdict=None if outcome.verdict else outcome.raw,
         warnings=warnings,
         tool_calls=list(state.tool_log),
@@ -452,9 +529,14 @@ def transcript(messages: list[dict[str, Any]], prompt: Prompt) -> list[Transcrip
 
 
 def assistant_message(result: ChatResult, *, keep_tool_calls: bool) -> dict[str, Any]:
-    """The reply as it goes back into the conversation (OpenAI message shape)."""
+    """The reply as it goes back into the conversation, in the shape strict servers accept.
+
+    Content is always a string: OpenAI allows null next to tool_calls, but
+    llama-cpp-python's server (and others that validate the request against a
+    string-only schema) answer such a message with HTTP 500.
+    """
     calls = result.tool_calls if keep_tool_calls else []
-    message: dict[str, Any] = {"role": "assistant", "content": result.content if calls else (result.content or "")}
+    message: dict[str, Any] = {"role": "assistant", "content": result.content or ""}
     if calls:
         message["tool_calls"] = [
             {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}

@@ -23,7 +23,15 @@ from aiohttp import web
 from fanout.sim.conversation import Conversation, read_conversation, request_chars
 from fanout.sim.corpus import Corpus, Hit
 from fanout.sim.dice import dice, lognormal_seconds
-from fanout.sim.faults import RATE_KINDS, FaultProfile, Latency, ModelFaults, RpmLimiter, retry_after_header
+from fanout.sim.faults import (
+    RATE_KINDS,
+    FaultProfile,
+    Latency,
+    ModelFaults,
+    RpmLimiter,
+    TokenBucket,
+    retry_after_header,
+)
 from fanout.sim.investigation import Reply, investigate
 from fanout.sim.misbehaviour import cut_off, invalid_verdict_json, malformed_arguments, unknown_tool
 from fanout.sim.models import SimModel, estimate_tokens, find_model
@@ -61,11 +69,13 @@ class SimState:
     """Only these Bearer tokens are accepted (a token becomes required); None accepts any."""
     stats: SimStats = field(default_factory=SimStats)
     limiter: RpmLimiter = field(init=False)
+    bucket: TokenBucket = field(init=False)
     attempts: Counter[tuple[Any, ...]] = field(default_factory=Counter)
     generations: dict[str, tuple[float, dict[str, Any]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.limiter = RpmLimiter(self.clock)
+        self.bucket = TokenBucket(self.clock)
 
     def next_attempt(self, *key: Any) -> int:
         """How many times this exact request came before: retries get fresh fault draws."""
@@ -173,18 +183,35 @@ async def _answer_at(deadline: float) -> None:
     await asyncio.sleep(max(0.0, deadline - loop.time()))
 
 
+def _rate_limit(state: SimState, model: SimModel, faults: ModelFaults) -> web.Response | None:
+    """429 with Retry-After when the sliding window or the token bucket has no room; the bucket is
+    asked only once the window has counted the request, which it takes back if the bucket refuses."""
+    slug = model.canonical_slug
+    wait_s = state.limiter.admit(slug, faults.rpm, faults.rate_window_s)
+    limit = f"{faults.rpm} requests per {faults.rate_window_s:g} s"
+    if wait_s is None:
+        wait_s = state.bucket.admit(slug, faults)
+        limit = f"{faults.bucket_rpm or 0:g} requests a minute, {faults.bucket_burst} at once"
+        if wait_s is not None and faults.rpm is not None:
+            state.limiter.forget_last(slug)
+    if faults.rpm is not None or faults.bucket_rpm is not None:
+        state.stats.rate_limit_event(slug, state.clock(), admitted=wait_s is None)
+    if wait_s is None:
+        return None
+    state.stats.fault("rate_limited")
+    message = f"Rate limit exceeded: limit_rpm/{model.id}: {limit}."
+    return _json(
+        error_body(429, message, headers={"X-RateLimit-Remaining": "0"}),
+        status=429,
+        headers={"Retry-After": retry_after_header(wait_s)},
+    )
+
+
 def _refusal(state: SimState, model: SimModel, faults: ModelFaults, body: dict[str, Any]) -> web.Response | None:
     """Refusals that come back at once, before any model work: rate limit, unsupported options, size."""
-    wait_s = state.limiter.admit(model.canonical_slug, faults.rpm, faults.rate_window_s)
-    if wait_s is not None:
-        state.stats.fault("rate_limited")
-        retry_after = retry_after_header(wait_s)
-        message = f"Rate limit exceeded: limit_rpm/{model.id}: {faults.rpm} requests per {faults.rate_window_s:g} s."
-        return _json(
-            error_body(429, message, headers={"X-RateLimit-Limit": str(faults.rpm), "X-RateLimit-Remaining": "0"}),
-            status=429,
-            headers={"Retry-After": retry_after},
-        )
+    limited = _rate_limit(state, model, faults)
+    if limited is not None:
+        return limited
     if faults.response_format_unsupported and body.get("response_format"):
         state.stats.fault("response_format_unsupported")
         message = f"Provider {model.provider} does not support the response_format parameter for {model.id}"

@@ -12,6 +12,8 @@ forever, yet the same seed replays the same faults.
     models:
       allenai/olmo-3.1-32b-instruct: {rpm: 60, response_format_unsupported: true}
       nvidia/nemotron-3-nano-30b-a3b: {rpm: 15, rate_window_s: 10}   # 15 per 10 s
+      deepseek/deepseek-v3.2: {bucket_rpm: 60, bucket_burst: 1}      # a token bucket: one a second, no burst
+      anthropic/claude-haiku-4.5: {bucket_rpm: 60, bucket_schedule: [[60, 30], [120, 60]]}  # halved for a minute
     search: {unresponsive: 0.1, latency: {median_s: 0.05, p95_s: 0.2}}
 """
 
@@ -62,6 +64,12 @@ class ModelFaults:
     """Requests allowed per sliding window (60 s: per minute) before 429; None = unlimited."""
     rate_window_s: float = 60.0
     """The window rpm counts over; OpenRouter's own limits also use short (10 s) windows."""
+    bucket_rpm: float | None = None
+    """A token bucket beside the window: this many tokens a minute, one per request; None = no bucket."""
+    bucket_burst: int = 1
+    """Tokens the bucket holds at most (and holds at the start): the requests that may go at once."""
+    bucket_schedule: tuple[tuple[float, float], ...] = ()
+    """(seconds after the model's first request, new bucket_rpm) pairs: a limit that changes during a run."""
     stall_s: float = 30.0
     """How long a stall hangs before answering (not scaled by latency_scale)."""
     response_format_unsupported: bool = False
@@ -171,6 +179,12 @@ def _model_faults(section: Mapping[str, Any], base: ModelFaults, where: str) -> 
             changes[key] = _latency(value, base.latency, f"{where}.latency")
         elif key == "rpm":
             changes[key] = None if value is None else int(_number(value, f"{where}.rpm"))
+        elif key == "bucket_rpm":
+            changes[key] = None if value is None else _positive(value, f"{where}.bucket_rpm")
+        elif key == "bucket_burst":
+            changes[key] = max(1, int(_number(value, f"{where}.bucket_burst")))
+        elif key == "bucket_schedule":
+            changes[key] = _schedule(value, f"{where}.bucket_schedule")
         elif key == "response_format_unsupported":
             changes[key] = bool(value)
         elif key in ("stall_s", "rate_window_s"):
@@ -205,6 +219,22 @@ def _latency(value: Any, base: Latency, where: str) -> Latency:
     if p95 < median:
         raise ConfigError(f"{where}: p95_s ({p95}) is below median_s ({median})")
     return Latency(median, p95)
+
+
+def _schedule(value: Any, where: str) -> tuple[tuple[float, float], ...]:
+    if not isinstance(value, list) or not all(isinstance(p, list) and len(p) == 2 for p in value):
+        raise ConfigError(f"{where}: expected a list of [seconds, rpm] pairs, got {value!r}")
+    steps = tuple((_number(at, where), _positive(rpm, where)) for at, rpm in value)
+    if list(steps) != sorted(steps):
+        raise ConfigError(f"{where}: the pairs must be in order of their seconds, got {value!r}")
+    return steps
+
+
+def _positive(value: Any, where: str) -> float:
+    number = _number(value, where)
+    if number == 0:
+        raise ConfigError(f"{where}: expected a positive number, got {value!r}")
+    return number
 
 
 def _rate(value: Any, where: str) -> float:
@@ -243,6 +273,10 @@ class RpmLimiter:
         self._clock = clock
         self._accepted: dict[str, collections.deque[float]] = collections.defaultdict(collections.deque)
 
+    def forget_last(self, model: str) -> None:
+        """Take back the latest request counted: another limit refused it after all."""
+        self._accepted[model].pop()
+
     def admit(self, model: str, limit: int | None, window_s: float = 60.0) -> float | None:
         """None if the request may go ahead (and is counted), else seconds to wait."""
         if limit is None:
@@ -255,6 +289,44 @@ class RpmLimiter:
             window.append(now)
             return None
         return window[0] + window_s - now
+
+
+class TokenBucket:
+    """A token bucket per model: tokens drip in at the rate, up to `burst`; each request takes one.
+
+    The other way providers limit: no window to spend in a burst, just a
+    steady rate, with `burst` requests allowed at once after a quiet spell.
+    The rate may change during a run (a schedule keyed by the time since the
+    model's first request), as a provider's does when it is busy.
+    """
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self._clock = clock
+        self._first: dict[str, float] = {}
+        self._tokens: dict[str, tuple[float, float]] = {}
+        """Per model: tokens held, and the clock time they were counted."""
+
+    def admit(self, model: str, faults: ModelFaults) -> float | None:
+        """None if the request may go ahead (and takes a token), else seconds until a token is there."""
+        if faults.bucket_rpm is None:
+            return None
+        now = self._clock()
+        per_s = self._rpm(model, faults, now) / 60.0
+        held, counted_at = self._tokens.get(model, (float(faults.bucket_burst), now))
+        held = min(float(faults.bucket_burst), held + (now - counted_at) * per_s)
+        if held >= 1.0 - 1e-9:
+            self._tokens[model] = (held - 1.0, now)
+            return None
+        self._tokens[model] = (held, now)
+        return (1.0 - held) / per_s
+
+    def _rpm(self, model: str, faults: ModelFaults, now: float) -> float:
+        since_first = now - self._first.setdefault(model, now)
+        rpm = faults.bucket_rpm or 0.0
+        for after_s, changed in faults.bucket_schedule:
+            if since_first >= after_s:
+                rpm = changed
+        return rpm
 
 
 def retry_after_header(wait_s: float) -> str:

@@ -21,6 +21,15 @@ class SimStats:
         self._pair_costs: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
         self._tokens: dict[str, Counter[str]] = defaultdict(Counter)
         self._latency: dict[str, list[float]] = defaultdict(list)
+        self._rate_events: dict[str, dict[str, list[float]]] = defaultdict(lambda: {"admitted": [], "refused": []})
+        self._started = 0.0
+
+    def rate_limit_event(self, model: str, at: float, *, admitted: bool) -> None:
+        """When a rate-limited model's request was admitted or refused: `make bench` measures from these how
+        fast a client follows a limit that changes. Times count from the first such request."""
+        if not self._rate_events:
+            self._started = at
+        self._rate_events[model]["admitted" if admitted else "refused"].append(round(at - self._started, 4))
 
     def request(self, endpoint: str) -> None:
         self.requests[endpoint] += 1
@@ -57,4 +66,5 @@ class SimStats:
             "tokens": {m: dict(t) for m, t in sorted(self._tokens.items())},
             "faults": dict(sorted(self.faults.items())),
             "latency_s": {endpoint: math.fsum(waits) for endpoint, waits in sorted(self._latency.items())},
+            "rate_limit_events": {m: dict(events) for m, events in sorted(self._rate_events.items())},
         }

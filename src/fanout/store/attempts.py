@@ -24,6 +24,8 @@ import hashlib
 import json
 import os
 import time
+from collections import Counter
+from contextlib import contextmanager
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -32,6 +34,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from fanout.config import ModelSpec
 from fanout.llm.cost import CostSource, estimate_cost, weakest
 from fanout.records import utc_now
+from fanout.store.atomic import DISK_FULL
 from fanout.store.layout import ABANDONED_NAME, INFLIGHT_DIR
 from fanout.store.log_index import LogIndex
 
@@ -58,7 +61,11 @@ class AttemptFile:
 
     def __init__(self, run_dir: Path, edit_rcid: int, model: str, log_bytes: int) -> None:
         path = attempt_path(run_dir, edit_rcid, model)
-        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
+        self._fd = -1
+        self.answered_calls = 0
+        """Calls answered so far: an attempt that has none and ends in a refusal of its model cost nothing."""
+        with _unless_disk_full():
+            self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
         # log_bytes: a record of this pair that ends past it was logged by this attempt (see settle_abandoned).
         self._write({"edit_rcid": edit_rcid, "model": model, "log_bytes": log_bytes, "started_ns": time.time_ns()})
 
@@ -66,6 +73,7 @@ class AttemptFile:
         self._write({"e": "sent"})
 
     def answered(self, result: ChatResult) -> None:
+        self.answered_calls += 1
         self._write({"e": "answered", "id": result.response_id, "cost": result.cost_usd, "prompt": result.prompt_tokens,
                      "completion": result.completion_tokens, "cached": result.cached_tokens})
 
@@ -78,7 +86,21 @@ class AttemptFile:
             self._fd = -1
 
     def _write(self, line: dict[str, Any]) -> None:
-        os.write(self._fd, json.dumps(line, separators=(",", ":")).encode() + b"\n")
+        if self._fd < 0:
+            return
+        with _unless_disk_full():
+            os.write(self._fd, json.dumps(line, separators=(",", ":")).encode() + b"\n")
+
+
+@contextmanager
+def _unless_disk_full() -> Iterator[None]:
+    """On a full disk the verdict goes on unwritten: the log's writer meets the same disk and stops the run,
+    and a record that is logged carries its own cost."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in DISK_FULL:
+            raise
 
 
 @dataclass
@@ -130,12 +152,23 @@ def abandoned_totals(entries: list[Abandoned]) -> SpendTotals:
     )
 
 
-def unsettled_attempts(run_dir: Path) -> int:
-    """In-flight files left behind (a run in progress, or one stopped since its last start)."""
+def unsettled_attempts(run_dir: Path) -> Counter[str]:
+    """In-flight files per model, from each file's header: the verdicts of a run in progress, or attempts
+    cut off since the run last started (which of the two, only the run's lock can say)."""
+    found: Counter[str] = Counter()
     try:
-        return sum(1 for name in os.listdir(run_dir / INFLIGHT_DIR) if name.endswith(".jsonl"))
+        names = [name for name in os.listdir(run_dir / INFLIGHT_DIR) if name.endswith(".jsonl")]
     except OSError:
-        return 0
+        return found
+    for name in names:
+        try:  # the writer removes a file once its record is logged: one may go between listing and reading
+            with open(run_dir / INFLIGHT_DIR / name, "rb") as fh:
+                header = next(_json_lines(fh.readline()), None)
+        except OSError:
+            continue
+        if header is not None and "model" in header:
+            found[str(header["model"])] += 1
+    return found
 
 
 @dataclass(frozen=True)

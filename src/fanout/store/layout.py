@@ -42,6 +42,8 @@ def refuse_run_file(path: Path, option: str) -> None:
         what = f"the run's {target.name}"
     elif folder.name == VERDICT_DIR and _is_run_dir(folder.parent):
         what, folder = "a verdict view", folder.parent
+    elif folder.name == INFLIGHT_DIR and _is_run_dir(folder.parent):
+        what, folder = f"the run's {INFLIGHT_DIR} files", folder.parent
     else:
         return
     raise ConfigError(f"{option} {path} would write over {what} in the run directory {folder}; choose another file")

@@ -8,20 +8,27 @@
     load_blocked_domains       the domains neither tool will hand to a model
 
 Inside: urlguard (which URLs may be opened), blocklist, pacing (per-host
-politeness), body (capped reading), fetch (hops and checks), extract
-(trafilatura off the event loop), providers/ (SearXNG, Wikipedia, Tavily,
+politeness), body (capped reading), fetch (hops and checks), extract and
+pdf (page text), extract_pool and extract_worker (that text made in worker
+processes bounded in time and memory), providers/ (SearXNG, Wikipedia, Tavily,
 Brave, DuckDuckGo, arXiv and plug-ins), search (priority fallback), cache,
 singleflight, health (the "search is failing" alarm), executor (ToolBox).
 """
 
 from __future__ import annotations
 
-from fanout.tools.blocklist import load_blocked_domains
-from fanout.tools.cache import ToolCache
-from fanout.tools.executor import ToolBox, ToolResult
-from fanout.tools.run_tools import open_run_toolbox
-from fanout.tools.schemas import TOOL_NAMES, TOOL_SCHEMAS
+import importlib
+from typing import TYPE_CHECKING, Any
 
+_EXPORTS = {
+    "TOOL_NAMES": "fanout.tools.schemas",
+    "TOOL_SCHEMAS": "fanout.tools.schemas",
+    "ToolBox": "fanout.tools.executor",
+    "ToolCache": "fanout.tools.cache",
+    "ToolResult": "fanout.tools.executor",
+    "load_blocked_domains": "fanout.tools.blocklist",
+    "open_run_toolbox": "fanout.tools.run_tools",
+}
 __all__ = [
     "TOOL_NAMES",
     "TOOL_SCHEMAS",
@@ -31,3 +38,25 @@ __all__ = [
     "load_blocked_domains",
     "open_run_toolbox",
 ]
+
+if TYPE_CHECKING:
+    from fanout.tools.blocklist import load_blocked_domains
+    from fanout.tools.cache import ToolCache
+    from fanout.tools.executor import ToolBox, ToolResult
+    from fanout.tools.run_tools import open_run_toolbox
+    from fanout.tools.schemas import TOOL_NAMES, TOOL_SCHEMAS
+
+
+def __getattr__(name: str) -> Any:
+    """Import a name's module on first use (PEP 562): an extraction worker imports
+    fanout.tools.extract_worker, and must not pay for httpx, the cache and the providers."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'fanout.tools' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return list(__all__)

@@ -19,8 +19,9 @@ from fanout.config import ToolSettings
 from fanout.errors import ToolFailure
 from fanout.tools.blocklist import load_blocked_domains
 from fanout.tools.cache import ToolCache, page_key
-from fanout.tools.extract import decode_plain_text, extract_article, truncate
-from fanout.tools.fetch import HTML_TYPES, Page, PageFetcher
+from fanout.tools.extract import decode_plain_text, truncate
+from fanout.tools.extract_pool import ExtractedText, ExtractionPool, UnreadablePdf
+from fanout.tools.fetch import Page, PageFetcher
 from fanout.tools.health import SearchHealth
 from fanout.tools.pacing import HostPacer
 from fanout.tools.providers import SearchProvider, build_providers
@@ -46,8 +47,10 @@ class ToolBox:
     `cache` (the run's ToolCache) makes every model see the same search
     answers and page texts; without one, nothing is cached (one-off calls,
     tests). `global_cache` is the optional cross-run search cache.
-    `providers` defaults to those named in the settings. `resolver` and
-    `pacer` exist for tests (a fake DNS, a fake clock); a run leaves them alone.
+    `providers` defaults to those named in the settings. `extractor` is the
+    run's open ExtractionPool; without one, each page gets a worker of its own
+    (see extract_pool). `resolver` and `pacer` exist for tests (a fake DNS, a
+    fake clock); a run leaves them alone.
     """
 
     def __init__(
@@ -61,6 +64,7 @@ class ToolBox:
         global_cache: ToolCache | None = None,
         providers: Sequence[SearchProvider] | None = None,
         health: SearchHealth | None = None,
+        extractor: ExtractionPool | None = None,
     ) -> None:
         self._http = http
         self._settings = settings
@@ -73,6 +77,7 @@ class ToolBox:
         )
         pacer = pacer or HostPacer(settings.per_host_delay_s)
         self._fetcher = PageFetcher(http, guard, pacer, settings)
+        self._extractor = extractor or ExtractionPool.from_settings(settings)
         self._cache = cache
         self._page_flights: SingleFlight[ToolResult] = SingleFlight()
         self.search_chain = SearchChain(
@@ -91,8 +96,8 @@ class ToolBox:
         return self.search_chain.health
 
     async def web_search(self, query: str) -> ToolResult:
-        """JSON text: {"results": [{title, url, snippet, provider}, ...], "provider": name},
-        plus "error" when no provider could answer."""
+        """JSON text: {"results": [{title, url, snippet, provider, engines?, published?}, ...], "provider": name},
+        plus "answers" (direct answers), "warning" (engines that did not answer) and "error" (no provider could)."""
         return await _guarded(lambda: self._search(query))
 
     async def web_fetch(self, url: str) -> ToolResult:
@@ -115,8 +120,13 @@ class ToolBox:
     async def _search(self, query: str) -> ToolResult:
         answer = await self.search_chain.search(query)
         payload: dict[str, Any] = {"results": answer.results}
+        if answer.answers:
+            payload["answers"] = list(answer.answers)
         if answer.provider is not None:
             payload["provider"] = answer.provider
+        if answer.unanswered:
+            payload["warning"] = (f"these search engines did not answer, so the results may be incomplete: "
+                                  f"{', '.join(answer.unanswered)}")
         if answer.error is not None:
             payload["error"] = answer.error
         return ToolResult(json.dumps(payload, ensure_ascii=False), answer.error is None)
@@ -134,16 +144,30 @@ class ToolBox:
 
     async def _fetch(self, url: str) -> ToolResult:
         page = await self._fetcher.fetch(url)
-        text = await _readable_text(page)
-        if not text:
-            raise ToolFailure(
-                f"empty_extraction: no readable article text at {page.url} "
-                "(the page may need JavaScript, sit behind a login, or hold no article)"
-            )
-        text = truncate(text, self._settings.fetch_max_chars)
+        found = await self._readable_text(page)
+        if not found.text:
+            raise ToolFailure(_nothing_readable(page))
+        text = truncate(found.text, self._settings.fetch_max_chars)
+        if found.pages is not None and found.pages_read is not None and found.pages_read < found.pages:
+            text += f"\n\n[PDF cut: read the first {found.pages_read} of its {found.pages} pages]"
         if page.truncated:
-            text += f"\n\n[page cut at {self._settings.fetch_max_bytes:,} bytes: only its first part was read]"
+            cap = self._settings.pdf_max_bytes if page.kind == "pdf" else self._settings.fetch_max_bytes
+            text += f"\n\n[page cut at {cap:,} bytes: only its first part was read]"
         return ToolResult(text, True, page.url)
+
+    async def _readable_text(self, page: Page) -> ExtractedText:
+        if page.kind == "text":
+            return ExtractedText(decode_plain_text(page.body, page.encoding) or None)
+        try:
+            return await self._extractor.extract(page.kind, page.body, url=page.url, encoding=page.encoding)
+        except UnreadablePdf as exc:
+            if not page.truncated:
+                raise
+            raise ToolFailure(
+                f"unreadable_pdf: {page.url} is larger than {self._settings.pdf_max_bytes:,} bytes, the most "
+                "web_fetch reads of a PDF, and its first part cannot be read on its own; look for a smaller "
+                "or HTML version of this document"
+            ) from exc
 
 
 def parse_argument(name: str, raw_arguments: str) -> str:
@@ -167,10 +191,11 @@ def parse_argument(name: str, raw_arguments: str) -> str:
     return value
 
 
-async def _readable_text(page: Page) -> str | None:
-    if page.media_type in HTML_TYPES or not page.media_type:
-        return await extract_article(page.body, encoding=page.encoding, url=page.url)
-    return decode_plain_text(page.body, page.encoding) or None
+def _nothing_readable(page: Page) -> str:
+    if page.kind == "pdf":
+        return f"empty_extraction: {page.url} is a PDF without a text layer (probably scanned images)"
+    return (f"empty_extraction: no readable article text at {page.url} "
+            "(the page may need JavaScript, sit behind a login, or hold no article)")
 
 
 async def _guarded(run: Callable[[], Awaitable[ToolResult]]) -> ToolResult:

@@ -1,21 +1,17 @@
-"""Turning fetched HTML into the article text a model reads.
+"""Turning a fetched page into the text a model reads.
 
-trafilatura keeps the main text and drops navigation, ads and footers. It
-is CPU work (lxml parsing, up to seconds on a big page), so it runs in a
-worker thread: on the event loop it would stall every other verdict.
+trafilatura keeps an HTML page's main text and drops navigation, ads and
+footers. It is CPU work (lxml parsing: milliseconds on a normal page,
+minutes and hundreds of MB on a malformed one), so it never runs in the
+run's process: extract_pool hands it to a worker process (extract_worker)
+that is bounded in time and memory. Plain text and JSON are only decoded.
 """
 
 from __future__ import annotations
 
-import anyio
 
-
-async def extract_article(html: bytes, *, encoding: str | None, url: str) -> str | None:
+def article_text(html: bytes, encoding: str | None, url: str) -> str | None:
     """The page's main text, or None when trafilatura finds none."""
-    return await anyio.to_thread.run_sync(_extract, html, encoding, url)
-
-
-def _extract(html: bytes, encoding: str | None, url: str) -> str | None:
     import trafilatura  # heavy import, paid only when a page is actually read
 
     text = trafilatura.extract(

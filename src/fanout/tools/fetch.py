@@ -9,35 +9,43 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 import anyio
 import httpx
 
 from fanout.config import ToolSettings
 from fanout.errors import ToolFailure
+from fanout.http.addresses import AddressRefused
 from fanout.tools.body import ACCEPT_ENCODING, read_capped
 from fanout.tools.pacing import HostPacer
 from fanout.tools.urlguard import Target, UrlGuard
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
-TEXT_TYPES = frozenset({"text/plain"})
+TEXT_TYPES = frozenset({"text/plain", "application/json", "text/json"})
+"""Returned as they are, decoded; so is any `+json` type (application/ld+json, ...)."""
+PDF_TYPES = frozenset({"application/pdf", "application/x-pdf"})
+UNSAID_TYPES = frozenset({"", "application/octet-stream"})
+"""No useful type: the body decides (a PDF, HTML, or refused). Many servers send PDFs as octet-stream."""
 REQUEST_HEADERS = {
-    "Accept": "text/html,application/xhtml+xml;q=0.9,text/plain;q=0.8,*/*;q=0.1",
+    "Accept": "text/html,application/xhtml+xml;q=0.9,application/pdf;q=0.8,text/plain;q=0.8,*/*;q=0.1",
     "Accept-Encoding": ACCEPT_ENCODING,
 }
+PageKind = Literal["html", "pdf", "text"]
 
 
 class Page(NamedTuple):
     url: str
     """The final URL, after redirects."""
     media_type: str
-    """`text/html`, `text/plain`, or "" when the server did not say."""
+    """`text/html`, `application/pdf`, ..., or "" when the server did not say."""
     body: bytes
     encoding: str | None
     """The charset the server declared, if any."""
     truncated: bool
-    """The body was longer than fetch_max_bytes and was cut."""
+    """The body was longer than its byte cap (fetch_max_bytes, pdf_max_bytes for a PDF) and was cut."""
+    kind: PageKind
+    """How its text is read: extracted from HTML, from a PDF, or returned as it is."""
 
 
 class PageFetcher:
@@ -55,6 +63,8 @@ class PageFetcher:
                 return await self._follow_redirects(url)
         except httpx.TimeoutException as exc:
             raise ToolFailure(f"timeout: {url} did not answer within {limit:g} s") from exc
+        except AddressRefused as exc:
+            raise ToolFailure(str(exc)) from exc
         except httpx.HTTPError as exc:
             raise ToolFailure(f"connection_error: could not fetch {url} ({type(exc).__name__}: {exc})") from exc
         raise ToolFailure(f"timeout: {url} did not finish within {limit:g} s")
@@ -93,15 +103,40 @@ class PageFetcher:
             phrase = httpx.codes.get_reason_phrase(response.status_code) or response.reason_phrase
             raise ToolFailure(f"HTTP {response.status_code} {phrase}".rstrip())
         media_type = _media_type(response)
-        if media_type and media_type not in HTML_TYPES | TEXT_TYPES:
-            raise ToolFailure(
-                f"unsupported_content_type: {url} is {media_type}, not a web page; "
-                "web_fetch reads HTML and plain text only (look for an HTML version of this document)"
-            )
-        body = await read_capped(response, self._settings.fetch_max_bytes)
-        if not media_type and not _looks_like_html(body.data):
-            raise ToolFailure(f"unsupported_content_type: {url} did not say what it is and does not look like HTML")
-        return Page(url, media_type, body.data, response.charset_encoding, body.truncated)
+        kind = _kind_of(media_type, url)
+        cap = self._settings.pdf_max_bytes if kind in ("pdf", None) else self._settings.fetch_max_bytes
+        body = await read_capped(response, cap)
+        data, truncated = body.data, body.truncated
+        if kind is None:
+            kind = _sniffed(data, media_type, url)
+            if kind != "pdf" and len(data) > self._settings.fetch_max_bytes:
+                data, truncated = data[: self._settings.fetch_max_bytes], True
+        return Page(url, media_type, data, response.charset_encoding, truncated, kind)
+
+
+def _kind_of(media_type: str, url: str) -> PageKind | None:
+    """How to read a page of this type; None when only its first bytes can tell."""
+    if media_type in HTML_TYPES:
+        return "html"
+    if media_type in PDF_TYPES:
+        return "pdf"
+    if media_type in TEXT_TYPES or media_type.endswith("+json"):
+        return "text"
+    if media_type in UNSAID_TYPES:
+        return None
+    raise ToolFailure(
+        f"unsupported_content_type: {url} is {media_type}, not a web page; "
+        "web_fetch reads HTML, PDF, plain text and JSON only (look for an HTML version of this document)"
+    )
+
+
+def _sniffed(data: bytes, media_type: str, url: str) -> PageKind:
+    if data.lstrip(b"\xef\xbb\xbf \t\r\n")[:5] == b"%PDF-":
+        return "pdf"
+    if _looks_like_html(data):
+        return "html"
+    said = f"is {media_type} and" if media_type else "did not say what it is and"
+    raise ToolFailure(f"unsupported_content_type: {url} {said} does not look like HTML or PDF")
 
 
 def _join(target: Target, location: str) -> httpx.URL:

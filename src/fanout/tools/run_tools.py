@@ -3,7 +3,8 @@
     async with open_run_toolbox(http, settings, run_dir) as tools: ...
 
 opens RUN_DIR/search-cache.sqlite (and the global search cache when
-`global_cache_dir` is set) and closes both on exit, even on cancellation.
+`global_cache_dir` is set) and the pool of extraction workers, and closes
+them all on exit, even on cancellation.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import httpx
 from fanout.config import ToolSettings
 from fanout.tools.cache import RUN_CACHE_NAME, ToolCache
 from fanout.tools.executor import ToolBox
+from fanout.tools.extract_pool import ExtractionPool
 
 GLOBAL_CACHE_NAME = "search-cache.sqlite"
 
@@ -32,4 +34,5 @@ async def open_run_toolbox(http: httpx.AsyncClient, settings: ToolSettings, run_
                 Path(settings.global_cache_dir).expanduser() / GLOBAL_CACHE_NAME, ttl_s=settings.global_cache_ttl_s
             )
             stack.push_async_callback(global_cache.aclose)
-        yield ToolBox(http, settings, cache=cache, global_cache=global_cache)
+        extractor = await stack.enter_async_context(ExtractionPool.from_settings(settings))
+        yield ToolBox(http, settings, cache=cache, global_cache=global_cache, extractor=extractor)

@@ -7,9 +7,12 @@ For one query the chain
    then global cache), moving on when one errors, is rate limited (or still
    cooling down from a rate limit while another can answer), or finds nothing
    a model may use (blocked domains and non-web URLs are removed first);
-3. stores the answer for the run unless it came out of errors.
+3. stores the answer for the run unless it came out of errors or is partial
+   (some of a metasearch provider's engines did not answer): a degraded
+   answer is asked for again next time instead of being frozen for the run.
 Concurrent identical queries share one pass (SingleFlight). Every hit says
-which provider found it, and so does the answer.
+which provider found it (and, for SearXNG, which engines), and so does the
+answer; a partial answer names the engines that did not answer.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import httpx
 from fanout.tools.blocklist import blocked_by
 from fanout.tools.cache import ToolCache, normalise_query
 from fanout.tools.health import SearchHealth
-from fanout.tools.providers.base import ProviderResult, SearchHit, SearchProvider
+from fanout.tools.providers.base import ProviderResult, SearchHit, SearchProvider, ask_provider
 from fanout.tools.providers.searxng import NO_RESULTS
 from fanout.tools.singleflight import SingleFlight
 
@@ -39,12 +42,16 @@ _MAX_URL_LENGTH = 65536
 
 
 class SearchAnswer(NamedTuple):
-    results: list[dict[str, str]]
-    """Up to max_results {title, url, snippet, provider}, blocked domains removed."""
+    results: list[dict[str, Any]]
+    """Up to max_results {title, url, snippet, provider, engines?, published?}, blocked domains removed."""
     provider: str | None
     """The provider whose answer this is; None when none could answer."""
     error: str | None = None
     """Set only when no provider answered at all."""
+    answers: tuple[str, ...] = ()
+    """Direct answers without a page to cite (SearXNG's `answers`)."""
+    unanswered: tuple[str, ...] = ()
+    """Engines of the provider that did not answer (`name (reason)`): the results may be incomplete."""
 
 
 class SearchChain:
@@ -79,10 +86,11 @@ class SearchChain:
         if self._run_cache is not None:
             stored = await self._run_cache.get_search(self.chain_key, query)
             if stored is not None:
-                return SearchAnswer(stored["results"], stored["provider"])
+                return SearchAnswer(stored["results"], stored["provider"], answers=tuple(stored.get("answers", ())))
         answer, failures = await self._ask_in_order(query)
         self.health.record_search(failures, answered=answer.error is None)
-        if self._run_cache is not None and answer.error is None and (answer.results or not failures):
+        complete = answer.error is None and not answer.unanswered and (answer.results or not failures)
+        if self._run_cache is not None and complete:
             await self._run_cache.put_search(self.chain_key, query, answer._asdict())
         return answer
 
@@ -100,8 +108,9 @@ class SearchChain:
                 failures[provider.name] = result.error
                 continue
             results = self._visible(result.hits, provider.name)
-            if results:
-                return SearchAnswer(results, provider.name), failures
+            if results or result.answers:
+                return SearchAnswer(results, provider.name, answers=result.answers,
+                                    unanswered=result.unresponsive), failures
             first_empty = first_empty or provider.name
         if first_empty is not None:
             return SearchAnswer([], first_empty), failures
@@ -114,26 +123,26 @@ class SearchChain:
             if stored is not None:
                 if cache is self._global_cache and self._run_cache is not None:
                     await self._run_cache.put_search(provider.name, query, stored)
-                return ProviderResult([SearchHit(*hit) for hit in stored["hits"]])
-        result = await _upstream(provider, query, self._http)
+                return ProviderResult([_stored_hit(hit) for hit in stored["hits"]], answers=tuple(stored.get("answers", ())))
+        result = await ask_provider(provider, query, self._http)
         self.health.record_provider(provider.name, result)
-        if result.error is None:
-            stored = {"hits": [list(hit) for hit in result.hits]}
+        if result.error is None and not result.unresponsive:
+            stored = {"hits": [list(hit) for hit in result.hits], "answers": list(result.answers)}
             for cache in (self._run_cache, self._global_cache):
                 if cache is not None:
                     await cache.put_search(provider.name, query, stored)
         return result
 
-    def _visible(self, hits: list[SearchHit], provider: str) -> list[dict[str, str]]:
+    def _visible(self, hits: list[SearchHit], provider: str) -> list[dict[str, Any]]:
         """What a model may see: web URLs only, no blocked domain, at most max_results."""
-        results: list[dict[str, str]] = []
+        results: list[dict[str, Any]] = []
         for hit in hits:
             if len(results) >= self._max_results:
                 break
             host = host_if_web(hit.url)
             if host is None or blocked_by(host, self._blocked):
                 continue
-            results.append({"title": hit.title, "url": hit.url, "snippet": hit.snippet, "provider": provider})
+            results.append(_shown(hit, provider))
         return results
 
     def _error_text(self, failures: dict[str, str]) -> str:
@@ -144,19 +153,19 @@ class SearchChain:
         return f"{UNAVAILABLE}: no search provider could answer ({tried})"
 
 
-async def _upstream(provider: SearchProvider, query: str, http: httpx.AsyncClient) -> ProviderResult:
-    """A plug-in that raises, or returns something other than a ProviderResult, must not end the search.
+def _shown(hit: SearchHit, provider: str) -> dict[str, Any]:
+    shown: dict[str, Any] = {"title": hit.title, "url": hit.url, "snippet": hit.snippet, "provider": provider}
+    if hit.engines:
+        shown["engines"] = list(hit.engines)
+    if hit.published:
+        shown["published"] = hit.published
+    return shown
 
-    A plug-in is third-party code loaded from an entry point, checked by no type checker
-    of ours, so what it returns is unknown (`object`) until the isinstance check below.
-    """
-    try:
-        result: object = await provider.search(query, http)
-    except Exception as exc:  # noqa: BLE001 -- third-party code; invariant 4 holds for it too
-        return ProviderResult([], f"{provider.name} failed unexpectedly ({type(exc).__name__}: {exc})", True)
-    if not isinstance(result, ProviderResult):
-        return ProviderResult([], f"{provider.name} returned {type(result).__name__}, not a ProviderResult")
-    return result
+
+def _stored_hit(fields: list[Any]) -> SearchHit:
+    """A hit as the cache keeps it (a JSON list; older entries have only title, url and snippet)."""
+    hit = SearchHit(*fields)
+    return hit._replace(engines=tuple(hit.engines))
 
 
 def host_if_web(url: Any) -> str | None:

@@ -6,6 +6,9 @@
     # search.yaml (every key optional)
     providers: [searxng, wikipedia, arxiv]   # priority order
     wikipedia_language: de
+    searxng_language: nb                     # SearXNG's language (also Accept-Language); default: the instance's
+    searxng_safesearch: 0                    # 0 off, 1 moderate, 2 strict
+    searxng_pageno: 1
     cache_ttl_s: 86400                       # null = answers hold for the whole run
     global_cache_dir: ~/.cache/fanout        # a search cache shared by all runs
     global_cache_ttl_s: 604800
@@ -28,6 +31,9 @@ from fanout.tools.providers.registry import available_providers, parse_provider_
 FILE_KEYS = {
     "providers": "search_providers",
     "wikipedia_language": "wikipedia_language",
+    "searxng_language": "searxng_language",
+    "searxng_safesearch": "searxng_safesearch",
+    "searxng_pageno": "searxng_pageno",
     "cache_ttl_s": "search_cache_ttl_s",
     "global_cache_dir": "global_cache_dir",
     "global_cache_ttl_s": "global_cache_ttl_s",
@@ -42,7 +48,8 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
              f"available: {', '.join(available_providers())})",
     )
     parser.add_argument("--search-config", type=Path, metavar="FILE",
-                        help="YAML file: providers, wikipedia_language, cache_ttl_s, global_cache_dir, global_cache_ttl_s")
+                        help="YAML file: providers, wikipedia_language, searxng_language, searxng_safesearch, "
+                             "searxng_pageno, cache_ttl_s, global_cache_dir, global_cache_ttl_s")
 
 
 def apply_search_options(settings: ToolSettings, *, providers: str | None, config: Path | None) -> ToolSettings:
@@ -70,8 +77,10 @@ def _value(key: str, value: Any, path: Path) -> Any:
     try:
         if key == "providers":
             return parse_provider_names(value if isinstance(value, (list, str)) else str(value))
-        if key == "wikipedia_language":
+        if key in ("wikipedia_language", "searxng_language"):
             return str(value)
+        if key in ("searxng_safesearch", "searxng_pageno"):
+            return value  # ToolSettings checks type and range
         if key == "global_cache_dir":
             return None if value is None else Path(str(value)).expanduser()
         if value is None and key == "cache_ttl_s":

@@ -6,44 +6,47 @@ parsed and checked here:
 
 1. only http and https, with a host;
 2. not a blocked domain (see blocklist.py);
-3. never a cloud metadata endpoint, whatever the settings say;
+3. never a cloud metadata endpoint, whatever the settings say, in any form
+   (a name, `2852039166`, `0xa9fea9fe`, `[::ffff:169.254.169.254]`, NAT64;
+   see fanout.http.addresses);
 4. the host is resolved and EVERY address must be public (loopback, private,
-   link-local, unique-local, multicast, shared and reserved ranges refused),
-   unless `allow_private_urls` or an `allowed_networks` CIDR says otherwise;
+   link-local, unique-local, multicast, shared and reserved ranges refused,
+   also when embedded in an IPv6 address), unless `allow_private_urls` or an
+   `allowed_networks` CIDR says otherwise;
 5. the request is then pinned to the checked address (Host header and TLS
    SNI keep the name), so a second DNS answer cannot swap in another address
    between the check and the connection (DNS rebinding).
 
-With `allow_private_urls` (the local simulator) steps 4 and 5 are skipped:
-no resolution at all, httpx connects as usual. Behind an HTTP proxy the
-proxy connects to the pinned address, so the check still holds.
+With `allow_private_urls` (the local simulator) steps 4 and 5 are skipped for
+names: the guard resolves nothing, and the run's transport, which resolves
+them when it connects, refuses metadata addresses there (step 3 still holds
+on the connected address). Behind an HTTP proxy the proxy connects to the
+pinned address, so the check still holds.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import socket
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+import re
+from collections.abc import Awaitable, Callable, Iterable
 from typing import NamedTuple
 
 import anyio
 import httpx
 
 from fanout.errors import ConfigError, ToolFailure
+from fanout.http.addresses import LOCAL_NAT64, IPAddress, is_metadata, unwrapped
 from fanout.tools.blocklist import blocked_by, normalise_host
 
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], Awaitable[list[str]]]
 """(host, port) -> the addresses the host resolves to, as strings."""
 
 ALLOWED_SCHEMES = frozenset({"http", "https"})
 METADATA_HOSTS = frozenset({"metadata.google.internal", "metadata"})
-METADATA_ADDRESSES = frozenset(
-    ipaddress.ip_address(a) for a in ("169.254.169.254", "fd00:ec2::254", "100.100.100.200")
-)
-"""AWS/GCP/Azure/Oracle, AWS over IPv6, Alibaba: refused even when private URLs are allowed."""
 UNIQUE_LOCAL = ipaddress.ip_network("fc00::/7")
-NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_LEGACY_IPV4 = re.compile(r"(?=.*[0-9])[0-9a-fx.]+", re.ASCII)
+"""What inet_aton may read as an IPv4 address: `2130706433`, `0x7f000001`, `127.1`."""
 
 
 class Target(NamedTuple):
@@ -121,28 +124,31 @@ class UrlGuard:
 
     async def pin(self, target: Target) -> PinnedRequest:
         """Resolve, refuse any non-public address, and pin the request to a checked one."""
-        literal = _ip_or_none(target.host)
-        if literal is not None and literal in METADATA_ADDRESSES:
-            raise ToolFailure(f"refused_address: {target.host} is a cloud metadata endpoint")
+        literal = _literal_address(target.host)
+        legacy = literal is not None and _ip_or_none(target.host) is None
+        shown = f"{target.host} ({literal})" if legacy else target.host
+        if literal is not None and is_metadata(literal):
+            raise ToolFailure(f"refused_address: {shown} is a cloud metadata endpoint")
         if self._allow_private:
-            return PinnedRequest(target.url, {}, {})
+            # A legacy form (2130706433) is sent as the address it stands for, the one just checked.
+            return _pinned(target, literal) if legacy and literal is not None else PinnedRequest(target.url, {}, {})
         addresses = [literal] if literal is not None else await self._resolved(target)
         for address in addresses:
             refusal = self.refusal(address)
             if refusal is not None:
-                shown = target.host if literal is not None else f"{target.host} resolves to {address}, which"
+                where = shown if literal is not None else f"{target.host} resolves to {address}, which"
                 raise ToolFailure(
-                    f"refused_address: {shown} is a {refusal} address; web_fetch reads only public web pages"
+                    f"refused_address: {where} is a {refusal} address; web_fetch reads only public web pages"
                 )
         return _pinned(target, addresses[0])
 
     def refusal(self, address: IPAddress) -> str | None:
         """Why `address` may not be reached (e.g. "loopback"), or None if it may."""
-        if address in METADATA_ADDRESSES:
+        if is_metadata(address):
             return "cloud metadata"
         if any(address in network for network in self._allowed_networks):
             return None
-        for candidate in _with_embedded_ipv4(address):
+        for candidate in unwrapped(address):
             kind = _non_public_kind(candidate)
             if kind is not None:
                 return kind
@@ -173,21 +179,15 @@ def _ip_or_none(text: str) -> IPAddress | None:
         return None
 
 
-def _with_embedded_ipv4(address: IPAddress) -> Iterator[IPAddress]:
-    """Any IPv4 address hidden inside an IPv6 one (mapped, 6to4, Teredo, NAT64), then the address.
-
-    The embedded one first: `::ffff:127.0.0.1` is refused as loopback, which says more than "private".
-    """
-    if isinstance(address, ipaddress.IPv6Address):
-        if address.ipv4_mapped is not None:
-            yield address.ipv4_mapped
-        if address.sixtofour is not None:
-            yield address.sixtofour
-        if address.teredo is not None:
-            yield from address.teredo
-        if address in NAT64:
-            yield ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
-    yield address
+def _literal_address(host: str) -> IPAddress | None:
+    """The address a host names literally: an IP address, or a legacy IPv4 form the system resolver reads as one."""
+    address = _ip_or_none(host)
+    if address is not None or not _LEGACY_IPV4.fullmatch(host):
+        return address
+    try:
+        return ipaddress.IPv4Address(socket.inet_aton(host))
+    except OSError:
+        return None
 
 
 def _non_public_kind(address: IPAddress) -> str | None:
@@ -201,6 +201,8 @@ def _non_public_kind(address: IPAddress) -> str | None:
         return "unspecified"
     if address in UNIQUE_LOCAL:
         return "unique-local"
+    if address in LOCAL_NAT64:
+        return "non-public"
     if address.is_private:
         return "private"
     if not address.is_global:

@@ -25,6 +25,7 @@ from fanout import __version__
 from fanout.config import ToolSettings, require_count
 from fanout.errors import ConfigError
 from fanout.http.client import make_http_client
+from fanout.tools.extract_pool import ExtractionPool
 from fanout.wikidata.api import CONTACT_ENV, DEFAULT_API_URL, ApiSettings, WikidataClient, require_contact, user_agent
 from fanout.wikidata.credentials import Credentials, credentials_from_env
 from fanout.wikidata.enrich import Enricher, EnrichSettings
@@ -126,10 +127,13 @@ async def fetch_edits(
     log = log or sys.stderr
     settings = ApiSettings(api_url=options.api_url, contact=start.contact, concurrency=options.concurrency)
     agent = user_agent(start.contact)
-    async with make_http_client(options.concurrency + 2, user_agent=agent, transport=transport) as http:
+    async with (
+        make_http_client(options.concurrency + 2, user_agent=agent, transport=transport) as http,
+        ExtractionPool() as extractor,  # reference pages share warm workers; none starts unless one is read
+    ):
         client = WikidataClient(http, settings)
         try:
-            return await _fetch_with(client, http, start, log)
+            return await _fetch_with(client, http, extractor, start, log)
         except WikidataError as exc:
             partial = options.partial_path
             kept = f"; finished edits are kept in {partial}, run the same command to resume" if partial.exists() else ""
@@ -183,7 +187,9 @@ def _iso(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-async def _fetch_with(client: WikidataClient, http: httpx.AsyncClient, start: _Start, log: TextIO) -> FetchEditsReport:
+async def _fetch_with(
+    client: WikidataClient, http: httpx.AsyncClient, extractor: ExtractionPool, start: _Start, log: TextIO
+) -> FetchEditsReport:
     options = start.options
     access = await resolve_access(client, start.credentials, options.fallback)
     if access.notice:
@@ -201,7 +207,7 @@ async def _fetch_with(client: WikidataClient, http: httpx.AsyncClient, start: _S
     header = {"api_url": options.api_url, "enrich": options.enrich, "listing": _without_start(plan)}
     first = writer.open(header, new_start=start.now, force=options.force, restart=options.restart)
     plan = replace(plan, start=first)
-    build_edit = _edit_builder(client, http, options) if options.enrich else _as_coroutine(listing_edit)
+    build_edit = _edit_builder(client, http, extractor, options) if options.enrich else _as_coroutine(listing_edit)
     try:
         with StepProgress("fetching edits", options.limit, file=log) as progress:
             progress.advance(writer.edit_count)
@@ -215,12 +221,14 @@ async def _fetch_with(client: WikidataClient, http: httpx.AsyncClient, start: _S
     return FetchEditsReport(path, outcome, client.requests_sent, options)
 
 
-def _edit_builder(client: WikidataClient, http: httpx.AsyncClient, options: FetchEditsOptions) -> BuildEdit:
+def _edit_builder(
+    client: WikidataClient, http: httpx.AsyncClient, extractor: ExtractionPool, options: FetchEditsOptions
+) -> BuildEdit:
     web_fetch = None
     if options.max_references > 0:
-        from fanout.tools import ToolBox  # trafilatura is heavy; only an enriching fetch needs it
+        from fanout.tools import ToolBox  # the providers and the cache are heavy; only an enriching fetch needs them
 
-        toolbox = ToolBox(http, ToolSettings(allow_private_urls=options.allow_private_urls))
+        toolbox = ToolBox(http, ToolSettings(allow_private_urls=options.allow_private_urls), extractor=extractor)
         web_fetch = toolbox.web_fetch
     enricher = Enricher(
         client, LabelCache(client), web_fetch=web_fetch, settings=EnrichSettings(max_references=options.max_references)

@@ -30,6 +30,10 @@ class SearchHit(NamedTuple):
     title: str
     url: str
     snippet: str
+    engines: tuple[str, ...] = ()
+    """For a metasearch provider (SearXNG): the upstream engines that found it."""
+    published: str | None = None
+    """When the page was published, as the provider said it (SearXNG's publishedDate), if it did."""
 
 
 class ProviderResult(NamedTuple):
@@ -44,6 +48,8 @@ class ProviderResult(NamedTuple):
     """Seconds the backend asked us to wait (Retry-After and the like), when it said."""
     unresponsive: tuple[str, ...] = ()
     """Upstream engines that did not answer (SearXNG's unresponsive_engines), as `name (reason)`."""
+    answers: tuple[str, ...] = ()
+    """Short direct answers without a page to cite (SearXNG's `answers`), for the model to read."""
 
 
 @runtime_checkable
@@ -55,18 +61,36 @@ class SearchProvider(Protocol):
     async def search(self, query: str, http: httpx.AsyncClient) -> ProviderResult: ...
 
 
+async def ask_provider(provider: SearchProvider, query: str, http: httpx.AsyncClient) -> ProviderResult:
+    """The provider's answer; a plug-in that raises, or returns something else, gives an error result.
+
+    Web search, `fanout check` and the run's pre-flight all ask through here, so
+    a broken plug-in is a failure line naming it, never a traceback. A plug-in is third-party code loaded from an entry point, checked by no type checker
+    of ours, so what it returns is unknown (`object`) until the isinstance check below.
+    """
+    try:
+        result: object = await provider.search(query, http)
+    except Exception as exc:  # noqa: BLE001 -- third-party code; invariant 4 holds for it too
+        return ProviderResult([], f"{provider.name} failed unexpectedly ({type(exc).__name__}: {exc})", True)
+    if not isinstance(result, ProviderResult):
+        return ProviderResult([], f"{provider.name} returned {type(result).__name__}, not a ProviderResult")
+    return result
+
+
 class SearchFailure(RetryableError):
     """Raised inside a provider's search; never leaves it (see `result`)."""
 
     def __init__(
-        self, message: str, *, retryable: bool = False, rate_limited: bool = False, retry_after: float | None = None
+        self, message: str, *, retryable: bool = False, rate_limited: bool = False, retry_after: float | None = None,
+        unresponsive: tuple[str, ...] = (),
     ) -> None:
         super().__init__(message, retryable=retryable, retry_after=retry_after)
         self.rate_limited = rate_limited
+        self.unresponsive = unresponsive
 
-    def result(self, unresponsive: tuple[str, ...] = ()) -> ProviderResult:
+    def result(self) -> ProviderResult:
         return ProviderResult(
-            [], str(self), self.retryable, self.rate_limited, self.retry_after, unresponsive
+            [], str(self), self.retryable, self.rate_limited, self.retry_after, self.unresponsive
         )
 
 

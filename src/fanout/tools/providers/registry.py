@@ -87,10 +87,18 @@ def parse_provider_names(text: str | Iterable[str]) -> tuple[str, ...]:
 
 def build_providers(settings: ToolSettings) -> list[SearchProvider]:
     """The run's providers in priority order; ConfigError (missing key, bad option) before any work."""
-    providers = []
-    for name in parse_provider_names(settings.search_providers):
-        provider = provider_factory(name)(settings)
-        if not isinstance(provider, SearchProvider):
-            raise ConfigError(f"search provider {name!r} does not have `name` and an async `search(query, http)`")
-        providers.append(provider)
-    return providers
+    return [make_provider(name, settings) for name in parse_provider_names(settings.search_providers)]
+
+
+def make_provider(name: str, settings: ToolSettings) -> SearchProvider:
+    """One provider, or ConfigError: a plug-in's factory that raises or builds something else is named, not a traceback."""
+    factory = provider_factory(name)
+    try:
+        provider: object = factory(settings)
+    except ConfigError:
+        raise
+    except Exception as exc:  # noqa: BLE001 -- a plug-in's factory is third-party code
+        raise ConfigError(f"search provider {name!r} failed to start ({type(exc).__name__}: {exc})") from exc
+    if not isinstance(provider, SearchProvider):
+        raise ConfigError(f"search provider {name!r} does not have `name` and an async `search(query, http)`")
+    return provider

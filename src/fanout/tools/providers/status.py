@@ -16,8 +16,8 @@ import httpx
 from fanout.checks import Check
 from fanout.config import ToolSettings
 from fanout.errors import ConfigError
-from fanout.tools.providers.base import SearchProvider
-from fanout.tools.providers.registry import build_providers, parse_provider_names, provider_factory
+from fanout.tools.providers.base import SearchProvider, ask_provider
+from fanout.tools.providers.registry import build_providers, make_provider, parse_provider_names
 from fanout.tools.providers.searxng import check_searxng
 
 PROBE_QUERY = "test"
@@ -28,7 +28,7 @@ async def provider_checks(http: httpx.AsyncClient, settings: ToolSettings) -> li
     checks = []
     for name in parse_provider_names(settings.search_providers):
         try:
-            provider = provider_factory(name)(settings)
+            provider = make_provider(name, settings)
         except ConfigError as exc:
             checks.append(Check(_label(name), "FAIL", str(exc)))
             continue
@@ -38,9 +38,9 @@ async def provider_checks(http: httpx.AsyncClient, settings: ToolSettings) -> li
 
 async def check_provider(http: httpx.AsyncClient, provider: SearchProvider, settings: ToolSettings) -> Check:
     if provider.name == "searxng":
-        return await check_searxng(http, settings.searxng_url)
+        return await check_searxng(http, settings.searxng_url, settings=settings)
     label = _label(provider.name)
-    result = await provider.search(PROBE_QUERY, http)
+    result = await ask_provider(provider, PROBE_QUERY, http)
     if result.error is not None:
         return Check(label, "FAIL", result.error)
     if not result.hits:

@@ -1,0 +1,198 @@
+"""One edit's page of the HTML report: what the edit changed, and each model's whole investigation.
+
+The report's first page has a row per edit; the transcripts, which are most
+of a run's text (about 40 KB a verdict), live here, one page per edit beside
+it, so that the first page stays small and opens fast at any run size and a
+reader gets the full width of the window for one edit's investigations.
+Nothing is cut short here: the record already holds what fanout keeps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+from fanout.analysis.change import Change, diff_url
+from fanout.analysis.charts import esc
+from fanout.analysis.fmt import ratio, short_names, usd
+from fanout.analysis.health import claimed_unfetched, fetched_urls, normalise_url
+from fanout.analysis.html_page import entity_link, link, page, stance_html
+from fanout.analysis.load import EditInfo
+from fanout.analysis.report import Report
+from fanout.analysis.scales import STANCE_OF_TRUTH, stance
+from fanout.records import VerdictRecord
+
+
+class Neighbours(NamedTuple):
+    """Where an edit page's links lead: the report's row of this edit, and the edits before and after."""
+
+    report_href: str
+    previous: int | None
+    following: int | None
+
+
+def render_edit_pages(report: Report, report_href: str) -> Iterator[tuple[int, str]]:
+    """(rcid, page) for every edit, in the report's order; `report_href` leads from a page back to the report."""
+    by_edit = report.run.by_edit()
+    committee = {row["rcid"]: row for row in report.table("committee")}
+    rcids = [e.rcid for e in report.run.edits]
+    for i, edit in enumerate(report.run.edits):
+        around = Neighbours(report_href, rcids[i - 1] if i else None, rcids[i + 1] if i + 1 < len(rcids) else None)
+        yield edit.rcid, render_edit_page(report, edit, by_edit[edit.rcid], committee[edit.rcid], around)
+
+
+def model_anchor(index: int) -> str:
+    """The id of a model's section on an edit page (model names may hold any character; indexes do not)."""
+    return f"model-{index + 1}"
+
+
+def render_edit_page(report: Report, edit: EditInfo, records: dict[str, VerdictRecord], committee: dict[str, Any],
+                     around: Neighbours) -> str:
+    names = short_names(report.models)
+    change = report.changes.get(edit.rcid)
+    label = change.item_label if change and change.item_label else edit.qid
+    body = (
+        f"<header><h1>{esc(label)} <span class=\"muted\">·</span> rcid {esc(edit.rcid)}</h1>"
+        f'<p class="sub">{_navigation(edit, around)}</p></header><main>'
+        + _edit_section(edit, change, committee)
+        + _verdict_table(report.models, names, records)
+        + "".join(_model_section(i, m, names[m], records[m]) for i, m in enumerate(report.models) if m in records)
+        + "</main>"
+    )
+    return page(f"{label} · rcid {edit.rcid} · fanout report", body)
+
+
+def _navigation(edit: EditInfo, around: Neighbours) -> str:
+    parts = [f'<a href="{esc(around.report_href)}#edit-{esc(edit.rcid)}">← the report</a>']
+    if around.previous is not None:
+        parts.append(f'<a href="{esc(around.previous)}.html">previous edit</a>')
+    if around.following is not None:
+        parts.append(f'<a href="{esc(around.following)}.html">next edit</a>')
+    return " · ".join(parts)
+
+
+def _edit_section(edit: EditInfo, change: Change | None, committee: dict[str, Any]) -> str:
+    rows = [("item", entity_link(edit.qid) + (f" {esc(change.item_label)}" if change and change.item_label else ""))]
+    if change is not None:
+        rows += [("edited", esc(change.what)), ("change", change_html(change, edit.diff_type))]
+        rows.append(("question", esc(change.question)))
+    else:
+        rows.append(("edited", esc(" · ".join(x for x in (edit.property, edit.diff_type) if x))))
+    if edit.revid is not None:
+        rows.append(("revision", f"{esc(edit.revid)} · {link(diff_url(edit.revid), 'the diff on Wikidata')}"))
+    rows.append(("edited at", esc(edit.edit_timestamp or "–")))
+    if committee["truth"] is not None:
+        rows.append(("truth", f'<span class="s-{esc(STANCE_OF_TRUTH[committee["truth"]])}">{esc(committee["truth"])}</span>'))
+    rows.append(("committee", committee_html(committee)))
+    items = "".join(f"<dt>{esc(k)}</dt><dd>{v}</dd>" for k, v in rows)
+    return f'<section><h2>The edit</h2><dl class="edit">{items}</dl></section>'
+
+
+def change_html(change: Change, diff_type: str | None) -> str:
+    """`old → new` as a patroller reads a diff: removed in red, added in green.
+
+    A qualifier, reference or rank edit leaves the statement's value as it was:
+    that value is shown plain, and the part that changed in colour.
+    """
+    if change.detail is not None:
+        statement = esc(change.new) + " " if change.new is not None else ""
+        colour = "old" if (diff_type or "").endswith("_removed") else "new"
+        return f'{statement}<span class="{colour}">{esc(change.detail)}</span>'
+    old = f'<span class="old">{esc(change.old)}</span>' if change.old is not None else ""
+    new = f'<span class="new">{esc(change.new)}</span>' if change.new is not None else ""
+    if old and new:
+        return f"{old} → {new}"
+    if old:
+        return f"{old} removed" if diff_type == "value_removed" else old
+    return new or '<span class="muted">–</span>'
+
+
+def committee_html(row: dict[str, Any]) -> str:
+    text = (f"Dawid–Skene {stance_html(row['dawid_skene'])} <span class=\"muted\">{ratio(row['dawid_skene_confidence'])}"
+            f"</span> · majority {stance_html(row['majority'])} <span class=\"muted\">{ratio(row['majority_share'])}</span>")
+    if row["needs_human"]:
+        text += f' <span class="badge">needs a human: {esc(row["reasons"])}</span>'
+    return text
+
+
+def _verdict_table(models: list[str], names: dict[str, str], records: dict[str, VerdictRecord]) -> str:
+    rows = []
+    for i, model in enumerate(models):
+        r = records.get(model)
+        if r is None:
+            rows.append(f'<tr><td class="l">{esc(names[model])}</td><td class="l muted" colspan="7">not run</td></tr>')
+            continue
+        u = r.token_usage
+        cells = [f'<a href="#{model_anchor(i)}">{esc(names[model])}</a>', verdict_badge(r), stance_html(stance(r.verdict)),
+                 esc(usd(r.cost_usd, 4)), str(u.turns), str(len(r.tool_calls)),
+                 f"{u.prompt_tokens:,}+{u.completion_tokens:,}", esc(ratio(r.duration_s, 1))]
+        rows.append("<tr>" + "".join(f"<td{_LEFT if j < 3 else ''}>{c}</td>" for j, c in enumerate(cells)) + "</tr>")
+    head = "".join(f"<th{_LEFT if j < 3 else ''}>{h}</th>" for j, h in enumerate(
+        ["model", "verdict", "stance", "cost", "turns", "tool calls", "tokens in+out", "seconds"]))
+    return f'<section><h2>Verdicts</h2><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></section>'
+
+
+_LEFT = ' class="l"'
+
+
+def verdict_badge(record: VerdictRecord) -> str:
+    """The verdict, or the status of a record without one (timeout, invalid_json, ...)."""
+    label = record.verdict or record.status
+    badge = f'<span class="v v-{esc(record.verdict or "none")}">{esc(label)}</span>'
+    if record.status != "ok" and record.verdict is not None:
+        badge += f' <span class="warn">{esc(record.status)}</span>'
+    return badge
+
+
+def _model_section(index: int, model: str, name: str, record: VerdictRecord) -> str:
+    parts = [
+        f'<h2>{esc(name)} {verdict_badge(record)}</h2>',
+        f'<p class="muted">{esc(record.served_model or model)} · {usd(record.cost_usd, 4)} · '
+        f"{record.token_usage.turns} turns · finished {esc(record.timestamp)}</p>",
+        f"<p>{esc(record.rationale)}</p>" if record.rationale else '<p class="muted">(no rationale)</p>',
+        f'<p class="warn">{esc(record.error)}</p>' if record.error else "",
+        "".join(f'<p class="warn">{esc(w)}</p>' for w in record.warnings),
+        f"<h3>Verdict text that could not be read</h3><pre>{esc(record.raw_verdict)}</pre>" if record.raw_verdict else "",
+        _sources_html(record),
+        _calls_html(record),
+        _transcript_html(record),
+    ]
+    return f'<section class="model" id="{model_anchor(index)}">{"".join(parts)}</section>'
+
+
+def _sources_html(record: VerdictRecord) -> str:
+    if not record.sources:
+        return ""
+    unfetched = {normalise_url(u) for u in claimed_unfetched(record)}
+    items = []
+    for s in record.sources:
+        support = "supports" if s.supports_claim else "contradicts"
+        flag = ' <span class="warn">claimed verified, never fetched</span>' if normalise_url(s.url) in unfetched else ""
+        items.append(f"<li>{link(s.url)} <span class=\"muted\">{esc(support)} · {esc(s.provenance)}</span>{flag}</li>")
+    return f"<h3>Sources</h3><ul class=\"sources\">{''.join(items)}</ul>"
+
+
+def _calls_html(record: VerdictRecord) -> str:
+    """The calls in order, as asked; what each returned is in the transcript below."""
+    if not record.tool_calls:
+        return ""
+    items = []
+    for c in record.tool_calls:
+        outcome = "ok" if c.ok else '<span class="warn">failed</span>'
+        where = f" → {link(c.final_url)}" if c.final_url else ""
+        items.append(f"<li>turn {c.turn}: <b>{esc(c.tool)}</b> <code>{esc(c.arguments)}</code> {outcome}{where}</li>")
+    fetched = len(fetched_urls(record))
+    return f"<h3>Tool calls ({len(record.tool_calls)}, {fetched} pages fetched)</h3><ol class=\"calls\">{''.join(items)}</ol>"
+
+
+def _transcript_html(record: VerdictRecord) -> str:
+    if not record.transcript:
+        return ""
+    messages = []
+    for m in record.transcript:
+        calls = "".join(f"<pre>→ {esc(c.get('name', '?'))}({esc(str(c.get('arguments', '')))})</pre>" for c in m.tool_calls)
+        content = f"<pre>{esc(m.content)}</pre>" if m.content else ""
+        if m.role == "system" and content:  # the same SIFT prompt in every record: folded away
+            content = f"<details><summary>the system prompt</summary>{content}</details>"
+        messages.append(f'<div class="msg role-{esc(m.role)}"><b>{esc(m.role)}</b>{content}{calls}</div>')
+    return f"<h3>Transcript ({len(record.transcript)} messages)</h3>{''.join(messages)}"

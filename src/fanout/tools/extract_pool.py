@@ -1,0 +1,182 @@
+"""Page text made in a small pool of worker processes, each bounded in time and memory.
+
+Extraction cannot run in the run's process: a thread cannot be stopped, so
+one malformed page (2 MB of unclosed <p> tags: minutes of CPU, 400 MB) held
+its verdict past --timeout and grew the run's memory. Here each page goes to
+a worker process (extract_worker) under a memory limit of its own; a page
+that takes longer than `timeout_s`, or a verdict cancelled while it waits,
+kills that worker, and the next page starts a fresh one. So a verdict's
+deadline holds through extraction, and no page can take the run's process
+past its size or a worker past `memory_mb`.
+
+    async with ExtractionPool.from_settings(settings) as pool:   # keeps up to `workers` warm
+        found = await pool.extract("html", body, url=url, encoding="utf-8")
+
+Outside `async with` the pool still works, one worker per page, started and
+stopped within the call (`fanout tool web_fetch`, tests): no process outlives
+the call that started it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from contextlib import suppress
+from types import TracebackType
+from typing import Literal, NamedTuple
+
+import anyio
+from anyio.abc import Process
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+from fanout.config import ToolSettings
+from fanout.errors import ToolFailure
+
+Kind = Literal["html", "pdf"]
+WORKER_MODULE = "fanout.tools.extract_worker"
+START_TIMEOUT_S = 60.0
+"""A worker imports trafilatura before it is ready: under a second, more on a loaded machine."""
+HEADER_LIMIT = 64 * 1024
+_LOST = (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, anyio.DelimiterNotFound,
+         anyio.ClosedResourceError, json.JSONDecodeError, KeyError, TypeError)
+"""What reading a worker's reply raises when the worker died or answered nonsense."""
+
+
+class ExtractedText(NamedTuple):
+    text: str | None
+    """None when the page holds no text the extractor could find."""
+    pages_read: int | None = None
+    """For a PDF: the pages read (at most max_pdf_pages) ..."""
+    pages: int | None = None
+    """... of this many."""
+
+
+class _Reply(NamedTuple):
+    status: str
+    detail: str
+    found: ExtractedText
+
+
+class UnreadablePdf(ToolFailure):
+    """PDFium could not open the file; web_fetch says more when the file was cut at the byte cap."""
+
+
+class WorkerLost(Exception):
+    """The worker died or broke the exchange (killed by the kernel, a crash in a native library)."""
+
+
+class ExtractionPool:
+    """At most `workers` extraction processes; each page's work bounded by `timeout_s` and `memory_mb`."""
+
+    def __init__(self, *, workers: int = 2, timeout_s: float = 10.0, memory_mb: int = 512,
+                 max_pdf_pages: int = 50) -> None:
+        self._slots = anyio.Semaphore(workers)
+        self._timeout_s = timeout_s
+        self._memory_bytes = memory_mb * 1024 * 1024
+        self._memory_mb = memory_mb
+        self._max_pdf_pages = max_pdf_pages
+        self._idle: list[_Worker] = []
+        self._open = False
+
+    @classmethod
+    def from_settings(cls, settings: ToolSettings) -> ExtractionPool:
+        return cls(workers=settings.extract_workers, timeout_s=settings.extract_timeout_s,
+                   memory_mb=settings.extract_memory_mb, max_pdf_pages=settings.pdf_max_pages)
+
+    async def __aenter__(self) -> ExtractionPool:
+        self._open = True
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        self._open = False
+        while self._idle:
+            await self._idle.pop().stop()
+
+    async def extract(self, kind: Kind, body: bytes, *, url: str, encoding: str | None = None) -> ExtractedText:
+        """The page's text; ToolFailure (extraction_timeout, ...) when the worker overran or failed."""
+        job = {"kind": kind, "url": url, "encoding": encoding, "size": len(body), "max_pages": self._max_pdf_pages}
+        async with self._slots:
+            reply = await self._run(json.dumps(job).encode() + b"\n" + body, url)
+        return self._read(reply, kind, url)
+
+    async def _run(self, job: bytes, url: str) -> _Reply:
+        """One job on a warm worker or a new one; the worker is kept only if it finished cleanly."""
+        worker = self._idle.pop() if self._idle else await _Worker.start(self._memory_bytes)
+        keep = False
+        try:
+            with anyio.move_on_after(self._timeout_s):
+                reply = await worker.run(job)
+                keep = self._open and reply.status != "too_large"
+                return reply
+        except WorkerLost as exc:
+            raise ToolFailure(f"extraction_failed: the text of {url} could not be read ({exc})") from exc
+        finally:
+            if keep:
+                self._idle.append(worker)
+            else:
+                await worker.stop()
+        raise ToolFailure(
+            f"extraction_timeout: reading the text of {url} took longer than {self._timeout_s:g} s and was "
+            "stopped (the page is probably malformed or huge); use another source"
+        )
+
+    def _read(self, reply: _Reply, kind: Kind, url: str) -> ExtractedText:
+        if reply.status == "ok":
+            return reply.found
+        if reply.status == "too_large":
+            raise ToolFailure(f"extraction_too_large: reading the text of {url} needed more than "
+                              f"{self._memory_mb} MB and was stopped; use another source")
+        if reply.status == "unreadable":
+            raise UnreadablePdf(f"unreadable_pdf: {url} is a PDF that could not be opened ({reply.detail}); "
+                                "it may be damaged or encrypted")
+        raise ToolFailure(f"extraction_failed: the text of {url} could not be read ({reply.detail})")
+
+
+class _Worker:
+    """One extract_worker process and the buffered end of its replies."""
+
+    def __init__(self, process: Process) -> None:
+        assert process.stdin is not None and process.stdout is not None
+        self._process = process
+        self._jobs = process.stdin
+        self._replies = BufferedByteReceiveStream(process.stdout)
+
+    @classmethod
+    async def start(cls, memory_bytes: int) -> _Worker:
+        process = await anyio.open_process(
+            [sys.executable, "-m", WORKER_MODULE, str(memory_bytes)], stderr=subprocess.DEVNULL
+        )
+        worker = cls(process)
+        try:
+            with anyio.fail_after(START_TIMEOUT_S):
+                ready = await worker._replies.receive_until(b"\n", HEADER_LIMIT)
+        except (*_LOST, TimeoutError) as exc:
+            await worker.stop()
+            raise ToolFailure(f"extraction_failed: the extraction worker did not start ({type(exc).__name__})") from exc
+        except BaseException:
+            await worker.stop()
+            raise
+        if ready != b"ready":
+            await worker.stop()
+            raise ToolFailure(f"extraction_failed: the extraction worker did not start (it said {ready[:80]!r})")
+        return worker
+
+    async def run(self, job: bytes) -> _Reply:
+        try:
+            await self._jobs.send(job)
+            header = json.loads(await self._replies.receive_until(b"\n", HEADER_LIMIT))
+            size = header["size"]
+            text = (await self._replies.receive_exactly(size)).decode("utf-8", "replace") if size else ""
+            found = ExtractedText(text.strip() or None, header["pages_read"], header["pages"])
+            return _Reply(header["status"], header["detail"], found)
+        except _LOST as exc:
+            raise WorkerLost(f"the extraction worker ended unexpectedly: {type(exc).__name__}") from exc
+
+    async def stop(self) -> None:
+        """Kill and reap, shielded: this runs while a cancelled verdict unwinds, and must finish."""
+        with anyio.CancelScope(shield=True):
+            with suppress(ProcessLookupError):
+                self._process.kill()
+            await self._process.aclose()

@@ -1,0 +1,27 @@
+"""One way to serve a test's aiohttp app on 127.0.0.1, shared by the tests that need a real server."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+
+from aiohttp import web
+
+
+@asynccontextmanager
+async def serving(app: web.Application) -> AsyncIterator[int]:
+    """Serve `app` on a free loopback port until the block ends; yields the port."""
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        yield runner.addresses[0][1]
+    finally:
+        await runner.cleanup()
+
+
+def app_with(path: str, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.Application:
+    """An app answering GET `path` (an aiohttp route pattern) with `handler`."""
+    app = web.Application()
+    app.router.add_get(path, handler)
+    return app

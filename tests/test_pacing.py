@@ -1,0 +1,302 @@
+"""The per-model limiter learns a provider's rate from its 429s (issue 17).
+
+Everything here runs on a virtual clock: a sleep parks its task until every
+task is blocked, then the clock jumps to the earliest wake-up. The runs are
+deterministic, take no wall time, and their numbers are exact.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+
+import anyio
+import pytest
+
+from fanout.llm.limits import BACK_OFF, MARGIN, LearnedPace, ModelLimiter
+from fanout.sim.faults import ModelFaults, TokenBucket, retry_after_header
+
+ONE_A_SECOND = ModelFaults(bucket_rpm=60)
+"""The issue's server: one chat call a second per model, no burst, Retry-After: 1."""
+
+
+class VirtualClock:
+    """A clock and a sleep for anyio tasks: time moves only when every task waits on it."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self._sleepers: list[tuple[float, int, anyio.Event]] = []
+        self._order = itertools.count()
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        woken = anyio.Event()
+        heapq.heappush(self._sleepers, (self.now + max(0.0, seconds), next(self._order), woken))
+        await woken.wait()
+
+    async def drive(self) -> None:
+        """Run beside the tasks under test (cancel it when they are done)."""
+        while True:
+            await anyio.wait_all_tasks_blocked()
+            if self._sleepers:
+                self.now, _, woken = heapq.heappop(self._sleepers)
+                woken.set()
+
+
+async def run_callers(clock: VirtualClock, work) -> None:
+    async with anyio.create_task_group() as driver:
+        driver.start_soon(clock.drive)
+        await work()
+        driver.cancel_scope.cancel()
+
+
+class Server:
+    """The simulator's token bucket behind a limiter, as ChatClient drives it: acquire, answer, report."""
+
+    def __init__(self, clock: VirtualClock, limiter: ModelLimiter, faults: ModelFaults = ONE_A_SECOND) -> None:
+        self.clock, self.limiter, self.faults = clock, limiter, faults
+        self.bucket = TokenBucket(clock)
+        self.admitted: list[float] = []
+        self.refused: list[float] = []
+
+    async def call(self) -> None:
+        """One chat call to success; each refusal is retried after its Retry-After, as the retry policy would."""
+        while True:
+            ticket = await self.limiter.acquire()
+            wait_s = self.bucket.admit("m", self.faults)
+            if wait_s is None:
+                self.admitted.append(ticket.sent_at)
+                self.limiter.admitted(ticket)
+                return
+            self.refused.append(ticket.sent_at)
+            retry_after = float(retry_after_header(wait_s))
+            self.limiter.rate_limited(retry_after, ticket)
+            await self.clock.sleep(retry_after)
+
+    async def verdicts(self, callers: int, calls: int, think_s: float) -> None:
+        """`callers` verdicts at once, each `calls` chat calls `think_s` apart (the tools' time)."""
+
+        async def verdict() -> None:
+            for _ in range(calls):
+                await self.call()
+                await self.clock.sleep(think_s)
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(callers):
+                tg.start_soon(verdict)
+
+
+# --- the controller alone ---------------------------------------------------------------------
+
+
+def test_the_first_refusal_paces_at_what_was_admitted_over_the_span_plus_the_wait_named():
+    pace = LearnedPace()
+    for i in range(25):  # a sliding window of 25 per 10 s, spent in the first 0.24 s
+        pace.admitted(i * 0.01, 0.01)
+    pace.refused(sent_at=0.25, now=0.25, wait_s=10.0)
+    assert pace.held == pytest.approx(25 / 10.25 * (1 - MARGIN))
+    assert pace.rate(10.0) == pace.held
+
+
+def test_a_refusal_with_nothing_admitted_lately_sets_no_pace():
+    pace = LearnedPace()
+    pace.admitted(0.0, math.inf)
+    pace.refused(sent_at=40.0, now=40.0, wait_s=1.0)  # the one admission is older than the 30 s counted
+    assert (pace.held, pace.rate(41.0)) == (None, None)
+
+
+def test_the_pace_holds_then_probes_along_a_cubic_doubling_after_eight_seconds_or_four_requests():
+    pace = LearnedPace()
+    pace.admitted(0.0, math.inf)
+    pace.refused(sent_at=0.5, now=0.5, wait_s=1.5)  # one admitted in 0.5 s, then 1.5 s of wait: 0.5 a second
+    held = 0.5 * (1 - MARGIN)
+    # hold: 20 s or 20 requests at the held rate, whichever is longer (40.8 s), before any probe
+    hold = 10 / held  # 10 requests: 20.4 s
+    assert [pace.rate(0.5 + t) for t in (0.0, hold)] == [held, held]
+    probe = 4 / held  # 8 s or 4 requests (8.2 s): the longer
+    assert pace.rate(0.5 + hold + probe / 2) == pytest.approx(held * 1.125)
+    assert pace.rate(0.5 + hold + probe) == pytest.approx(held * 2)
+
+
+def test_a_refusal_while_probing_holds_the_last_rate_that_was_admitted():
+    pace = LearnedPace()
+    pace.admitted(0.0, math.inf)
+    pace.refused(sent_at=0.0, now=0.0, wait_s=1.0)  # 1 a second, held at 0.98 for 20.4 s
+    admitted_at = 20.0 + 8.0 * 0.5  # halfway up the probe, where the pace is 0.98 x 1.125
+    pace.admitted(admitted_at, 1 / 1.05)  # sent 0.95 s after the one before it
+    pace.refused(sent_at=admitted_at + 0.9, now=admitted_at + 0.9, wait_s=1.0)
+    assert pace.held == pytest.approx(1.05 * (1 - MARGIN))  # the gap admitted, below the probe's rate then
+    pace.admitted(100.0, 0.5)  # far up the next probe, 2 a second admitted
+    pace.refused(sent_at=100.5, now=100.5, wait_s=1.0)
+    assert pace.held == pytest.approx(2 * (1 - MARGIN))
+
+
+def test_a_refusal_while_probing_never_lowers_the_held_rate():
+    pace = LearnedPace()
+    pace.admitted(0.0, math.inf)
+    pace.refused(sent_at=0.0, now=0.0, wait_s=1.0)
+    pace.refused(sent_at=21.0, now=21.0, wait_s=1.0)  # probing (after 20.4 s), nothing admitted since the cut
+    assert pace.held == pytest.approx(0.98)
+
+
+def test_a_single_early_request_refused_at_the_held_rate_costs_only_the_margin():
+    pace = LearnedPace()
+    pace.admitted(0.0, math.inf)
+    pace.refused(sent_at=0.0, now=0.0, wait_s=1.0)  # held at 0.98 a second
+    for i in range(1, 11):
+        pace.admitted(i / 0.98, 1 / 0.98)  # ten admitted at the held pace
+    pace.refused(sent_at=11 / 0.98, now=11 / 0.98, wait_s=1.0)  # then one that reached the provider early
+    assert pace.held == pytest.approx(0.98 * (1 - MARGIN))
+
+
+def test_a_refusal_at_the_held_rate_with_few_admitted_lately_cuts_the_pace_by_a_quarter_at_most():
+    pace = LearnedPace()
+    pace.admitted(0.0, math.inf)
+    pace.refused(sent_at=0.0, now=0.0, wait_s=1.0)
+    pace.refused(sent_at=5.0, now=5.0, wait_s=2.0)
+    assert pace.held == pytest.approx(0.98 * BACK_OFF)
+
+
+def test_a_refusal_of_a_request_sent_before_the_last_cut_changes_nothing():
+    pace = LearnedPace()
+    pace.admitted(0.0, math.inf)
+    pace.refused(sent_at=0.0, now=1.0, wait_s=1.0)
+    pace.refused(sent_at=0.9, now=1.2, wait_s=1.0)  # already in flight when the first refusal came back
+    assert pace.held == pytest.approx(1 / 2 * (1 - MARGIN))
+
+
+# --- the limiter on a virtual clock ------------------------------------------------------------
+
+
+async def test_after_a_429_waiting_requests_are_released_one_by_one_at_the_learned_pace():
+    clock = VirtualClock()
+    limiter = ModelLimiter(clock=clock, sleep=clock.sleep)
+    sent: list[float] = []
+
+    async def waiter() -> None:
+        sent.append((await limiter.acquire()).sent_at)
+
+    async def work() -> None:
+        limiter.admitted(await limiter.acquire())  # t=0: admitted
+        limiter.rate_limited(1.0, await limiter.acquire())  # t=0: refused, Retry-After 1
+        async with anyio.create_task_group() as tg:
+            for _ in range(4):
+                tg.start_soon(waiter)
+
+    await run_callers(clock, work)
+    interval = 1 / (1 / 1.0 * (1 - MARGIN))  # one admitted in 0 s, then 1 s of wait: 1 a second, less the margin
+    assert sent == pytest.approx([(i + 1) * interval for i in range(4)])  # paced from the refused request on
+
+
+async def test_a_cancelled_waiter_gives_its_turn_to_the_next():
+    clock = VirtualClock()
+    limiter = ModelLimiter(clock=clock, sleep=clock.sleep)
+    sent: list[float] = []
+
+    async def work() -> None:
+        limiter.admitted(await limiter.acquire())
+        limiter.rate_limited(5.0, await limiter.acquire())
+        async with anyio.create_task_group() as tg:
+            with anyio.move_on_after(0):  # cancelled while it waits at the gate
+                await limiter.acquire()
+            tg.start_soon(lambda: _append(sent, limiter))
+
+    await run_callers(clock, work)
+    assert sent == [pytest.approx(5.0 / (1 - MARGIN))]  # the gate's 5 s, and the pace learned: 1 per 5 s
+
+
+async def _append(sent: list[float], limiter: ModelLimiter) -> None:
+    sent.append((await limiter.acquire()).sent_at)
+
+
+async def test_the_users_cap_stays_a_hard_bound_above_a_learned_rate():
+    clock = VirtualClock()
+    limiter = ModelLimiter(30, clock=clock, sleep=clock.sleep)  # one every 2 s
+    server = Server(clock, limiter, ModelFaults(bucket_rpm=120))  # the provider allows 2 a second
+    await run_callers(clock, lambda: server.verdicts(callers=4, calls=10, think_s=0.0))
+    gaps = {round(b - a, 6) for a, b in itertools.pairwise(server.admitted)}
+    assert (gaps, server.refused) == ({2.0}, [])
+
+
+async def test_the_learned_rate_shows_only_while_requests_wait_on_it():
+    clock = VirtualClock()
+    limiter = ModelLimiter(clock=clock, sleep=clock.sleep)
+    shown: list[float | None] = []
+
+    async def work() -> None:
+        limiter.admitted(await limiter.acquire())
+        limiter.rate_limited(1.0, await limiter.acquire())
+        shown.append(limiter.held_back_rpm())  # learned, but nobody waits
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(limiter.acquire)
+            await anyio.wait_all_tasks_blocked()
+            shown.append(limiter.held_back_rpm())
+
+    await run_callers(clock, work)
+    assert shown == [None, pytest.approx(60 * (1 - MARGIN))]
+
+
+# --- closed loop against the simulator's token bucket --------------------------------------------
+
+
+async def test_the_issues_server_one_a_second_no_burst_is_learned_with_few_refusals():
+    """4 verdicts of 40 calls at once against one admitted call a second: 160 calls, ideally 159 s.
+
+    Before the learned pace the gate reopened for every waiter at once: about
+    one refusal per successful call.
+    """
+    clock = VirtualClock()
+    server = Server(clock, ModelLimiter(clock=clock, sleep=clock.sleep))
+    await run_callers(clock, lambda: server.verdicts(callers=4, calls=40, think_s=1.0))
+    assert len(server.admitted) == 160
+    ideal = 159.0
+    # goodput 0.94 of ideal, 8 refusals for 160 calls (5 %): the first, then one per probe about every 23 s
+    assert (round(ideal / server.admitted[-1], 2), len(server.refused)) == (0.94, 8)
+
+
+async def test_a_limit_that_halves_is_followed_down_and_back_up():
+    """60 a minute, 30 a minute from the 60th second to the 120th, then 60 again."""
+    clock = VirtualClock()
+    halving = ModelFaults(bucket_rpm=60, bucket_schedule=((60.0, 30.0), (120.0, 60.0)))
+    server = Server(clock, ModelLimiter(clock=clock, sleep=clock.sleep), halving)
+    await run_callers(clock, lambda: server.verdicts(callers=4, calls=60, think_s=1.0))
+    down = settled(server.refused, 60.0) - 60
+    admitted_after = [t for t in server.admitted if t >= 120]
+    up = next(b for a, b in itertools.pairwise(admitted_after) if b - a < 1 / 0.95) - 120
+    assert (round(down, 2), round(up, 2)) == (10.85, 21.49)  # seconds to follow it down, and back up
+
+
+def settled(refusals: list[float], change_at: float) -> float:
+    """The last refusal of the run of them a change of limit sets off: the next is a probe, 10 s or more on."""
+    after = [t for t in refusals if t >= change_at]
+    return next((a for a, b in itertools.pairwise(after) if b - a >= 10.0), after[-1])
+
+
+# --- what the user sees -----------------------------------------------------------------------
+
+
+async def test_the_progress_line_names_each_model_held_back_by_a_learned_limit_and_its_rate():
+    from fanout.engine.progress import Progress, Tally
+
+    clock = VirtualClock()
+    limiters = {"m/slow": ModelLimiter(clock=clock, sleep=clock.sleep), "m/free": ModelLimiter(clock=clock, sleep=clock.sleep)}
+    progress = Progress(Tally(total=4, models=list(limiters)), held_back=lambda: {
+        name: rpm for name, limiter in limiters.items() if (rpm := limiter.held_back_rpm()) is not None})
+    slow = limiters["m/slow"]
+    lines: list[str] = []
+
+    async def work() -> None:
+        lines.append(progress.line())
+        slow.admitted(await slow.acquire())
+        slow.rate_limited(2.0, await slow.acquire())  # one admitted, then 2 s named: 0.5 a second
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(slow.acquire)
+            await anyio.wait_all_tasks_blocked()
+            lines.append(progress.line())
+
+    await run_callers(clock, work)
+    assert "held back" not in lines[0]
+    assert lines[1].endswith(" | held back by learned limits: m/slow 29/min")  # 30 a minute less the margin

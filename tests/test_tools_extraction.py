@@ -1,0 +1,138 @@
+"""Page text is made in killable worker processes: bounded in time and memory, and never past a verdict's deadline.
+
+The finding (issue 12 §3): extraction ran in a thread nobody could stop, so a
+2 MB page of unclosed <p> tags held its verdict for minutes past --timeout
+and took hundreds of MB of the run's memory. Pages here are served on
+127.0.0.1 or by respx; the assertions look at the worker processes
+themselves (children of this process), not at timings, except for the
+verdict's own deadline, which is the guarantee under test.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+import respx
+from aiohttp import web
+
+from fanout.config import ModelSpec, ToolSettings, package_data
+from fanout.llm.chat import ChatClient
+from fanout.sift.prompt import Prompt
+from fanout.sift.snapshot import load_snapshot
+from fanout.sift.verdict import run_verdict
+from fanout.tools import ToolBox
+from fanout.tools.extract_pool import ExtractionPool
+from scripted_chat import LOCAL, STALL, ScriptedChat, completion, tool_call
+from loopback import app_with, serving
+
+UNCLOSED_P = b"<html><body>" + b"<p>x" * 497_000
+"""The finding's page: 1,988,012 bytes, inside the 2 MB byte cap; minutes of CPU and 400+ MB for trafilatura."""
+ARTICLE = (b"<html><body><article><h1>Ada Whitlock</h1><p>Ada Whitlock, the physicist, died on 12 March 2024 "
+           b"in Troms\xc3\xb8, her family said. She was 91.</p></article></body></html>")
+
+
+def worker_pids() -> list[int]:
+    """This process's living extraction workers, read from /proc (children only)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        if parent == os.getpid() and b"fanout.tools.extract_worker" in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.fixture
+async def site() -> AsyncIterator[str]:
+    async def page(request: web.Request) -> web.Response:
+        body = UNCLOSED_P if request.match_info["name"] == "unclosed" else ARTICLE
+        return web.Response(body=body, content_type="text/html", charset="utf-8")
+
+    async with serving(app_with("/{name}", page)) as port:
+        yield f"http://127.0.0.1:{port}"
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient() as client:
+        yield client
+
+
+def settings(**overrides: object) -> ToolSettings:
+    return ToolSettings(allow_private_urls=True, per_host_delay_s=0, **overrides)  # type: ignore[arg-type]
+
+
+async def test_a_page_of_unclosed_p_tags_becomes_an_extraction_timeout_and_its_worker_is_killed(site, http):
+    tool_settings = settings(extract_timeout_s=1.0)
+    async with ExtractionPool.from_settings(tool_settings) as pool:
+        tools = ToolBox(http, tool_settings, extractor=pool)
+
+        overran = await tools.web_fetch(f"{site}/unclosed")
+        left_after_overrun = worker_pids()
+        article = await tools.web_fetch(f"{site}/article")
+        warm = worker_pids()
+
+    assert overran[:2] == (
+        f"error: extraction_timeout: reading the text of {site}/unclosed took longer than 1 s and was stopped "
+        "(the page is probably malformed or huge); use another source",
+        False,
+    )
+    assert left_after_overrun == []
+    assert article[:2] == ("Ada Whitlock\nAda Whitlock, the physicist, died on 12 March 2024 in Tromsø, her "
+                           "family said. She was 91.", True)
+    assert len(warm) == 1
+    assert worker_pids() == []
+
+
+async def test_a_page_that_needs_more_memory_than_the_worker_may_have_is_refused_and_its_worker_ends(
+    site, http
+):
+    tools = ToolBox(http, settings(extract_timeout_s=120.0, extract_memory_mb=128))
+
+    result = await tools.web_fetch(f"{site}/unclosed")
+
+    assert result[:2] == (
+        f"error: extraction_too_large: reading the text of {site}/unclosed needed more than 128 MB and was "
+        "stopped; use another source",
+        False,
+    )
+    assert worker_pids() == []
+
+
+async def test_without_an_open_pool_each_page_gets_a_worker_that_does_not_outlive_the_call(site, http):
+    result = await ToolBox(http, settings()).web_fetch(f"{site}/article")
+
+    assert result.ok is True
+    assert worker_pids() == []
+
+
+async def test_a_verdict_ends_within_its_timeout_while_a_page_is_being_extracted():
+    """--timeout 3 gave a 7.8 s verdict when the thread could not be stopped; now the worker is killed."""
+    edit = load_snapshot(package_data("sample_snapshot.yaml")).edits[0]
+    page = "http://slow-page.example/unclosed"
+    script = [completion(None, tool_calls=[tool_call("web_fetch", {"url": page})]), STALL]
+    async with httpx.AsyncClient() as http:
+        tools = ToolBox(http, settings(extract_timeout_s=600.0))
+        chat = ChatClient(base_url=LOCAL, api_key=None, http=http)
+        with respx.mock:
+            respx.post(f"{LOCAL}/chat/completions").mock(side_effect=ScriptedChat(script))
+            respx.get(page).respond(200, content=UNCLOSED_P, headers={"Content-Type": "text/html"})
+            started = time.monotonic()
+            record = await run_verdict(edit, ModelSpec("test/model"), chat=chat, tools=tools,
+                                       prompt=Prompt("Check the edit.", "0" * 64), timeout_s=2.0)
+            took = time.monotonic() - started
+
+    assert (record.status, record.error) == ("timeout", "no verdict within 2 s")
+    assert took < 2.0 + 1.0
+    assert worker_pids() == []
