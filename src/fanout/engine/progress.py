@@ -205,14 +205,20 @@ def format_duration(seconds: float | None) -> str:
     return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
 
 
+def shown_statuses(tally: Tally) -> tuple[str, ...]:
+    """The status columns of a table: `refused` only in a run that has some, so the live table still fits 80 columns."""
+    return tuple(s for s in STATUSES if s != "refused" or tally.count("refused"))
+
+
 def status_table(tally: Tally, in_flight: Counter[str] | None = None) -> list[str]:
     """Per-model status counts as fixed-width lines (shared by `status` and the live view)."""
-    cols = ["done", *STATUSES, "in flight"]
+    statuses = shown_statuses(tally)
+    cols = ["done", *statuses, "in flight"]
     width = max([len(m) for m in tally.models] + [5])
     lines = [f"{'model':<{width}}  " + "  ".join(f"{c:>12}" for c in cols)]
     for model in tally.models:
         counts = tally.by_model.get(model, Counter())
-        row = [sum(counts.values()), *(counts[s] for s in STATUSES), (in_flight or Counter())[model]]
+        row = [sum(counts.values()), *(counts[s] for s in statuses), (in_flight or Counter())[model]]
         lines.append(f"{model:<{width}}  " + "  ".join(f"{v:>12}" for v in row))
     return lines
 
@@ -277,10 +283,11 @@ def live_table(tally: Tally, in_flight: Counter[str]) -> Table:
 
     table = Table(box=None, padding=(0, 1), pad_edge=False, header_style="bold underline")
     table.add_column("model", overflow="fold")
-    for header in ("done", *STATUSES, "in flight"):  # two words on two lines: the room goes to the model names
+    statuses = shown_statuses(tally)
+    for header in ("done", *statuses, "in flight"):  # two words on two lines: the room goes to the model names
         table.add_column(header.replace("_", " ").replace(" ", "\n"), justify="right")
     for model in tally.models:
         counts = tally.by_model.get(model, Counter())
-        row = [sum(counts.values()), *(counts[s] for s in STATUSES), in_flight[model]]
+        row = [sum(counts.values()), *(counts[s] for s in statuses), in_flight[model]]
         table.add_row(model, *(str(v) for v in row))
     return table
