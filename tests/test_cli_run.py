@@ -73,8 +73,8 @@ def test_openrouter_without_a_key_stops_before_any_work(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("flags", "expected"),
     [
-        (["--retry", "timeout,oops"], "--retry: unknown status oops; choose from timeout, incomplete, invalid_json, error."),
-        (["--retry", "ok"], "--retry: unknown status ok; choose from timeout, incomplete, invalid_json, error."),
+        (["--retry", "timeout,oops"], "--retry: unknown status oops; choose from timeout, incomplete, invalid_json, error, refused."),
+        (["--retry", "ok"], "--retry: unknown status ok; choose from timeout, incomplete, invalid_json, error, refused."),
         (["--models", ""], "a model name must be a non-empty string (got '')."),
         (["--concurrency", "0"], "--concurrency must be at least 1 (got 0)."),
         (["--concurrency", "-3"], "--concurrency must be at least 1 (got -3)."),

@@ -66,7 +66,7 @@ def test_a_lead_that_holds_back_the_concurrency_is_named_and_one_that_does_not_i
         (lambda: dataclasses.replace(RunSettings(), grace_s=-1.0), "--grace must not be negative (got -1)."),
         (lambda: RunSettings(chat_timeout_s=float("nan")), "--request-timeout must be a finite number (got nan)."),
         (lambda: RunSettings(retry_statuses=frozenset({"ok"})),
-         "--retry: unknown status ok; choose from timeout, incomplete, invalid_json, error."),
+         "--retry: unknown status ok; choose from timeout, incomplete, invalid_json, error, refused."),
         (lambda: ToolSettings(searxng_url="127.0.0.1:8080"),
          "--searxng-url must be an http:// or https:// URL with a host (got '127.0.0.1:8080')."),
         (lambda: ToolSettings(fetch_max_chars=0), "--max-chars must be at least 1 (got 0)."),

@@ -87,7 +87,7 @@ def test_the_kept_spool_holds_each_edits_snapshot_entry_as_one_json_line_as_vers
         first.keep_in(run_dir)
     data = (run_dir / SPOOL_NAME).read_bytes()
     header = json.loads(data[:HEADER_BYTES])
-    assert (header["format"], header["version"], header["edits"]) == ("fanout-edit-spool", 1, 2)
+    assert (header["format"], header["version"], header["edits"]) == ("fanout-edit-spool", 2, 2)
     lines = data[HEADER_BYTES:header["index_at"]].splitlines()
     assert [json.loads(line) for line in lines] == [edit_data(1), edit_data(2)]
 

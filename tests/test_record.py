@@ -102,7 +102,8 @@ def test_a_term_edit_is_recorded_with_no_property() -> None:
 
 def test_only_a_timeout_status_sets_the_timeout_flag() -> None:
     flags = {status: new_record(EDIT, "m/a", status).timeout for status in STATUSES}
-    assert flags == {"ok": False, "timeout": True, "incomplete": False, "invalid_json": False, "error": False}
+    assert flags == {"ok": False, "timeout": True, "incomplete": False, "invalid_json": False, "error": False,
+                     "refused": False}
 
 
 def without_title(data: dict[str, Any]) -> None:

@@ -50,7 +50,9 @@ class RetryableError(FanoutError):
 class ProviderError(RetryableError):
     """An LLM endpoint failed after (or instead of) answering.
 
-    `status` is the HTTP status or the code an error-in-a-200-body carried.
+    `status` is the HTTP status or the code an error-in-a-200-body carried;
+    `refused` says the endpoint will never take this request as it stands
+    (fanout.retry.is_refusal), so its pair is recorded `refused`, not `error`.
     """
 
     def __init__(
@@ -60,9 +62,11 @@ class ProviderError(RetryableError):
         status: int | None = None,
         retryable: bool = False,
         retry_after: float | None = None,
+        refused: bool = False,
     ) -> None:
         super().__init__(message, retryable=retryable, retry_after=retry_after)
         self.status = status
+        self.refused = refused
 
 
 class ModelRefused(ProviderError):

@@ -23,8 +23,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, NamedTuple
 
-Status = Literal["ok", "timeout", "incomplete", "invalid_json", "error"]
-STATUSES: tuple[str, ...] = ("ok", "timeout", "incomplete", "invalid_json", "error")
+Status = Literal["ok", "timeout", "incomplete", "invalid_json", "error", "refused"]
+STATUSES: tuple[str, ...] = ("ok", "timeout", "incomplete", "invalid_json", "error", "refused")
+"""`error` is a failure that may pass (resume runs it again); `refused` is a request the endpoint will
+never take as it stands (fanout.retry.is_refusal): done, unless --retry names it."""
 VERDICTS: tuple[str, ...] = (
     "verified-high",
     "verified-low",

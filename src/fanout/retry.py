@@ -16,6 +16,7 @@ stop when either the attempts or the total time spent waiting run out.
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -38,6 +39,28 @@ _JITTER = random.Random()
 def is_retryable_status(status: int | None) -> bool:
     """408 and 429 are "try later"; any 5xx is the provider's trouble, not ours."""
     return status is not None and (status in RETRYABLE_STATUSES or 500 <= status <= 599)
+
+
+REFUSED_STATUSES = frozenset({413})
+CONTEXT_TOO_LONG = re.compile(
+    r"context[ _-]?(length|window|size)|prompt is too long|maximum number of tokens", re.IGNORECASE
+)
+"""How endpoints word a request over the model's context: OpenAI, OpenRouter and vLLM ("maximum context
+length"), Anthropic ("prompt is too long"), llama.cpp ("context size"), LiteLLM (ContextWindowExceeded),
+Gemini ("maximum number of tokens")."""
+
+
+def is_refusal(status: int | None, message: str) -> bool:
+    """The endpoint will never take this request as it stands: too large (413), or over the model's context.
+
+    Asking again sends the same conversation, so a resume would pay for the
+    same refusal every time. Any other 400 or 422 (a wrong model name, a
+    parameter the endpoint rejects) is more likely a set-up mistake that
+    fails every pair: it stays an error, so the run does not finish quietly.
+    """
+    if status in REFUSED_STATUSES:
+        return True
+    return status in (400, 422) and CONTEXT_TOO_LONG.search(message) is not None
 
 
 def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:

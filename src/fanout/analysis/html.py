@@ -26,6 +26,7 @@ from fanout.analysis.charts import (
     stacked_bars,
 )
 from fanout.analysis.cost import cost_notes
+from fanout.analysis.health import refused_column
 from fanout.analysis.fmt import number, percent, ratio, short_names, subject_name, usd, with_interval
 from fanout.analysis.html_edit import change_html, committee_html, model_anchor
 from fanout.analysis.html_page import entity_link, notes_html, page, stance_html
@@ -270,13 +271,15 @@ def _comparison_table(report: Report, names: dict[str, str]) -> str:
 
 
 def _health_section(report: Report, names: dict[str, str]) -> str:
+    health = report.table("health")
+    refused = refused_column(health)
     rows = [[names[r["model"]], r["tool_protocol"], str(r["records"]), str(r["ok"]), str(r["timeout"]), str(r["incomplete"]),
-             str(r["invalid_json"]), str(r["error"]), number(r["mean_turns"]), number(r["mean_tool_calls"]),
+             str(r["invalid_json"]), str(r["error"]), *refused(r), number(r["mean_turns"]), number(r["mean_tool_calls"]),
              f"{r['web_search']}/{r['web_fetch']}", str(r["failed_tool_calls"]),
              f"{r['sources_verified']}/{r['sources_reported']}", str(r["verified_never_fetched"]),
              str(r["rule_violations"]), number(r["mean_duration_s"])]
-            for r in report.table("health")]
-    table = _table(["model", "tools via", "records", "ok", "timeout", "incomplete", "invalid JSON", "error", "mean turns",
+            for r in health]
+    table = _table(["model", "tools via", "records", "ok", "timeout", "incomplete", "invalid JSON", "error", *refused(None), "mean turns",
                     "mean tool calls", "search / fetch", "failed calls", "sources verified / reported",
                     "“verified” never fetched", "rule violations", "mean seconds"], rows)
     return ('<section id="health"><h2>Health</h2>' + table +

@@ -15,6 +15,7 @@ from fanout.analysis.fmt import (
     usd,
 )
 from fanout.analysis.cost import cost_notes
+from fanout.analysis.health import refused_column
 from fanout.analysis.report import Report
 from fanout.analysis.scales import STANCES
 
@@ -56,16 +57,18 @@ def _count(n: int, noun: str) -> str:
 
 
 def _health(report: Report, names: dict[str, str]) -> str:
+    health = report.table("health")
+    refused = refused_column(health)
     rows = [
         [
             names[r["model"]], r["tool_protocol"], str(r["records"]), str(r["ok"]), str(r["timeout"]), str(r["incomplete"]),
-            str(r["invalid_json"]), str(r["error"]), number(r["mean_turns"]), number(r["mean_tool_calls"]),
+            str(r["invalid_json"]), str(r["error"]), *refused(r), number(r["mean_turns"]), number(r["mean_tool_calls"]),
             f"{r['sources_verified']}/{r['sources_reported']}", str(r["verified_never_fetched"]),
             str(r["rule_violations"]),
         ]
-        for r in report.table("health")
+        for r in health
     ]
-    headers = ["model", "tools via", "recs", "ok", "t/o", "incompl", "bad json", "error", "turns", "tools",
+    headers = ["model", "tools via", "recs", "ok", "t/o", "incompl", "bad json", "error", *refused(None), "turns", "tools",
                "src ver/rep", "ver. unfetched", "rule viol."]
     return "Health (per model)\n" + text_table(headers, rows)
 

@@ -146,6 +146,10 @@ def finish(report, request) -> int:  # type: ignore[no-untyped-def]
     for model, reason in outcome.refused.items():
         print(f"Not run: {model}, refused by the endpoint ({reason}). Its pairs are not recorded: correct the "
               f"name with -m and run again.", file=out)
+    refused = tally.count("refused")
+    if refused:
+        print(f"{refused} pair(s) were refused by the endpoint (request too large, or over the model's context); "
+              "they count as done: `fanout status` shows why, and `--retry refused` runs them again.", file=out)
     errors = tally.count("error")
     if errors:
         print(f"{errors} pair(s) ended in infrastructure errors; run again to retry them: {again}", file=out)

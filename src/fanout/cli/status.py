@@ -19,7 +19,7 @@ EPILOG = epilog(
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a run directory made by `fanout run`")
     parser.add_argument("--errors", type=int, default=DEFAULT_ERRORS, metavar="N",
-                        help=f"show the last N error messages (default {DEFAULT_ERRORS})")
+                        help=f"show the last N error and refusal messages (default {DEFAULT_ERRORS})")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -37,17 +37,22 @@ class Outcomes(NamedTuple):
     """incomplete and invalid_json records: the model answered, but gave no usable verdict."""
     errors: int
     timeouts: int
+    refused: int = 0
+    """Requests the endpoint will never take (too large, over the context): named only when there are some."""
 
     def parts(self) -> list[str]:
         """`verdicts 1032`, `no verdict 168`, `errors 0`, `timeouts 0`: each count on its own, never folded together."""
+        refused = [f"refused {self.refused}"] if self.refused else []
         return [f"verdicts {self.verdicts}", f"no verdict {self.no_verdict}", f"errors {self.errors}",
-                f"timeouts {self.timeouts}"]
+                f"timeouts {self.timeouts}", *refused]
 
     def summary(self) -> str:
         """The last word on a run: each kind counted, and a share without a verdict named as such."""
         done = sum(self)
         text = (f"{self.verdicts} with a verdict, {self.no_verdict} without one (incomplete or invalid_json), "
                 f"{self.errors} error(s), {self.timeouts} timeout(s)")
+        if self.refused:
+            text += f", {self.refused} refused by the endpoint"
         if self.no_verdict and done:
             text += (f". {self.no_verdict / done:.0%} of the pairs done ended without a verdict: they count as done; "
                      "`--retry incomplete,invalid_json` runs them again")
@@ -119,7 +124,7 @@ class Tally:
     def outcomes(self) -> Outcomes:
         """What the pairs done came to: a record without a verdict is done, but not a verdict."""
         return Outcomes(self.count("ok"), sum(self.count(s) for s in NO_VERDICT), self.count("error"),
-                        self.count("timeout"))
+                        self.count("timeout"), self.count("refused"))
 
 
 class Progress(ProgressSink):
@@ -154,7 +159,7 @@ class Progress(ProgressSink):
         entry = LogEntry(record.status, record.cost_usd, record.file_name(), record.cost_source)
         self.tally.add(record.model, entry, previous)
         self.session_done += 1
-        if record.status == "error" and record.error:
+        if record.status in ("error", "refused") and record.error:
             self.last_error = f"{record.model} rcid {record.edit_rcid}: {record.error}"
 
     def search_warning(self) -> str | None:
@@ -200,14 +205,20 @@ def format_duration(seconds: float | None) -> str:
     return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
 
 
+def shown_statuses(tally: Tally) -> tuple[str, ...]:
+    """The status columns of a table: `refused` only in a run that has some, so the live table still fits 80 columns."""
+    return tuple(s for s in STATUSES if s != "refused" or tally.count("refused"))
+
+
 def status_table(tally: Tally, in_flight: Counter[str] | None = None) -> list[str]:
     """Per-model status counts as fixed-width lines (shared by `status` and the live view)."""
-    cols = ["done", *STATUSES, "in flight"]
+    statuses = shown_statuses(tally)
+    cols = ["done", *statuses, "in flight"]
     width = max([len(m) for m in tally.models] + [5])
     lines = [f"{'model':<{width}}  " + "  ".join(f"{c:>12}" for c in cols)]
     for model in tally.models:
         counts = tally.by_model.get(model, Counter())
-        row = [sum(counts.values()), *(counts[s] for s in STATUSES), (in_flight or Counter())[model]]
+        row = [sum(counts.values()), *(counts[s] for s in statuses), (in_flight or Counter())[model]]
         lines.append(f"{model:<{width}}  " + "  ".join(f"{v:>12}" for v in row))
     return lines
 
@@ -272,10 +283,11 @@ def live_table(tally: Tally, in_flight: Counter[str]) -> Table:
 
     table = Table(box=None, padding=(0, 1), pad_edge=False, header_style="bold underline")
     table.add_column("model", overflow="fold")
-    for header in ("done", *STATUSES, "in flight"):  # two words on two lines: the room goes to the model names
+    statuses = shown_statuses(tally)
+    for header in ("done", *statuses, "in flight"):  # two words on two lines: the room goes to the model names
         table.add_column(header.replace("_", " ").replace(" ", "\n"), justify="right")
     for model in tally.models:
         counts = tally.by_model.get(model, Counter())
-        row = [sum(counts.values()), *(counts[s] for s in STATUSES), in_flight[model]]
+        row = [sum(counts.values()), *(counts[s] for s in statuses), in_flight[model]]
         table.add_row(model, *(str(v) for v in row))
     return table

@@ -87,12 +87,13 @@ def read_status(run_dir: Path, *, n_errors: int = DEFAULT_ERRORS) -> StatusRepor
 
 
 def scan_log(path: Path, n_errors: int) -> LogScan:
-    """The newest error messages and the recent verdicts per minute, in one pass over the log."""
+    """The newest error and refusal messages and the recent verdicts per minute, in one pass over the log."""
     errors: deque[RecentError] = deque(maxlen=n_errors)
     finished: deque[datetime] = deque(maxlen=RATE_WINDOW)
     for record in iter_log(path):
-        if record.status == "error" and n_errors > 0:
-            errors.append(RecentError(record.model, record.edit_rcid, record.error))
+        if record.status in ("error", "refused") and n_errors > 0:
+            message = f"refused: {record.error}" if record.status == "refused" else record.error
+            errors.append(RecentError(record.model, record.edit_rcid, message))
         finished.append(_finish_time(record.timestamp))
     return LogScan(list(errors), _per_minute(finished))
 

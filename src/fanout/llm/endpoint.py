@@ -29,7 +29,7 @@ from openai.types.chat import ChatCompletion
 
 from fanout.errors import ModelRefused, ProviderError
 from fanout.llm.reply import UNKNOWN_BODY_ERROR_STATUS, ChatResult, parse_completion, redact
-from fanout.retry import is_retryable_status, parse_retry_after, retry_after_from_metadata
+from fanout.retry import is_refusal, is_retryable_status, parse_retry_after, retry_after_from_metadata
 
 
 # The SDK describes the machine to every server it talks to (OS, CPU, Python
@@ -134,7 +134,8 @@ def status_error(exc: openai.APIStatusError, *, secret: str | None) -> ProviderE
     text = f"HTTP {status}: {redact(str(message), secret)}"
     if refuses_model(status, text):
         return ModelRefused(text, status=status)
-    return ProviderError(text, status=status, retryable=is_retryable_status(status), retry_after=retry_after)
+    return ProviderError(text, status=status, retryable=is_retryable_status(status), retry_after=retry_after,
+                         refused=is_refusal(status, text))
 
 
 NO_SUCH_MODEL = re.compile(r"not a valid model|invalid model|no such model|unknown model|model\b.*\b(not found|does not exist)"

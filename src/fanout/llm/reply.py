@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from fanout.errors import ProviderError
 from fanout.llm.cost import CostSource
-from fanout.retry import is_retryable_status, retry_after_from_metadata
+from fanout.retry import is_refusal, is_retryable_status, retry_after_from_metadata
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletion
@@ -148,6 +148,7 @@ def body_error(error: Any, *, secret: str | None) -> ProviderError:
         status=status,
         retryable=is_retryable_status(status),
         retry_after=retry_after_from_metadata(error.get("metadata")),
+        refused=is_refusal(status, message),
     )
 
 

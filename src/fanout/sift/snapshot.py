@@ -32,13 +32,19 @@ Validation hands each edit on as a typed, immutable fanout.sift.edit.Edit.
 Bad input stops the run before any work with one message that names the file,
 the edit (1-based index and rcid), the field and what to put there, because
 a user fixing a 500-edit file needs to find the line, not read a traceback.
+The file and its YAML are held to fanout.sift.snapshot_bounds' limits (size,
+nesting, value length, what aliases repeat) while they are read, so a file
+that would exhaust memory or never end is refused the same way.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import hashlib
+import os
 import re
+import stat
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -46,9 +52,12 @@ from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
 import yaml
+from yaml.composer import Composer
 from yaml.constructor import SafeConstructor
 from yaml.events import (
     AliasEvent,
+    CollectionStartEvent,
+    Event,
     MappingEndEvent,
     MappingStartEvent,
     ScalarEvent,
@@ -56,11 +65,23 @@ from yaml.events import (
     SequenceStartEvent,
     StreamEndEvent,
 )
-from yaml.nodes import ScalarNode
+from yaml.nodes import Node, ScalarNode
 from yaml.resolver import Resolver
 
 from fanout.errors import ConfigError
 from fanout.sift.edit import Edit, is_term_diff
+from fanout.sift.snapshot_bounds import (
+    MAX_NESTING,
+    MAX_SNAPSHOT_BYTES,
+    MAX_TEXT_CHARS,
+    AliasBudget,
+    OverLimit,
+    alias_loop,
+    node_parts,
+    too_deep,
+    too_long,
+    value_parts,
+)
 
 QID_RE = re.compile(r"Q[1-9][0-9]*")
 PID_RE = re.compile(r"P[1-9][0-9]*")
@@ -77,23 +98,25 @@ class Snapshot:
 
 
 def load_snapshot(path: str | Path) -> Snapshot:
-    """Read, parse and validate a snapshot; raise ConfigError on the first problem."""
+    """Read, parse and validate a snapshot; raise ConfigError on the first problem.
+
+    A snapshot of the plain shape (see stream_snapshot) is built straight from
+    libyaml's events, in about half the time PyYAML's composer and constructor
+    take; any other is composed (_load_composed).
+    """
     path = Path(path)
     raw = _read_bytes(path)
-    edits: list[Edit] = []
-    seen: dict[int, int] = {}
-    for index, data in enumerate(_edit_list(path, _parse_yaml(path, raw)), start=1):
-        place = _EditPlace(path, index, data)
-        edits.append(_validate_edit(place, data))
-        _check_unique_rcid(place, seen)
-    return Snapshot(path=path, sha256=hashlib.sha256(raw).hexdigest(), edits=edits)
+    sink = _EditList()
+    if not _read_plain(path, raw, sink):
+        sink.edits = _load_composed(path, raw)
+    return Snapshot(path=path, sha256=hashlib.sha256(raw).hexdigest(), edits=sink.edits)
 
 
 def file_sha256(path: str | Path) -> str:
     """The sha256 of a snapshot's bytes (what the manifest pins), read in chunks."""
     path = Path(path)
     digest = hashlib.sha256()
-    with _read_errors(path), path.open("rb") as fh:
+    with _open_snapshot(path) as fh, _read_errors(path):
         while chunk := fh.read(1 << 20):
             digest.update(chunk)
     return digest.hexdigest()
@@ -110,34 +133,112 @@ class EditSink(Protocol):
 def stream_snapshot(path: str | Path, sink: EditSink) -> None:
     """Validate a snapshot into `sink` one edit at a time; raise ConfigError exactly as load_snapshot would.
 
-    load_snapshot builds the whole document before it validates: for a 25 000-edit
-    snapshot that is a gigabyte of YAML nodes and Python objects. Here libyaml's
-    events are built into one edit at a time (_build_value), so only the edit in
-    hand is in memory, in under half the time load_snapshot takes. Anything but the plain shape (a mapping with one `edits`
-    list, or a bare list, in one document), and any YAML error, is handed to
-    load_snapshot after `sink.clear()`, so every message stays the same; so is
-    the order of problems: the first invalid edit is reported only once the
-    whole file has parsed, as load_snapshot (which parses first) would.
+    The file is read as it is parsed and libyaml's events are built into one
+    edit at a time (_build_value), so only the edit in hand is in memory: a
+    25 000-edit snapshot composed whole is a gigabyte of YAML nodes and Python
+    objects. Anything but the plain shape (a mapping with one `edits` list, or
+    a bare list, in one document), and any YAML error, is composed instead
+    (_load_composed) after `sink.clear()`, so every message stays the same; so
+    is the order of problems: the first invalid edit is reported only once the
+    whole file has parsed, as composing (which parses first) would.
     """
     path = Path(path)
-    try:
-        with _read_errors(path), path.open("rb") as fh:
-            problem = _stream_document(path, _StreamLoader(fh), sink)
-    except (_NotPlain, yaml.YAMLError):
+    with _open_snapshot(path) as fh, _read_errors(path):
+        plain = _read_plain(path, fh, sink)
+    if not plain:
         sink.clear()
-        for edit in load_snapshot(path).edits:
+        for edit in _load_composed(path, _read_bytes(path)):
             sink.add(edit)
-        return
+
+
+class _EditList:
+    """The EditSink load_snapshot fills."""
+
+    def __init__(self) -> None:
+        self.edits: list[Edit] = []
+
+    def add(self, edit: Edit) -> None:
+        self.edits.append(edit)
+
+    def clear(self) -> None:
+        self.edits = []
+
+
+def _read_plain(path: Path, source: bytes | BinaryIO, sink: EditSink) -> bool:
+    """Validate a plain snapshot into `sink` from its events; False when it is not plain or not valid YAML."""
+    try:
+        problem = _stream_document(path, _StreamLoader(source), sink)
+    except OverLimit as exc:
+        raise ConfigError(f"snapshot {path} {exc}") from None
+    except (_NotPlain, yaml.YAMLError):
+        return False
     if problem is not None:
         raise problem
+    return True
+
+
+def _load_composed(path: Path, raw: bytes) -> list[Edit]:
+    """Any snapshot PyYAML reads (explicit tags, merge keys...), composed whole first; YAML errors in its wording."""
+    edits: list[Edit] = []
+    seen: dict[int, int] = {}
+    for index, data in enumerate(_edit_list(path, _parse_yaml(path, raw)), start=1):
+        place = _EditPlace(path, index, data)
+        edits.append(_validate_edit(place, data))
+        _check_unique_rcid(place, seen)
+    return edits
 
 
 # --- the file ------------------------------------------------------------------------
 
 
 def _read_bytes(path: Path) -> bytes:
+    with _open_snapshot(path) as fh, _read_errors(path):
+        raw = fh.read(MAX_SNAPSHOT_BYTES + 1)
+    if len(raw) > MAX_SNAPSHOT_BYTES:  # it grew since it was opened
+        raise _too_big(path, len(raw))
+    return raw
+
+
+def _open_snapshot(path: Path) -> BinaryIO:
+    """The snapshot opened for reading, once it is known to be a regular file of at most MAX_SNAPSHOT_BYTES.
+
+    Opened without blocking and checked on the open descriptor: opening a FIFO
+    would wait for a writer, and /dev/zero would be read for ever.
+    """
     with _read_errors(path):
-        return path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            _check_file(path, os.fstat(fd))
+            os.set_blocking(fd, True)
+        except BaseException:
+            os.close(fd)
+            raise
+        return os.fdopen(fd, "rb")
+
+
+def _check_file(path: Path, info: os.stat_result) -> None:
+    if stat.S_ISDIR(info.st_mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))  # worded by _read_errors
+    if not stat.S_ISREG(info.st_mode):
+        raise ConfigError(
+            f"snapshot {path} is {_file_kind(info.st_mode)}, not a regular file, so it may never end; "
+            "save the snapshot to a file and pass that file"
+        )
+    if info.st_size > MAX_SNAPSHOT_BYTES:
+        raise _too_big(path, info.st_size)
+
+
+def _file_kind(mode: int) -> str:
+    kinds = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+    return next((name for test, name in kinds if test(mode)), "a special file")
+
+
+def _too_big(path: Path, size: int) -> ConfigError:
+    return ConfigError(
+        f"snapshot {path} has {size:,} bytes, more than the {MAX_SNAPSHOT_BYTES:,} a snapshot may have; "
+        "split its edits into smaller snapshots, each run in its own --run-dir"
+    )
 
 
 @contextmanager
@@ -157,13 +258,20 @@ def _read_errors(path: Path) -> Iterator[None]:
 
 
 def _parse_yaml(path: Path, raw: bytes) -> Any:
+    try:
+        return _parse_within_bounds(path, raw)
+    except OverLimit as exc:
+        raise ConfigError(f"snapshot {path} {exc}") from None
+
+
+def _parse_within_bounds(path: Path, raw: bytes) -> Any:
     if _FastLoader is not None:
         try:
             return yaml.load(raw, Loader=_FastLoader)
         except yaml.YAMLError:
             pass  # the pure-Python parser below words the error the way this module promises
     try:
-        return yaml.safe_load(raw)
+        return yaml.load(raw, Loader=_BoundedSafeLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
@@ -188,25 +296,112 @@ def _edit_list(path: Path, data: Any) -> list[Any]:
     return data
 
 
-# --- streaming ------------------------------------------------------------------------
+# --- the loaders ------------------------------------------------------------------------
 
-_FastLoader: Any = getattr(yaml, "CSafeLoader", None)
-"""libyaml's loader, about seven times faster than PyYAML's own; None when PyYAML was built without it."""
 
-if _FastLoader is not None:
-    # PyYAML's own CSafeLoader is built on cyaml.CParser; the type stubs do not re-export it.
-    _EventParser: Any = getattr(yaml.cyaml, "CParser")
+class _BoundedComposer(Composer):
+    """PyYAML's composer, holding each node to fanout.sift.snapshot_bounds' limits before composing it.
+
+    load_snapshot composes with this, never with libyaml's composer, which
+    recurses in C and crashes the process on a list 100 000 levels deep.
+    """
+
+    peek_event: Callable[[], Event | None]  # the parser's, beside this class in a loader
+
+    def _start_bounds(self) -> None:
+        self._level = 0
+        """Collections open around the node being composed."""
+        self._composing: set[str] = set()
+        """Anchors of the collections still being composed: an alias to one would be a loop."""
+        self._aliases = AliasBudget(node_parts)
+
+    def compose_node(self, parent: Node | None, index: int) -> Node | None:
+        event = self.peek_event()
+        if isinstance(event, AliasEvent):
+            self._charge(event)
+        elif isinstance(event, ScalarEvent):
+            if len(event.value) > MAX_TEXT_CHARS:
+                raise too_long(len(event.value), event.start_mark)
+        elif isinstance(event, CollectionStartEvent):
+            return self._compose_collection(event, parent, index)
+        return super().compose_node(parent, index)
+
+    def _compose_collection(self, event: CollectionStartEvent, parent: Node | None, index: int) -> Node | None:
+        if self._level >= MAX_NESTING:
+            raise too_deep(event.start_mark)
+        anchor = event.anchor
+        self._level += 1
+        if anchor is not None:
+            self._composing.add(anchor)
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._level -= 1
+            if anchor is not None:
+                self._composing.discard(anchor)
+
+    def _charge(self, event: AliasEvent) -> None:
+        target = self.anchors.get(event.anchor)
+        if target is None:
+            return  # an unknown alias: the composer words that error
+        if event.anchor in self._composing:
+            raise alias_loop(event.start_mark)
+        self._aliases.charge(target, self._level, event.start_mark)
+
+
+class _BoundedSafeLoader(_BoundedComposer, yaml.SafeLoader):
+    """PyYAML's pure-Python SafeLoader, bounded; it words YAML errors as this module promises."""
+
+    def __init__(self, stream: bytes) -> None:
+        yaml.SafeLoader.__init__(self, stream)
+        self._start_bounds()
+
+
+class _PyStreamLoader(yaml.SafeLoader):
+    """PyYAML's own events for the event reader, when PyYAML was built without libyaml."""
+
+    def __init__(self, stream: bytes | BinaryIO) -> None:
+        yaml.SafeLoader.__init__(self, stream)
+        _start_stream(self)
+
+
+def _start_stream(loader: Any) -> None:
+    """What the event reader (_build_value) keeps across a file, as PyYAML's composer keeps its anchors."""
+    loader.anchors = {}
+    loader.aliases = AliasBudget(value_parts)
+    loader.building = set()  # ids of anchored collections still being built: an alias to one is a loop
+
+
+# PyYAML's own CSafeLoader is built on cyaml.CParser; the type stubs do not re-export it.
+_EventParser: Any = getattr(getattr(yaml, "cyaml", None), "CParser", None)
+"""libyaml's parser, about seven times faster than PyYAML's own; None when PyYAML was built without it."""
+
+if _EventParser is not None:
+
+    class _LibyamlLoader(_BoundedComposer, _EventParser, SafeConstructor, Resolver):  # type: ignore[misc]
+        """libyaml's events under the bounded composer: CSafeLoader but for the composer."""
+
+        def __init__(self, stream: bytes) -> None:
+            _EventParser.__init__(self, stream)
+            Composer.__init__(self)
+            SafeConstructor.__init__(self)
+            Resolver.__init__(self)
+            self._start_bounds()
 
     class _LibyamlStreamLoader(_EventParser, SafeConstructor, Resolver):  # type: ignore[misc]
         """libyaml's events, with PyYAML's rules for what a plain scalar means (int, date, null...)."""
 
-        def __init__(self, stream: BinaryIO) -> None:
+        def __init__(self, stream: bytes | BinaryIO) -> None:
             _EventParser.__init__(self, stream)
             SafeConstructor.__init__(self)
             Resolver.__init__(self)
-            self.anchors: dict[str, Any] = {}
+            _start_stream(self)
 
-_StreamLoader: Any = _LibyamlStreamLoader if _FastLoader is not None else yaml.SafeLoader
+_FastLoader: Any = _LibyamlLoader if _EventParser is not None else None
+_StreamLoader: Any = _LibyamlStreamLoader if _EventParser is not None else _PyStreamLoader
+
+
+# --- streaming ------------------------------------------------------------------------
 
 
 class _NotPlain(Exception):
@@ -220,7 +415,7 @@ def _stream_document(path: Path, loader: Any, sink: EditSink) -> ConfigError | N
             raise _NotPlain  # empty file
         loader.get_event()  # document start
         if loader.check_event(SequenceStartEvent):
-            problem = _stream_edits(path, loader, sink)
+            problem = _stream_edits(path, loader, sink, level=1)
         elif loader.check_event(MappingStartEvent):
             problem = _stream_top_mapping(path, loader, sink)
         else:
@@ -240,28 +435,31 @@ def _stream_top_mapping(path: Path, loader: Any, sink: EditSink) -> ConfigError 
     while not loader.check_event(MappingEndEvent):
         if not loader.check_event(ScalarEvent):
             raise _NotPlain
-        key = _build_value(loader)
+        key = _build_value(loader, 1)
         if key == "edits":
             if found or not loader.check_event(SequenceStartEvent):
                 raise _NotPlain
             found = True
-            problem = _stream_edits(path, loader, sink)
+            problem = _stream_edits(path, loader, sink, level=2)
         else:
-            _build_value(loader)  # another top-level key: read and dropped
+            _build_value(loader, 1)  # another top-level key: read and dropped
     loader.get_event()
     if not found:
         raise _NotPlain
     return problem
 
 
-def _stream_edits(path: Path, loader: Any, sink: EditSink) -> ConfigError | None:
-    """Each item composed, built, validated and handed over; the first problem is kept, not raised."""
+def _stream_edits(path: Path, loader: Any, sink: EditSink, *, level: int) -> ConfigError | None:
+    """Each item composed, built, validated and handed over; the first problem is kept, not raised.
+
+    `level` is the edit list's own nesting (1 for a bare list), as _BoundedComposer counts it.
+    """
     loader.get_event()
     seen: dict[int, int] = {}
     problem: ConfigError | None = None
     index = 0
     while not loader.check_event(SequenceEndEvent):
-        data = _build_value(loader)
+        data = _build_value(loader, level)
         index += 1
         if problem is None:
             place = _EditPlace(path, index, data)
@@ -282,14 +480,16 @@ _STR_TAG = "tag:yaml.org,2002:str"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
-def _build_value(loader: Any) -> Any:
+def _build_value(loader: Any, level: int) -> Any:
     """The next value, built straight from parser events as SafeLoader would build it.
 
     Skipping PyYAML's node tree (composer, then constructor) halves the time of
     a big snapshot's first read. Anchors and aliases are honoured across the
     document (loader.anchors, as PyYAML's composer keeps them); explicit tags,
     merge keys (`<<`) and non-scalar keys are left to load_snapshot
-    (_NotPlain), whose rules for them are PyYAML's own.
+    (_NotPlain), whose rules for them are PyYAML's own. `level` is how many
+    collections hold the value: every node is held to the limits
+    _BoundedComposer holds it to, at the same place.
     """
     anchors: dict[str, Any] = loader.anchors
     event = loader.get_event()
@@ -297,32 +497,46 @@ def _build_value(loader: Any) -> Any:
     if kind is AliasEvent:
         if event.anchor not in anchors:
             raise _NotPlain
-        return anchors[event.anchor]
+        return _alias(loader, anchors[event.anchor], level, event)
     if event.tag not in (None, "!"):
         raise _NotPlain
     if kind is ScalarEvent:
-        value = _scalar(loader, event)
-    elif kind is MappingStartEvent:
-        value = {}
-        _remember(anchors, event, value)
-        while type(loader.peek_event()) is not MappingEndEvent:
-            key = _build_value(loader)
-            if isinstance(key, (dict, list)):
-                raise _NotPlain  # unhashable: load_snapshot words PyYAML's error
-            value[key] = _build_value(loader)
-        loader.get_event()
-        return value
-    elif kind is SequenceStartEvent:
-        value = []
-        _remember(anchors, event, value)
-        while type(loader.peek_event()) is not SequenceEndEvent:
-            value.append(_build_value(loader))
-        loader.get_event()
-        return value
-    else:
+        if len(event.value) > MAX_TEXT_CHARS:
+            raise too_long(len(event.value), event.start_mark)
+        scalar = _scalar(loader, event)
+        _remember(loader, event, scalar)
+        return scalar
+    if kind is not MappingStartEvent and kind is not SequenceStartEvent:
         raise _NotPlain
-    _remember(anchors, event, value)
+    if level >= MAX_NESTING:
+        raise too_deep(event.start_mark)
+    value: Any = {} if kind is MappingStartEvent else []
+    _remember(loader, event, value)
+    if kind is MappingStartEvent:
+        _build_items(loader, value, level + 1)
+    else:
+        while type(loader.peek_event()) is not SequenceEndEvent:
+            value.append(_build_value(loader, level + 1))
+    loader.get_event()
+    if event.anchor is not None:
+        loader.building.discard(id(value))
     return value
+
+
+def _build_items(loader: Any, mapping: dict[Any, Any], level: int) -> None:
+    """A mapping's keys and values, up to its end event."""
+    while type(loader.peek_event()) is not MappingEndEvent:
+        key = _build_value(loader, level)
+        if isinstance(key, (dict, list)):
+            raise _NotPlain  # unhashable: load_snapshot words PyYAML's error
+        mapping[key] = _build_value(loader, level)
+
+
+def _alias(loader: Any, target: Any, level: int, event: AliasEvent) -> Any:
+    if id(target) in loader.building:
+        raise alias_loop(event.start_mark)
+    loader.aliases.charge(target, level, event.start_mark)
+    return target
 
 
 def _scalar(loader: Any, event: ScalarEvent) -> Any:
@@ -338,9 +552,11 @@ def _scalar(loader: Any, event: ScalarEvent) -> Any:
     return loader.yaml_constructors[tag](loader, node)
 
 
-def _remember(anchors: dict[str, Any], event: Any, value: Any) -> None:
+def _remember(loader: Any, event: Any, value: Any) -> None:
     if event.anchor is not None:
-        anchors[event.anchor] = value
+        loader.anchors[event.anchor] = value
+        if isinstance(value, (dict, list)):
+            loader.building.add(id(value))
 
 
 # --- one edit ------------------------------------------------------------------------

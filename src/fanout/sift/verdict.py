@@ -194,7 +194,7 @@ async def investigate(
     except ModelRefused:  # not this pair's result: the run stops scheduling the model (fanout.engine.orchestrator)
         raise
     except ProviderError as exc:
-        return Outcome("error", error=str(exc))
+        return Outcome("refused" if exc.refused else "error", error=str(exc))
 
 
 async def run_tool_phase(

@@ -39,7 +39,8 @@ from fanout.store.atomic import removed_on_failure
 from fanout.store.layout import SPOOL_NAME
 
 FORMAT = "fanout-edit-spool"
-VERSION = 1
+VERSION = 2
+"""2: the edits were held to fanout.sift.snapshot_bounds' limits; a spool from before them is read again."""
 HEADER_BYTES = 512
 SETTLED_S = 2.0
 
