@@ -36,8 +36,6 @@ FEW_EDITS = 30
 """Below this many edits the statistics are shown with a warning that they are rough."""
 
 COMMITTEE_RULES = ("majority", "weighted", "dawid_skene")
-RULE_VIOLATION_POLICIES = ("abstain", "count")
-"""What the committee does with a verdict that breaks the prompt's rules (see ReportOptions)."""
 NOTE_TOPICS = ("sample", "accuracy", "committee", "edits")
 """sample: the whole report (how many edits); accuracy: the scores against labels; committee: its
 decisions; edits: what the edit table can show."""

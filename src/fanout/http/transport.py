@@ -27,7 +27,7 @@ import ipaddress
 import socket
 import ssl
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, NoReturn
 
 import aiohttp
 import httpx
@@ -91,7 +91,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
                 **options,
             )
         except BaseException as exc:
-            raise _translated(exc, request) from exc
+            _reraise_translated(exc, request)
         return httpx.Response(
             status_code=response.status,
             headers=[(k, v) for k, v in response.raw_headers],
@@ -140,7 +140,7 @@ class _ResponseStream(httpx.AsyncByteStream):
             while chunk := await self._response.content.read(READ_CHUNK):
                 yield chunk
         except BaseException as exc:
-            raise _translated(exc, self._request) from exc
+            _reraise_translated(exc, self._request)
 
     async def aclose(self) -> None:
         self._response.release()
@@ -156,6 +156,14 @@ def _timeout(request: httpx.Request) -> aiohttp.ClientTimeout:
         sock_connect=connect,
         sock_read=read,
     )
+
+
+def _reraise_translated(exc: BaseException, request: httpx.Request) -> NoReturn:
+    """Raise httpx's form of an aiohttp failure; what needs no translation (cancellation) goes on as itself."""
+    translated = _translated(exc, request)
+    if translated is exc:
+        raise exc
+    raise translated from exc
 
 
 def _translated(exc: BaseException, request: httpx.Request) -> BaseException:

@@ -71,6 +71,7 @@ from yaml.resolver import Resolver
 from fanout.errors import ConfigError
 from fanout.sift.edit import Edit, is_term_diff
 from fanout.sift.snapshot_bounds import (
+    STR_TAG,
     MAX_NESTING,
     MAX_SNAPSHOT_BYTES,
     MAX_TEXT_CHARS,
@@ -476,7 +477,6 @@ def _stream_edits(path: Path, loader: Any, sink: EditSink, *, level: int) -> Con
     return problem
 
 
-_STR_TAG = "tag:yaml.org,2002:str"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
@@ -543,7 +543,7 @@ def _scalar(loader: Any, event: ScalarEvent) -> Any:
     if not event.implicit[0]:  # quoted, or a block scalar: always a string
         return event.value
     tag = loader.resolve(ScalarNode, event.value, event.implicit)
-    if tag == _STR_TAG:
+    if tag == STR_TAG:
         return event.value
     if tag == _MERGE_TAG:
         raise _NotPlain
