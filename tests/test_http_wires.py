@@ -157,3 +157,24 @@ async def test_a_stalled_answer_is_an_httpx_read_timeout(site):
             await http.get(f"{base}/stall")
 
 
+
+
+async def test_a_cancelled_request_raises_the_cancellation_itself_not_a_chain_that_loops(site):
+    base, _ = site
+    caught: list[BaseException] = []
+
+    async def request(http: httpx.AsyncClient) -> None:
+        try:
+            await http.get(f"{base}/stall")
+        except BaseException as exc:  # the cancellation, as the wire let it out
+            caught.append(exc)
+            raise
+
+    async with make_http_client(1, user_agent="x") as http:
+        task = asyncio.ensure_future(request(http))
+        await asyncio.sleep(0.2)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    assert len(caught) == 1 and isinstance(caught[0], asyncio.CancelledError)
+    assert caught[0].__cause__ is not caught[0]
