@@ -34,13 +34,13 @@ def write_html_report(report: Report, page: Path) -> list[Path]:
     """Write the edit pages, then the first page; every file written, the first page first."""
     folder = edit_pages_dir(page)
     back = quote(f"../../{page.name}")
-    written = [_write(folder / f"{rcid}.html", text) for rcid, text in render_edit_pages(report, back)]
+    written = [write_report_file(folder / f"{rcid}.html", text) for rcid, text in render_edit_pages(report, back)]
     relative = quote(f"{folder.parent.name}/{EDITS_DIR}")
-    return [_write(page, render_html(report, relative)), *written]
+    return [write_report_file(page, render_html(report, relative)), *written]
 
 
-def _write(path: Path, text: str) -> Path:
-    """Temp file and rename, so a reader never sees half a page."""
+def write_report_file(path: Path, text: str) -> Path:
+    """Temp file and rename, so a reader never sees half a page or report."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.tmp")

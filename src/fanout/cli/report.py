@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -131,16 +130,11 @@ def _output_path(run_dir: Path, given: Path | str, default_name: str) -> Path:
 
 
 def _write(path: Path, text: str) -> Path:
-    """Temp file and rename, so a reader never sees half a report; `-` is standard output."""
+    """A report file as the HTML report writes its pages; `-` is standard output."""
+    from fanout.analysis.html_write import write_report_file
+
     if path == STDOUT_PATH:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
         sys.stdout.flush()
         return path
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from None
-    return path
+    return write_report_file(path, text)
