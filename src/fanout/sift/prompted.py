@@ -17,6 +17,7 @@ answer a `tool_calls` entry, and strict servers refuse one that does not.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from fanout.llm.chat import ToolCall
@@ -61,7 +62,7 @@ def parse_action(text: str | None, turn: int) -> ToolCall | None:
     Arguments that are not an object are passed on as they are, so the
     dispatcher answers them with the same error a malformed native call gets.
     """
-    found = _first_action(text or "")
+    found = first_json_object(text or "", _is_action)
     if found is None:
         return None
     arguments = found.get("arguments", {})
@@ -69,7 +70,14 @@ def parse_action(text: str | None, turn: int) -> ToolCall | None:
     return ToolCall(id=f"prompted_{turn}", name=str(found["tool"]), arguments=raw)
 
 
-def _first_action(text: str) -> dict[str, Any] | None:
+def first_json_object(text: str, accept: Callable[[dict[str, Any]], bool] = lambda _: True) -> dict[str, Any] | None:
+    """The whole text as JSON, or the first JSON object inside it (prose, code fences) that `accept` takes."""
+    try:
+        whole = json.loads(text)
+    except ValueError:
+        whole = None
+    if isinstance(whole, dict) and accept(whole):
+        return whole
     decoder = json.JSONDecoder()
     start = text.find("{")
     while start != -1:
@@ -77,10 +85,14 @@ def _first_action(text: str) -> dict[str, Any] | None:
             found, _end = decoder.raw_decode(text, start)
         except ValueError:
             found = None
-        if isinstance(found, dict) and isinstance(found.get("tool"), str):
+        if isinstance(found, dict) and accept(found):
             return found
         start = text.find("{", start + 1)
     return None
+
+
+def _is_action(found: dict[str, Any]) -> bool:
+    return isinstance(found.get("tool"), str)
 
 
 def result_message(call: ToolCall, text: str) -> dict[str, Any]:

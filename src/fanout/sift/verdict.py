@@ -24,7 +24,6 @@ the timeout may still be billed, so it makes the source unknown too.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -382,34 +381,13 @@ def parse_verdict(text: str | None) -> ParsedVerdict:
     """The verdict object from a reply, validated against seed 000's schema."""
     if not text or not text.strip():
         return ParsedVerdict(None, "the reply was empty")
-    found = first_json_object(text)
+    found = prompted.first_json_object(text)
     if found is None:
         return ParsedVerdict(None, "the reply contains no JSON object")
     problems = schema_problems(found)
     if problems:
         return ParsedVerdict(None, "; ".join(problems))
     return ParsedVerdict(normalised(found), None)
-
-
-def first_json_object(text: str) -> dict[str, Any] | None:
-    """The whole text as JSON, or the first JSON object inside it (prose, code fences)."""
-    try:
-        whole = json.loads(text)
-    except ValueError:
-        whole = None
-    if isinstance(whole, dict):
-        return whole
-    decoder = json.JSONDecoder()
-    start = text.find("{")
-    while start != -1:
-        try:
-            found, _end = decoder.raw_decode(text, start)
-        except ValueError:
-            found = None
-        if isinstance(found, dict):
-            return found
-        start = text.find("{", start + 1)
-    return None
 
 
 def _label(value: Any) -> Any:
