@@ -11,7 +11,7 @@ from fanout.analysis.committee import (
     weighted_vote,
 )
 from fanout.analysis.dawid_skene import dawid_skene
-from fanout.analysis.scales import STANCES
+from fanout.judging.scales import STANCES
 
 
 def test_majority_vote_picks_the_plurality_and_reports_its_share() -> None:

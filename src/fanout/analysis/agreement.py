@@ -35,7 +35,7 @@ from functools import partial
 from itertools import combinations
 from typing import Any, TypeVar
 
-from fanout.analysis.scales import STANCES, stance
+from fanout.judging.scales import STANCES, stance
 from fanout.analysis.uncertainty import Bootstrap
 from fanout.records import VERDICTS
 

@@ -32,7 +32,7 @@ from fanout.analysis.html_edit import change_html, committee_html, model_anchor
 from fanout.analysis.html_page import entity_link, notes_html, page, stance_html
 from fanout.analysis.load import EditInfo
 from fanout.analysis.report import Report
-from fanout.analysis.scales import STANCE_OF_TRUTH, stance
+from fanout.judging.scales import STANCE_OF_TRUTH, stance
 from fanout.records import VERDICTS, VerdictRecord
 
 TOOLTIP_LIMIT = 300

@@ -19,7 +19,7 @@ from fanout.analysis.health import claimed_unfetched, fetched_urls, normalise_ur
 from fanout.analysis.html_page import entity_link, link, page, stance_html
 from fanout.analysis.load import EditInfo
 from fanout.analysis.report import Report
-from fanout.analysis.scales import STANCE_OF_TRUTH, stance
+from fanout.judging.scales import STANCE_OF_TRUTH, stance
 from fanout.records import VerdictRecord
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from fanout.analysis.scales import TRUTHS
+from fanout.judging.scales import TRUTHS
 from fanout.errors import ConfigError
 
 TRUTH_OF_OUTCOME = {"reverted": "incorrect", "patrolled": "correct", "stands": "correct"}

@@ -27,7 +27,7 @@ from fanout.analysis.dawid_skene import DawidSkene, dawid_skene
 from fanout.analysis.health import claimed_unfetched, model_health
 from fanout.analysis.labels import Labels, load_labels
 from fanout.analysis.load import EditInfo, RunData, load_run
-from fanout.analysis.scales import STANCE_OF_TRUTH, STANCES, stance
+from fanout.judging.scales import STANCE_OF_TRUTH, STANCES, stance
 from fanout.analysis.scoring import best_model, compare_models, confusion_rows, score
 from fanout.analysis.uncertainty import Bootstrap
 from fanout.records import VerdictRecord

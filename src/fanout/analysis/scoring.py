@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import cast
 
-from fanout.analysis.scales import REJECT, STANCE_OF_TRUTH
+from fanout.judging.scales import REJECT, STANCE_OF_TRUTH
 from fanout.analysis.uncertainty import DISTINGUISHABLE_P, mcnemar_exact_p, wilson_interval
 
 

@@ -17,7 +17,7 @@ from fanout.analysis.fmt import (
 from fanout.analysis.cost import cost_notes
 from fanout.analysis.health import refused_column
 from fanout.analysis.report import Report
-from fanout.analysis.scales import STANCES
+from fanout.judging.scales import STANCES
 
 QUEUE_SHOWN = 10
 

@@ -1,4 +1,4 @@
-"""The scales verdicts are compared on.
+"""The scales verdicts are compared on (the report, the committee and the judging strategies alike).
 
 Models answer on seed 000's six-step scale. For agreement and for committee
 decisions the steps that lead a patroller to the same action are merged into
