@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from fanout.analysis.committee import (
     QueuePolicy,
+    Ballot,
     Vote,
+    ballot,
     decide_edits,
     majority_vote,
+    outcome,
     queue_reasons,
+    threshold_reasons,
+    top_two,
     weighted_vote,
 )
 from fanout.analysis.dawid_skene import dawid_skene
-from fanout.judging.scales import STANCES
+from fanout.judging.policy import Thresholds
+from fanout.judging.scales import STANCES, stance
 
 
 def test_majority_vote_picks_the_plurality_and_reports_its_share() -> None:
@@ -58,8 +66,9 @@ def test_decide_edits_queues_split_edits_and_passes_unanimous_ones() -> None:
         3: {"a": "reject", "b": "reject", "c": "reject"},
     }
     consensus = dawid_skene(stances, STANCES)
+    ballots = {rcid: {m: Ballot({s: 1.0}, 1.0) for m, s in given.items() if s is not None} for rcid, given in stances.items()}
     decisions = decide_edits(stances, ["a", "b", "c"], weights=lambda rcid: {"a": 1, "b": 1, "c": 1},
-                             consensus=consensus, policy=QueuePolicy())
+                             consensus=consensus, policy=QueuePolicy(), ballots=ballots, thresholds=Thresholds())
     by_rcid = {d.rcid: d for d in decisions}
     assert by_rcid[1].majority == Vote("accept", 1.0) and not by_rcid[1].needs_human
     assert by_rcid[3].dawid_skene.decision == "reject" and not by_rcid[3].needs_human
@@ -76,3 +85,66 @@ def test_two_agreeing_verdicts_of_four_do_not_reach_the_quorum() -> None:
     assert queue_reasons(1, 1, Vote("accept", 1.0), Vote("accept", 0.95), policy) == []
     assert queue_reasons(2, 3, Vote("accept", 1.0), Vote("accept", 0.95), policy) == ["only 2 of 3 verdicts (quorum 3)"]
     assert queue_reasons(2, 3, Vote("accept", 1.0), Vote("accept", 0.95), QueuePolicy(quorum=0.5)) == []
+
+
+@dataclass
+class Sample:
+    verdict: str | None
+
+
+@dataclass
+class Judged:
+    """A record as the thresholds read it: a verdict, and the stability and samples of a --samples run."""
+
+    model: str
+    verdict: str | None
+    stability: float | None = None
+    samples: list[Sample] = field(default_factory=list)
+
+
+def sampled(model: str, *verdicts: str) -> Judged:
+    """A record whose verdict is its samples' majority, with their share as its stability."""
+    majority = max(set(verdicts), key=verdicts.count)
+    return Judged(model, majority, verdicts.count(majority) / len(verdicts), [Sample(v) for v in verdicts])
+
+
+def thresholds_decide(records: dict[int, list[Judged]]) -> dict[int, tuple[str, str]]:
+    """(outcome, why) per edit under the default thresholds, with the older queue reasons relaxed out of the way."""
+    stances = {rcid: {r.model: stance(r.verdict) for r in recs} for rcid, recs in records.items()}
+    ballots = {rcid: {r.model: ballot(r, stance(r.verdict) or "") for r in recs} for rcid, recs in records.items()}
+    relaxed = QueuePolicy(min_agreement=0.5, quorum=0.5, min_confidence=0.0)
+    decisions = decide_edits(stances, ["a", "b", "c"], weights=lambda rcid: {}, consensus=dawid_skene(stances, STANCES),
+                             policy=relaxed, ballots=ballots, thresholds=Thresholds(pause=0.6, delta=0.2, autopass=0.9))
+    return {d.rcid: (d.outcome, d.why) for d in decisions}
+
+
+def test_thresholds_pause_on_low_confidence_or_a_close_top_two_and_pass_or_leave_the_rest_to_the_committee() -> None:
+    outcomes = thresholds_decide({
+        1: [Judged("a", "plausible", 0.4), Judged("b", "verified-high", 0.6), Judged("c", "plausible", 0.5)],
+        # 2 of 3 models accept, but counted by samples accept holds 5/9 and reject 4/9.
+        2: [sampled("a", "plausible", "plausible", "plausible"), sampled("b", "plausible", "plausible", "incorrect"),
+            sampled("c", "incorrect", "suspect", "incorrect")],
+        3: [Judged("a", "plausible", 1.0), Judged("b", "verified-low", 0.9), Judged("c", "plausible")],
+        4: [Judged("a", "plausible", 0.8), Judged("b", "plausible", 0.8), Judged("c", "verified-high", 0.8)],
+    })
+    assert outcomes == {
+        1: ("paused", "mean confidence 0.50 < --pause 0.60"),
+        2: ("paused", "top two 0.56 and 0.44 closer than --delta 0.20"),
+        3: ("auto-passed", "mean confidence 0.97 >= --autopass 0.90"),
+        4: ("decided", "mean confidence 0.80 < --autopass 0.90"),
+    }
+
+
+def test_a_model_with_samples_splits_its_one_vote_over_their_stances() -> None:
+    split = ballot(sampled("a", "plausible", "incorrect", "plausible", None), "accept")  # type: ignore[arg-type]
+    assert split == Ballot({"accept": 2 / 3, "reject": 1 / 3}, 0.5)
+    assert ballot(Judged("b", "suspect"), "reject") == Ballot({"reject": 1.0}, 1.0)
+    assert top_two({"a": split, "b": Ballot({"reject": 1.0}, 1.0)}) == (2 / 3, 1 / 3)
+    assert top_two({"b": Ballot({"reject": 1.0}, 1.0)}) == (1.0, 0.0)
+
+
+def test_a_threshold_met_exactly_is_met() -> None:
+    # 3 of 5 against 2 of 5: 0.6 - 0.4 is a hair under 0.2 in floating point.
+    assert threshold_reasons(0.6, (0.6, 0.4), Thresholds(pause=0.6, delta=0.2)) == []
+    assert outcome([], 0.9, Thresholds(autopass=0.9)) == ("auto-passed", "mean confidence 0.90 >= --autopass 0.90")
+    assert threshold_reasons(None, None, Thresholds()) == []

@@ -57,7 +57,7 @@ def test_an_edit_row_shows_the_item_the_property_label_old_and_new_value_and_lin
     assert 'href="https://www.wikidata.org/wiki/Q42"' in row
     assert "date of birth (P569)" in row
     assert '<span class="old">11 March 1952</span> → <span class="new">11 March 1852</span>' in row
-    assert '<a href="https://www.wikidata.org/w/index.php?diff=2464599101" rel="noopener noreferrer">diff</a>' in row
+    assert '<a href="https://www.wikidata.org/w/index.php?diff=2464599101&amp;oldid=2463871150" rel="noopener noreferrer">diff</a>' in row
 
 
 def test_a_qualifier_edit_shows_the_statement_plain_and_the_qualifier_as_the_change(tmp_path: Path) -> None:

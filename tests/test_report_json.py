@@ -9,7 +9,7 @@ import pytest
 import yaml
 from test_analysis_support import MODELS, run_from_table
 
-from fanout.analysis import ReportOptions, build_report, render_summary
+from fanout.analysis import ReportOptions, build_report, render_html, render_summary
 from fanout.cli import main
 
 TABLE = {
@@ -76,7 +76,7 @@ def test_json_tables_are_lists_of_flat_rows_with_one_set_of_columns(run_dir: Pat
     expected = {"health", "verdict_distribution", "pairwise_agreement", "overall_agreement", "model_agreement",
                 "verdicts", "committee",
                 "human_queue", "reliability", "dawid_skene_confusion", "scores", "model_comparison", "score_confusion",
-                "cost"}
+                "cost", "policy_replay"}
     assert set(data["tables"]) == expected
     for name, rows in data["tables"].items():
         assert isinstance(rows, list), name
@@ -188,3 +188,30 @@ def test_rule_violations_count_lets_such_a_verdict_vote(tmp_path: Path, capsys: 
     assert main(["report", str(run_dir), "--rule-violations", "count", "--json", "-q"]) == 0
     written = json.loads((run_dir / "report.json").read_text(encoding="utf-8"))
     assert written["settings"]["rule_violations"] == "count"
+
+
+def test_each_edit_is_auto_passed_decided_or_paused_and_the_counts_reach_every_output(
+        run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # One verdict per model: each is its own single sample, confidence 1.0. Edit 4 is 2 of 3 (0.67 / 0.33).
+    assert main(["report", str(run_dir), "--pause", "0.7", "--delta", "0.5", "--autopass", "0.95", "--json"]) == 0
+    data = json.loads((run_dir / "report.json").read_text(encoding="utf-8"))
+    rows = {r["rcid"]: r for r in data["tables"]["committee"]}
+    assert [(rows[r]["outcome"], rows[r]["mean_confidence"]) for r in (1, 2, 3, 4)] == [
+        ("auto-passed", 1.0), ("auto-passed", 1.0), ("paused", 1.0), ("paused", 1.0)]
+    assert rows[1]["why"] == "mean confidence 1.00 >= --autopass 0.95"
+    assert rows[4]["reasons"] == "agreement 0.67 < 0.75; top two 0.67 and 0.33 closer than --delta 0.50"
+    assert rows[3]["reasons"].endswith("; tie; confidence 0.51 < 0.80; top two 0.50 and 0.50 closer than --delta 0.50")
+    assert (data["totals"]["auto_passed"], data["totals"]["decided"], data["totals"]["paused"]) == (2, 0, 2)
+    assert (data["settings"]["pause"], data["settings"]["delta"], data["settings"]["autopass"]) == (0.7, 0.5, 0.95)
+    out = capsys.readouterr().out
+    assert "Thresholds (--pause 0.70, --delta 0.50, --autopass 0.95): 2 auto-passed / 0 decided / 2 paused\n" in out
+    page = render_html(build_report(run_dir))
+    assert "<b>2 / 0 / 2</b><span>auto-passed / decided / paused</span>" in page
+
+
+def test_cli_refuses_thresholds_that_thresholds_refuse(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", str(run_dir), "--pause", "1.5"]) == 2
+    assert capsys.readouterr().err == "fanout report: error: --pause must be from 0 to 1 (got 1.5).\n"
+    assert main(["report", str(run_dir), "--pause", "0.95"]) == 2
+    assert capsys.readouterr().err == "fanout report: error: --pause (0.95) must not be above --autopass (0.9).\n"
+    assert not (run_dir / "report.json").exists()

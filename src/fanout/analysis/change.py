@@ -15,11 +15,13 @@ from typing import NamedTuple
 
 from fanout.analysis.load import RunData
 from fanout.errors import FanoutError
+from fanout.judging.policy import Aspect, aspect_of
 from fanout.sift.edit import Edit
 from fanout.sift.precheck import make_verification_question, show_property, show_value
 from fanout.store.edit_spool import edit_rcids, spool_snapshot
 
 DIFF_URL = "https://www.wikidata.org/w/index.php?diff={revid}"
+DIFF_URL_FROM = DIFF_URL + "&oldid={parent}"
 
 
 class Change(NamedTuple):
@@ -37,11 +39,24 @@ class Change(NamedTuple):
     """The qualifier, reference or rank that was changed, for those kinds of edit."""
     question: str
     """The verification question every model was asked."""
+    parent_revid: int | None = None
+    """The revision before the edit, when the snapshot says: the diff then compares exactly these two."""
+    aspect: Aspect | None = None
+    """The edit's kind for a router's gates (fanout.judging.policy.aspect_of)."""
 
 
-def diff_url(revid: int) -> str:
-    """The edit's diff on Wikidata: what a patroller opens first."""
-    return DIFF_URL.format(revid=int(revid))
+def diff_url(revid: int, parent: int | None = None) -> str:
+    """The edit's diff on Wikidata: what a patroller opens first (against its parent revision when known)."""
+    if parent is None:
+        return DIFF_URL.format(revid=int(revid))
+    return DIFF_URL_FROM.format(revid=int(revid), parent=int(parent))
+
+
+def edit_aspect(edit: Edit) -> Aspect:
+    """What a router's gate reads: the datatype the snapshot names (property_datatype), else the value's shape."""
+    datatype = edit.parsed.fields.get("property_datatype")
+    return aspect_of(datatype if isinstance(datatype, str) else None, edit.parsed.value_raw, edit.diff_type,
+                     term_edit=edit.is_term_edit)
 
 
 def describe(edit: Edit) -> Change:
@@ -53,14 +68,15 @@ def describe(edit: Edit) -> Change:
         language = p.fields.get("language") or diff.get("language") or "en"
         what = f"{edit.diff_type.split('_', 1)[0]} ({language})"
         return Change(edit.item.label_en, what, _text(old_raw), _text(p.value_raw), None,
-                      make_verification_question(edit))
+                      make_verification_question(edit), edit.parent_revid, edit_aspect(edit))
     what = show_property(p.property, p.property_label)
     if edit.diff_type == "value_removed":
         old, new = new, None
     detail = _detail(edit)
     if detail is not None:
         old = None
-    return Change(edit.item.label_en, what, old, new, detail, make_verification_question(edit))
+    return Change(edit.item.label_en, what, old, new, detail, make_verification_question(edit), edit.parent_revid,
+                  edit_aspect(edit))
 
 
 def _detail(edit: Edit) -> str | None:

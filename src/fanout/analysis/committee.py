@@ -4,6 +4,15 @@ Every rule decides on the three-way stance scale (accept / unsure / reject),
 the scale a patroller acts on. A tie is no decision: the committee is split,
 and a split committee hands the edit to a human rather than guessing (seed
 003: ties and low confidence pause for a person).
+
+On top of those queue reasons, fanout.judging.policy.Thresholds read each
+edit's ballots: the models' mean confidence (the share of a model's samples
+that agree with its verdict; 1.0 for one sample) and how far apart the top two
+stances are. Each model has one vote on the stance scale, split over its
+samples' stances when it has samples (2 of 3 samples accept: 2/3 of a vote for
+accept), whole on its verdict's stance when it has none. A low confidence or a
+close top two pauses the edit; a high confidence with nothing pausing it
+passes it on its own; anything else is decided by the committee as before.
 """
 
 from __future__ import annotations
@@ -13,8 +22,17 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from operator import itemgetter
+from typing import NamedTuple
 
 from fanout.analysis.dawid_skene import DawidSkene
+from fanout.judging.policy import Judged, Thresholds, confidence
+from fanout.judging.scales import stance
+
+PAUSED, AUTO_PASSED, DECIDED = "paused", "auto-passed", "decided"
+OUTCOMES = (AUTO_PASSED, DECIDED, PAUSED)
+"""What became of an edit: a human looks, it passes on its own, or the committee's decision stands."""
+_EPSILON = 1e-9
+"""Shares like 0.6 - 0.4 come out a hair under 0.2: a threshold met exactly is met."""
 
 
 @dataclass(frozen=True)
@@ -39,6 +57,15 @@ class QueuePolicy:
     """Dawid–Skene posterior the consensus must reach."""
 
 
+class Ballot(NamedTuple):
+    """One model's say on an edit, as the thresholds read it."""
+
+    shares: Mapping[str, float]
+    """Stance -> part of the model's one vote (its samples' stances, or its verdict's whole)."""
+    confidence: float | None
+    """fanout.judging.policy.confidence of its record."""
+
+
 @dataclass
 class EditDecision:
     rcid: int
@@ -49,6 +76,14 @@ class EditDecision:
     dawid_skene: Vote
     reasons: list[str] = field(default_factory=list)
     """Why a human should look; empty when the committee can act alone."""
+    mean_confidence: float | None = None
+    """Mean confidence of the models that gave one (None: no verdict)."""
+    top_two: tuple[float, float] | None = None
+    """Vote shares of the two leading stances (the second 0.0 when all agree); None without votes."""
+    outcome: str = DECIDED
+    """PAUSED, AUTO_PASSED or DECIDED."""
+    why: str = ""
+    """The reasons for a paused edit; for the others, what the confidence was measured against."""
 
     @property
     def needs_human(self) -> bool:
@@ -99,6 +134,53 @@ def queue_reasons(votes: int, models: int, majority: Vote, consensus: Vote, poli
     return reasons
 
 
+def ballot(record: Judged, verdict_stance: str) -> Ballot:
+    """The record's vote, split over its samples' stances (a run with --samples N); whole on its verdict's
+    stance when it has no samples. Samples without a verdict split nothing."""
+    samples = getattr(record, "samples", None) or []
+    given = [s for s in (stance(sample.verdict) for sample in samples) if s is not None]
+    if not given:
+        return Ballot({verdict_stance: 1.0}, confidence(record))
+    return Ballot({s: n / len(given) for s, n in Counter(given).items()}, confidence(record))
+
+
+def top_two(ballots: Mapping[str, Ballot]) -> tuple[float, float] | None:
+    """The two largest stance shares of the edit's votes (the second 0.0 when every vote is one stance)."""
+    totals: dict[str, float] = {}
+    for b in ballots.values():
+        for s, part in b.shares.items():
+            totals[s] = totals.get(s, 0.0) + part
+    if not totals:
+        return None
+    ranked = sorted((part / len(ballots) for part in totals.values()), reverse=True) + [0.0]
+    return ranked[0], ranked[1]
+
+
+def mean_confidence(ballots: Mapping[str, Ballot]) -> float | None:
+    known = [b.confidence for b in ballots.values() if b.confidence is not None]
+    return sum(known) / len(known) if known else None
+
+
+def threshold_reasons(confidence: float | None, shares: tuple[float, float] | None, thresholds: Thresholds) -> list[str]:
+    """Why the thresholds pause an edit; empty = they do not."""
+    reasons = []
+    if confidence is not None and confidence < thresholds.pause - _EPSILON:
+        reasons.append(f"mean confidence {confidence:.2f} < --pause {thresholds.pause:.2f}")
+    if shares is not None and shares[0] - shares[1] < thresholds.delta - _EPSILON:
+        reasons.append(f"top two {shares[0]:.2f} and {shares[1]:.2f} closer than --delta {thresholds.delta:.2f}")
+    return reasons
+
+
+def outcome(reasons: list[str], confidence: float | None, thresholds: Thresholds) -> tuple[str, str]:
+    """(PAUSED | AUTO_PASSED | DECIDED, why) for an edit with these pause reasons."""
+    if reasons:
+        return PAUSED, "; ".join(reasons)
+    if confidence is not None and confidence >= thresholds.autopass - _EPSILON:
+        return AUTO_PASSED, f"mean confidence {confidence:.2f} >= --autopass {thresholds.autopass:.2f}"
+    shown = "unknown" if confidence is None else f"{confidence:.2f}"
+    return DECIDED, f"mean confidence {shown} < --autopass {thresholds.autopass:.2f}"
+
+
 def decide_edits(
     stances_by_edit: Mapping[int, Mapping[str, str | None]],
     models: list[str],
@@ -106,9 +188,12 @@ def decide_edits(
     weights: Callable[[int], Mapping[str, float]],
     consensus: DawidSkene,
     policy: QueuePolicy,
+    ballots: Mapping[int, Mapping[str, Ballot]],
+    thresholds: Thresholds,
 ) -> list[EditDecision]:
-    """Each rule's answer per edit. `weights` gives the vote weights for deciding one edit,
-    so that weights fitted on labels can leave that edit's own label out."""
+    """Each rule's answer per edit, and what becomes of it. `weights` gives the vote weights for deciding
+    one edit, so that weights fitted on labels can leave that edit's own label out; `ballots` holds the
+    votes of the models whose stance the committee counts."""
     decisions = []
     for rcid, given in stances_by_edit.items():
         stances = {m: given.get(m) for m in models}
@@ -116,6 +201,10 @@ def decide_edits(
         majority = majority_vote(list(votes.values()))
         ds = Vote(*consensus.decision(rcid))
         decision = EditDecision(rcid, stances, majority, weighted_vote(votes, weights(rcid)), ds)
-        decision.reasons = queue_reasons(len(votes), len(models), majority, ds, policy)
+        edit_ballots = ballots.get(rcid, {})
+        decision.mean_confidence, decision.top_two = mean_confidence(edit_ballots), top_two(edit_ballots)
+        decision.reasons = queue_reasons(len(votes), len(models), majority, ds, policy) + threshold_reasons(
+            decision.mean_confidence, decision.top_two, thresholds)
+        decision.outcome, decision.why = outcome(decision.reasons, decision.mean_confidence, thresholds)
         decisions.append(decision)
     return decisions

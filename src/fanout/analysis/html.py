@@ -98,7 +98,7 @@ def _header(report: Report) -> str:
         (f"{t['with_verdict']}/{t['records']}", "verdicts / records"),
         (usd(t["total_cost_usd"], 4), "spent"),
         (usd(t["projected_cost_usd"], 2), f"next {t['projected_edits']} edits"),
-        (str(t["needs_human"]), "need a human"),
+        (f"{t['auto_passed']} / {t['decided']} / {t['paused']}", "auto-passed / decided / paused"),
     ]
     if report.table("model_comparison"):
         cards.append(_best_card(report))
@@ -294,7 +294,7 @@ def _committee_section(report: Report, names: dict[str, str]) -> str:
                  [[names[r["model"]], ratio(r["dawid_skene_reliability"]), ratio(r["label_accuracy"]),
                    ratio(r["weight"]), r["weight_source"].replace("_", "–")] for r in report.table("reliability")])
     queue = report.table("human_queue")
-    policy = report.options.policy
+    policy, limits, t = report.options.policy, report.options.thresholds, report.totals
     rows = [[f'<a href="#edit-{q["rcid"]}">{esc(q["rcid"])}</a>', _item_html(report.changes.get(q["rcid"]), q["qid"]),
              esc(q["property"] or ""),
              stance_html(q["majority"]), ratio(q["majority_share"]), stance_html(q["dawid_skene"]),
@@ -305,7 +305,11 @@ def _committee_section(report: Report, names: dict[str, str]) -> str:
         '<section id="committee"><h2>Committee</h2>'
         f"<h3>Needs a human ({len(queue)} of {report.totals['edits']} edits)</h3>"
         f'<p class="stat">Queued when the majority holds less than {policy.min_agreement:.2f} of the votes, '
-        f"ties, or the Dawid–Skene posterior is below {policy.min_confidence:.2f}.</p>{queue_html}"
+        f"ties, the Dawid–Skene posterior is below {policy.min_confidence:.2f}, the models’ mean confidence "
+        f"is below {limits.pause:.2f} (--pause), or the top two stances’ vote shares are closer than "
+        f"{limits.delta:.2f} (--delta). {t['auto_passed']} edits passed on their own (mean confidence at "
+        f"least {limits.autopass:.2f}, --autopass), {t['decided']} were decided by the committee, "
+        f"{t['paused']} paused.</p>{queue_html}"
         f"<h3>Model reliability</h3>{rel}{notes_html(report.notes_on['committee'])}</section>"
     )
 
@@ -392,7 +396,8 @@ def _edit_cell(edit: EditInfo, change: Change | None, page_href: str) -> str:
     else:
         lines.append(esc(edit.property or ""))
     kind = esc((edit.diff_type or "").replace("_", " "))
-    diff = f' · <a href="{esc(diff_url(edit.revid))}" rel="noopener noreferrer">diff</a>' if edit.revid else ""
+    parent = change.parent_revid if change is not None else None
+    diff = f' · <a href="{esc(diff_url(edit.revid, parent))}" rel="noopener noreferrer">diff</a>' if edit.revid else ""
     lines.append(f'<span class="muted">{kind}{diff} · rcid {esc(edit.rcid)}</span>')
     return "<br>".join(lines)
 

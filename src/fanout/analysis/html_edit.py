@@ -79,7 +79,8 @@ def _edit_section(edit: EditInfo, change: Change | None, committee: dict[str, An
     else:
         rows.append(("edited", esc(" · ".join(x for x in (edit.property, edit.diff_type) if x))))
     if edit.revid is not None:
-        rows.append(("revision", f"{esc(edit.revid)} · {link(diff_url(edit.revid), 'the diff on Wikidata')}"))
+        url = diff_url(edit.revid, change.parent_revid if change is not None else None)
+        rows.append(("revision", f"{esc(edit.revid)} · {link(url, 'the diff on Wikidata')}"))
     rows.append(("edited at", esc(edit.edit_timestamp or "–")))
     if committee["truth"] is not None:
         rows.append(("truth", f'<span class="s-{esc(STANCE_OF_TRUTH[committee["truth"]])}">{esc(committee["truth"])}</span>'))
@@ -112,6 +113,8 @@ def committee_html(row: dict[str, Any]) -> str:
             f"</span> · majority {stance_html(row['majority'])} <span class=\"muted\">{ratio(row['majority_share'])}</span>")
     if row["needs_human"]:
         text += f' <span class="badge">needs a human: {esc(row["reasons"])}</span>'
+    else:
+        text += f' <span class="muted">{esc(row["outcome"])}: {esc(row["why"])}</span>'
     return text
 
 

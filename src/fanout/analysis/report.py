@@ -21,12 +21,15 @@ from fanout.analysis.agreement import (
     verdict_distribution,
 )
 from fanout.analysis.change import Change, describe_run
-from fanout.analysis.committee import EditDecision, QueuePolicy, decide_edits
+from fanout.analysis.committee import OUTCOMES, EditDecision, QueuePolicy, ballot, decide_edits
 from fanout.analysis.cost import ModelCost, cost_totals, model_costs
 from fanout.analysis.dawid_skene import DawidSkene, dawid_skene
 from fanout.analysis.health import claimed_unfetched, model_health
 from fanout.analysis.labels import Labels, load_labels
 from fanout.analysis.load import EditInfo, RunData, load_run
+from fanout.analysis.replay import ReplayInput, record_aspect, replay_table
+from fanout.judging.policy import Thresholds
+from fanout.judging.policy_file import PolicySpec, load_policies
 from fanout.judging.scales import STANCE_OF_TRUTH, STANCES, stance
 from fanout.analysis.scoring import best_model, compare_models, confusion_rows, score
 from fanout.analysis.uncertainty import Bootstrap
@@ -36,9 +39,9 @@ FEW_EDITS = 30
 """Below this many edits the statistics are shown with a warning that they are rough."""
 
 COMMITTEE_RULES = ("majority", "weighted", "dawid_skene")
-NOTE_TOPICS = ("sample", "accuracy", "committee", "edits")
+NOTE_TOPICS = ("sample", "accuracy", "committee", "replay", "edits")
 """sample: the whole report (how many edits); accuracy: the scores against labels; committee: its
-decisions; edits: what the edit table can show."""
+decisions; replay: the policy replay table; edits: what the edit table can show."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,10 @@ class ReportOptions:
     labels_path: Path | None = None
     project_edits: int = 500
     policy: QueuePolicy = field(default_factory=QueuePolicy)
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    """When an edit pauses for a human or passes on its own (on top of `policy`'s queue reasons)."""
+    policy_path: Path | None = None
+    """A --policy file: its cascades and routers are replayed over the run (fanout.analysis.replay)."""
     rule_violations: str = "abstain"
     """`abstain`: a verdict that breaks the prompt's rules (a verified-* verdict with no verified
     source) casts no committee vote, as if the model had given none, because the rule is what makes
@@ -102,7 +109,12 @@ class Report:
                 "rule_violations": self.options.rule_violations,
                 "min_agreement": self.options.policy.min_agreement,
                 "min_confidence": self.options.policy.min_confidence,
+                "quorum": self.options.policy.quorum,
+                "pause": self.options.thresholds.pause,
+                "delta": self.options.thresholds.delta,
+                "autopass": self.options.thresholds.autopass,
                 "project_edits": self.options.project_edits,
+                "policy": None if self.options.policy_path is None else str(self.options.policy_path),
             },
             "totals": self.totals,
             "notes": self.notes,
@@ -114,6 +126,7 @@ class Report:
 def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
     """Read the run (and labels) and compute every table; ConfigError for unusable input."""
     options = options or ReportOptions()
+    specs = load_policies(options.policy_path) if options.policy_path else []
     run = load_run(run_dir)
     labels = load_labels(options.labels_path) if options.labels_path else None
     truth = labels.truth if labels else {}
@@ -124,7 +137,10 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
     model_scores = [_model_score(m, by_edit, truth) for m in run.models] if labels else []
     weights, weight_sources = _weights(run.models, consensus, model_scores)
     held_out = _held_out_weights(weights, weight_sources, stances, truth)
-    decisions = decide_edits(stances, run.models, weights=held_out, consensus=consensus, policy=options.policy)
+    ballots = {rcid: {m: ballot(r, s) for m, r in by_edit[rcid].items() if (s := given[m]) is not None}
+               for rcid, given in stances.items()}
+    decisions = decide_edits(stances, run.models, weights=held_out, consensus=consensus, policy=options.policy,
+                             ballots=ballots, thresholds=options.thresholds)
     costs = model_costs(run.records, run.models, options.project_edits, run.earlier_attempts)
     edit_costs = {rcid: sum(r.cost_usd or 0.0 for r in recs.values()) for rcid, recs in by_edit.items()}
     scores = model_scores + _committee_scores(decisions, truth, edit_costs) if labels else []
@@ -132,6 +148,8 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
     committee = [_committee_row(edits[d.rcid], d, truth) for d in decisions]
     comparisons = compare_models({m: {r: s.get(m) for r, s in stances.items()} for m in run.models}, truth) if labels else []
     bootstrap = Bootstrap(len(verdicts))
+    changes, edit_notes = describe_run(run)
+    replay, replay_notes = _replay(run, specs, changes, costs, decisions, truth) if specs else ([], [])
     tables: dict[str, list[dict[str, Any]]] = {
         "health": model_health(run.records, run.models),
         "verdict_distribution": verdict_distribution(verdicts, run.models),
@@ -147,12 +165,14 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
         "model_comparison": comparisons,
         "score_confusion": _score_confusion(run, by_edit, decisions, truth) if labels else [],
         "cost": [c.row() for c in costs],
+        "policy_replay": replay,
     }
     totals = cost_totals(costs, options.project_edits) | {
         "edits": len(run.edits),
         "records": len(run.records),
         "with_verdict": sum(r.verdict is not None for r in run.records),
         "needs_human": len(tables["human_queue"]),
+        **{outcome.replace("-", "_"): sum(d.outcome == outcome for d in decisions) for outcome in OUTCOMES},
         "labelled_edits": sum(rcid in truth for rcid in by_edit),
         "best_model": best_model(model_scores, comparisons),
         "cheapest_model": _cheapest(costs),
@@ -160,9 +180,20 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
     }
     notes = _notes(run, labels, consensus, weight_sources)
     notes["committee"] += _rule_notes(run.records, options)
-    changes, notes["edits"] = describe_run(run)
+    notes["replay"], notes["edits"] = replay_notes, edit_notes
     generated = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return Report(run, options, labels, consensus, decisions, costs, tables, totals, notes, generated, changes)
+
+
+def _replay(run: RunData, specs: list[PolicySpec], changes: Mapping[int, Change], costs: list[ModelCost],
+            decisions: list[EditDecision], truth: Mapping[int, str]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The --policy table: each policy next to each model and committee rule, on the same edits."""
+    by_edit = run.by_edit()
+    aspects = {e.rcid: record_aspect(by_edit[e.rcid], changes[e.rcid].aspect if e.rcid in changes else None,
+                                     e.diff_type) for e in run.edits}
+    committee = {rule: _committee_predictions(decisions, rule) for rule in COMMITTEE_RULES}
+    given = ReplayInput(run, aspects, {c.model: c.mean_cost_usd for c in costs}, committee, truth)
+    return replay_table(specs, given)
 
 
 def _cheapest(costs: list[ModelCost]) -> str | None:
@@ -298,6 +329,11 @@ def _committee_row(edit: EditInfo, d: EditDecision, truth: Mapping[int, str]) ->
         "dawid_skene_confidence": d.dawid_skene.confidence,
         "needs_human": d.needs_human,
         "reasons": "; ".join(d.reasons),
+        "mean_confidence": d.mean_confidence,
+        "top_share": d.top_two[0] if d.top_two else None,
+        "second_share": d.top_two[1] if d.top_two else None,
+        "outcome": d.outcome,
+        "why": d.why,
         "truth": truth.get(d.rcid),
     }
 

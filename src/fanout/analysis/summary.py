@@ -111,10 +111,15 @@ def _committee(report: Report) -> str:
         counts = Counter(row[rule] for row in committee)
         lines.append(f"  {label:<12} " + " / ".join(str(counts.get(s, 0)) for s in (*STANCES, None)))
     queue = report.table("human_queue")
-    policy = report.options.policy
+    policy, limits, t = report.options.policy, report.options.thresholds, report.totals
+    lines.append(
+        f"Thresholds (--pause {limits.pause:.2f}, --delta {limits.delta:.2f}, --autopass {limits.autopass:.2f}): "
+        f"{t['auto_passed']} auto-passed / {t['decided']} decided / {t['paused']} paused"
+    )
     lines.append(
         f"Needs a human: {len(queue)} of {len(committee)} edits "
-        f"(agreement < {policy.min_agreement:.2f}, tie, or confidence < {policy.min_confidence:.2f})"
+        f"(agreement < {policy.min_agreement:.2f}, tie, confidence < {policy.min_confidence:.2f}, "
+        f"mean confidence < {limits.pause:.2f}, or top two closer than {limits.delta:.2f})"
     )
     if queue:
         rows = [[str(q["rcid"]), q["qid"], q["property"] or "", q["majority"] or ("tie" if q["votes"] else "–"), q["reasons"]]

@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from fanout.cli.committee_options import add_committee_options, committee_settings
 from fanout.cli.epilog import BAD_INPUT, epilog
 from fanout.errors import ConfigError
 from fanout.store.layout import refuse_run_file
@@ -22,8 +23,11 @@ STDOUT_PATH = Path(STDOUT)
 
 EPILOG = epilog(
     environment=[],
-    exit_codes=["0 reported", BAD_INPUT + ", e.g. RUN_DIR holds no verdicts yet"],
-    examples=["fanout report runs/exp1 --html --json", "fanout report runs/exp1 --labels truth.yaml --json - | jq .tables"],
+    exit_codes=["0 reported", BAD_INPUT + ", e.g. RUN_DIR holds no verdicts yet, or --policy FILE on a run "
+                "that did not ask every model"],
+    examples=["fanout report runs/exp1 --html --json", "fanout report runs/exp1 --labels truth.yaml --json - | jq .tables",
+              "fanout report runs/exp1 --labels truth.yaml --policy policies.yaml",
+              "fanout report runs/exp1 --pause 0.7 --delta 0.25 --autopass 0.95"],
 )
 
 
@@ -40,22 +44,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              f"{STDOUT}: standard output)")
     parser.add_argument("--project", type=int, default=500, metavar="N",
                         help="project the cost of N more edits at the observed rates (default 500)")
-    parser.add_argument("--min-agreement", type=float, default=0.75, metavar="X",
-                        help="queue an edit for a human when the majority holds less than this share (default 0.75)")
-    parser.add_argument("--quorum", type=float, default=0.75, metavar="X",
-                        help="queue an edit when fewer than this share of the run's models gave a verdict "
-                             "(default 0.75: 3 of 4)")
-    parser.add_argument("--min-confidence", type=float, default=0.8, metavar="X",
-                        help="queue an edit when the Dawid–Skene posterior is below this (default 0.8)")
-    parser.add_argument("--rule-violations", choices=("abstain", "count"), default="abstain",
-                        help="a verified-high/-low verdict with no verified source: abstain = it casts no "
-                             "committee vote (default), count = it votes like any other")
+    add_committee_options(parser)
+    parser.add_argument("--policy", type=Path, metavar="FILE",
+                        help="score the cascade and router policies of FILE over this run (which must have asked "
+                             "every model on every edit, --strategy all) next to each model and committee rule")
     parser.add_argument("-q", "--quiet", action="store_true", help="no terminal summary, only the files")
 
 
 def run(args: argparse.Namespace) -> int:
     from fanout.analysis import (
-        QueuePolicy,
         ReportOptions,
         build_report,
         edit_pages_dir,
@@ -63,7 +60,9 @@ def run(args: argparse.Namespace) -> int:
         write_html_report,
     )
 
-    _check_ranges(args)
+    if args.project < 0:
+        raise ConfigError("--project must be 0 or more edits.")
+    settings = committee_settings(args)
     run_dir = _run_dir_argument(args)
     outputs = {flag: _output_path(run_dir, value, default) for flag, value, default in (
         ("--json", args.json, DEFAULT_JSON), ("--html", args.html, DEFAULT_HTML)) if value is not None}
@@ -77,8 +76,8 @@ def run(args: argparse.Namespace) -> int:
     options = ReportOptions(
         labels_path=args.labels,
         project_edits=args.project,
-        policy=QueuePolicy(min_agreement=args.min_agreement, min_confidence=args.min_confidence, quorum=args.quorum),
-        rule_violations=args.rule_violations,
+        policy_path=args.policy,
+        **settings,
     )
     report = build_report(run_dir, options)
     written = []
@@ -113,15 +112,6 @@ def _run_dir_argument(args: argparse.Namespace) -> Path:
     run_dir = Path(getattr(args, taken[0]))
     setattr(args, taken[0], IN_RUN_DIR)
     return run_dir
-
-
-def _check_ranges(args: argparse.Namespace) -> None:
-    if args.project < 0:
-        raise ConfigError("--project must be 0 or more edits.")
-    shares = (("--min-agreement", args.min_agreement), ("--min-confidence", args.min_confidence), ("--quorum", args.quorum))
-    for flag, value in shares:
-        if not 0.0 <= value <= 1.0:
-            raise ConfigError(f"{flag} must be between 0 and 1, got {value}.")
 
 
 def _output_path(run_dir: Path, given: Path | str, default_name: str) -> Path:

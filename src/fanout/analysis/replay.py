@@ -1,0 +1,186 @@
+"""Policy replay: what a cascade or a router would have cost and scored, from a run that asked every model.
+
+A run with `--strategy all` holds every model's record on every edit, so a
+policy can be played over it without spending anything: the cascade is fed
+the records of the models it asks, in its order, until it settles, and costs
+what those records cost; the router costs what its chosen model's record
+cost. Both decide with fanout.judging.policy, as a run of the policy would.
+
+Every row of the table (each policy, each single model, each committee rule)
+counts the same edits: those every policy could replay. An edit a policy
+cannot replay (a model it asks has no record there: a partial run) is left out
+of every row, and a note says how many.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+from fanout.analysis.load import RunData
+from fanout.analysis.scoring import score
+from fanout.errors import ConfigError
+from fanout.judging.policy import Aspect, Cascade, Judged, Router, Settled, aspect_of
+from fanout.judging.policy_file import PolicySpec
+from fanout.judging.scales import stance
+from fanout.records import VerdictRecord
+from fanout.sift.edit import is_term_diff
+
+ALL = "all"
+"""The only strategy whose runs can be replayed: every model asked on every edit."""
+
+
+class Replayed(NamedTuple):
+    """One policy on one edit."""
+
+    verdict: str | None
+    cost_usd: float
+    """The known costs of the records the policy used (an unknown cost adds nothing)."""
+    steps: int
+    """Models asked."""
+    agreed: bool | None
+    """For a cascade, Settled.agreed; None for a router."""
+
+
+def check_replayable(run: RunData) -> None:
+    """A run of a cascade or router lacks the records a replay needs: refuse it in one line."""
+    others = sorted({str(getattr(r, "strategy", ALL)) for r in run.records} - {ALL})
+    if others:
+        raise ConfigError(f"--policy replays a run that asked every model on every edit (--strategy all); "
+                          f"{run.run_dir} was run with --strategy {', '.join(others)}.")
+
+
+def replay_cascade(cascade: Cascade, records: Mapping[str, VerdictRecord]) -> Replayed | None:
+    """The cascade fed this edit's records in its order until it settles; None if it asks a model with no record."""
+    answered: list[Judged] = []
+    cost = 0.0
+    while True:
+        step = cascade.next_step(answered)
+        if isinstance(step, Settled):
+            return Replayed(step.verdict, cost, len(answered), step.agreed)
+        record = records.get(step.model)
+        if record is None:
+            return None
+        answered.append(record)
+        cost += record.cost_usd or 0.0
+
+
+def replay_router(router: Router, records: Mapping[str, VerdictRecord], aspect: Aspect) -> Replayed | None:
+    """The chosen model's record; None if it has none for this edit."""
+    record = records.get(router.choose(aspect).model)
+    if record is None:
+        return None
+    return Replayed(record.verdict, record.cost_usd or 0.0, 1, None)
+
+
+def record_aspect(records: Mapping[str, VerdictRecord], known: Aspect | None, diff_type: str | None) -> Aspect:
+    """The aspect a run recorded, else the one the snapshot gives, else what the change type alone says."""
+    for record in records.values():
+        recorded = getattr(record, "aspect", None)
+        if isinstance(recorded, str) and "/" in recorded:
+            datatype, change = recorded.split("/", 1)
+            return Aspect(datatype, change)
+    if known is not None:
+        return known
+    return aspect_of(None, None, diff_type, term_edit=is_term_diff(diff_type or ""))
+
+
+class ReplayInput(NamedTuple):
+    """What the replay reads of a report."""
+
+    run: RunData
+    aspects: Mapping[int, Aspect]
+    mean_cost: Mapping[str, float | None]
+    """Each model's mean cost per verdict in this run: the cascade's order and the router's weights."""
+    committee: Mapping[str, Mapping[int, str | None]]
+    """Committee rule -> rcid -> its decision (a stance)."""
+    truth: Mapping[int, str]
+
+
+def replay_table(specs: Sequence[PolicySpec], given: ReplayInput) -> tuple[list[dict[str, Any]], list[str]]:
+    """One row per policy, model and committee rule over the edits every policy replays, and notes."""
+    check_replayable(given.run)
+    models = given.run.models
+    policies = [(spec, _build(spec, models, given.mean_cost)) for spec in specs]
+    by_edit = given.run.by_edit()
+    results = {spec.name: _replay(policy, by_edit, given.aspects) for spec, policy in policies}
+    kept = [rcid for rcid in by_edit if all(rcid in done for done in results.values())]
+    rows = [_policy_row(spec.name, spec.strategy, results[spec.name], kept, given.truth, len(models))
+            for spec, _ in policies]
+    rows += [_model_row(m, by_edit, kept, given.truth, len(models)) for m in models]
+    edit_cost = {rcid: sum(r.cost_usd or 0.0 for r in by_edit[rcid].values()) for rcid in kept}
+    rows += [_row(rule, "committee", {r: decided[r] for r in kept}, edit_cost, given.truth, len(models))
+             for rule, decided in given.committee.items()]
+    return rows, _notes(len(by_edit) - len(kept), len(by_edit), any(s.strategy == "router" for s in specs))
+
+
+def _build(spec: PolicySpec, models: Sequence[str], cost: Mapping[str, float | None]) -> Cascade | Router:
+    try:
+        return spec.build(models, cost)
+    except ConfigError as exc:
+        raise ConfigError(f"--policy: {exc}") from None
+
+
+def _replay(policy: Cascade | Router, by_edit: Mapping[int, Mapping[str, VerdictRecord]],
+            aspects: Mapping[int, Aspect]) -> dict[int, Replayed]:
+    done = {}
+    for rcid, records in by_edit.items():
+        if isinstance(policy, Cascade):
+            result = replay_cascade(policy, records)
+        else:
+            result = replay_router(policy, records, aspects[rcid])
+        if result is not None:
+            done[rcid] = result
+    return done
+
+
+def _policy_row(name: str, strategy: str, done: Mapping[int, Replayed], kept: Sequence[int],
+                truth: Mapping[int, str], models: int) -> dict[str, Any]:
+    replayed = [done[rcid] for rcid in kept]
+    row = _row(name, strategy, {r: stance(done[r].verdict) for r in kept}, {r: done[r].cost_usd for r in kept},
+               truth, models)
+    n = len(replayed)
+    row["escalation_rate"] = sum(r.steps > 1 for r in replayed) / n if n else None
+    if strategy == "cascade" and n:
+        row["unagreed"] = sum(r.agreed is False for r in replayed) / n
+    for step in range(1, models + 1):
+        row[f"settled_at_step_{step}"] = sum(r.steps == step for r in replayed) / n if n else None
+    return row
+
+
+def _model_row(model: str, by_edit: Mapping[int, Mapping[str, VerdictRecord]], kept: Sequence[int],
+               truth: Mapping[int, str], models: int) -> dict[str, Any]:
+    records = {rcid: by_edit[rcid].get(model) for rcid in kept}
+    predictions = {rcid: stance(r.verdict) if r else None for rcid, r in records.items()}
+    costs = {rcid: (r.cost_usd or 0.0) if r else 0.0 for rcid, r in records.items()}
+    return _row(model, "model", predictions, costs, truth, models)
+
+
+def _row(subject: str, kind: str, predictions: Mapping[int, str | None], costs: Mapping[int, float],
+         truth: Mapping[int, str], models: int) -> dict[str, Any]:
+    """The columns every row has; escalation and steps only mean something for a policy."""
+    scored = score(subject, kind, predictions, truth, costs)
+    total = sum(costs.values())
+    return {
+        "subject": subject,
+        "kind": kind,
+        "edits": len(predictions),
+        "cost_usd": total,
+        "cost_per_edit_usd": total / len(predictions) if predictions else None,
+        **{k: scored[k] for k in ("labelled", "answered", "correct", "accuracy", "accuracy_low", "accuracy_high")},
+        "escalation_rate": None,
+        "unagreed": None,
+        **{f"settled_at_step_{step}": None for step in range(1, models + 1)},
+    }
+
+
+def _notes(skipped: int, edits: int, router: bool) -> list[str]:
+    notes = ["Policy replay: every row counts the same edits; a cascade costs the records of the models it asked, "
+             "in its order (by default cheapest first by this run's mean cost per verdict)."]
+    if skipped:
+        notes.append(f"{skipped} of {edits} edits could not be replayed (a model a policy asks has no record "
+                     "there): they are left out of every row of the replay table.")
+    if router:
+        notes.append("A replayed router chooses by cost weight within each gate: accuracy measured on this run's "
+                     "labels would be scored on the labels it was chosen with.")
+    return notes

@@ -1,0 +1,46 @@
+"""The committee's options, shared by `fanout report` and `fanout queue` so both queue the same edits."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from fanout.errors import ConfigError
+from fanout.judging.policy import Thresholds
+
+
+def add_committee_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--min-agreement", type=float, default=0.75, metavar="X",
+                        help="queue an edit for a human when the majority holds less than this share (default 0.75)")
+    parser.add_argument("--quorum", type=float, default=0.75, metavar="X",
+                        help="queue an edit when fewer than this share of the run's models gave a verdict "
+                             "(default 0.75: 3 of 4)")
+    parser.add_argument("--min-confidence", type=float, default=0.8, metavar="X",
+                        help="queue an edit when the Dawid–Skene posterior is below this (default 0.8)")
+    parser.add_argument("--pause", type=float, default=Thresholds.pause, metavar="X",
+                        help="pause an edit for a human when the models' mean confidence (the share of a model's "
+                             f"samples that agree with its verdict; 1 for one sample) is below X (default {Thresholds.pause:g})")
+    parser.add_argument("--delta", type=float, default=Thresholds.delta, metavar="X",
+                        help="pause an edit when the vote shares of its top two stances are closer than X "
+                             f"(default {Thresholds.delta:g})")
+    parser.add_argument("--autopass", type=float, default=Thresholds.autopass, metavar="X",
+                        help="pass an edit without a human when nothing paused it and the mean confidence is at "
+                             f"least X (default {Thresholds.autopass:g})")
+    parser.add_argument("--rule-violations", choices=("abstain", "count"), default="abstain",
+                        help="a verified-high/-low verdict with no verified source: abstain = it casts no "
+                             "committee vote (default), count = it votes like any other")
+
+
+def committee_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The ReportOptions fields these options set, each checked (ConfigError names the flag)."""
+    from fanout.analysis import QueuePolicy
+
+    shares = (("--min-agreement", args.min_agreement), ("--min-confidence", args.min_confidence), ("--quorum", args.quorum))
+    for flag, value in shares:
+        if not 0.0 <= value <= 1.0:
+            raise ConfigError(f"{flag} must be between 0 and 1, got {value}.")
+    return {
+        "policy": QueuePolicy(min_agreement=args.min_agreement, min_confidence=args.min_confidence, quorum=args.quorum),
+        "thresholds": Thresholds(pause=args.pause, delta=args.delta, autopass=args.autopass),
+        "rule_violations": args.rule_violations,
+    }
