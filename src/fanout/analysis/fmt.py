@@ -38,6 +38,14 @@ def percent(value: float | None) -> str:
     return "–" if value is None else f"{100 * value:.0f}%"
 
 
+def settled_steps(row: dict[str, object]) -> str:
+    """`60%/30%/10%`: the share of edits a policy settled at each step (a replay row's settled_at_step_N)."""
+    shares = [v for k, v in row.items() if k.startswith("settled_at_step_")]
+    if not all(isinstance(v, float) for v in shares):
+        return "–"
+    return "/".join(percent(v) for v in shares if isinstance(v, float))
+
+
 def number(value: float | None, digits: int = 1) -> str:
     if value is None:
         return "–"

@@ -27,7 +27,16 @@ from fanout.analysis.charts import (
 )
 from fanout.analysis.cost import cost_notes
 from fanout.analysis.health import refused_column
-from fanout.analysis.fmt import number, percent, ratio, short_names, subject_name, usd, with_interval
+from fanout.analysis.fmt import (
+    number,
+    percent,
+    ratio,
+    settled_steps,
+    short_names,
+    subject_name,
+    usd,
+    with_interval,
+)
 from fanout.analysis.html_edit import change_html, committee_html, model_anchor
 from fanout.analysis.html_page import entity_link, notes_html, page, stance_html
 from fanout.analysis.load import EditInfo
@@ -253,7 +262,23 @@ def _cost_section(report: Report, names: dict[str, str]) -> str:
              "edits whose truth is incorrect (or reverted).</p>") + notes_html(report.notes_on["accuracy"]) \
             + _comparison_table(report, names)
     return (f'<section id="cost"><h2>Cost &amp; accuracy</h2><div class="charts"><div class="chart">{chart}</div></div>'
-            f"{score_table}<h3>Cost</h3>{cost_table}{notes}</section>")
+            f"{score_table}{_replay_table(report, names)}<h3>Cost</h3>{cost_table}{notes}</section>")
+
+
+def _replay_table(report: Report, names: dict[str, str]) -> str:
+    """The --policy replay: each policy beside each model and committee rule, on the same edits."""
+    rows = report.table("policy_replay")
+    if not rows:
+        return ""
+    table = _table(
+        ["subject", "kind", "edits", "cost", "per edit", "answered / labelled", "accuracy [95 %]", "escalated", "unagreed",
+         "settled at step 1/2/…"],
+        [[subject_name(r["subject"], names), r["kind"], str(r["edits"]), usd(r["cost_usd"]),
+          usd(r["cost_per_edit_usd"], 5), f"{r['answered']}/{r['labelled']}", with_interval(r, "accuracy"), percent(r["escalation_rate"]),
+          percent(r["unagreed"]), settled_steps(r)] for r in rows],
+        left=(0, 1),
+    )
+    return "<h3>Policy replay</h3>" + table + notes_html(report.notes_on["replay"])
 
 
 def _comparison_table(report: Report, names: dict[str, str]) -> str:

@@ -8,6 +8,7 @@ from fanout.analysis.fmt import (
     number,
     percent,
     ratio,
+    settled_steps,
     with_interval,
     short_names,
     subject_name,
@@ -31,6 +32,7 @@ def render_summary(report: Report) -> str:
         _agreement(report, names),
         _committee(report),
         _scores(report, names),
+        _replay(report, names),
         _cost(report, names),
     ]
     notes = report.run.warnings + report.notes
@@ -142,6 +144,18 @@ def _scores(report: Report, names: dict[str, str]) -> str:
     ]
     headers = ["subject", "answered", "accuracy [95% Wilson]", "reject P", "reject R", "$/correct"]
     return "Accuracy against labels (3-way)\n" + text_table(headers, rows) + _best_line(report, names)
+
+
+def _replay(report: Report, names: dict[str, str]) -> str:
+    rows = report.table("policy_replay")
+    if not rows:
+        return ""
+    table = [[subject_name(r["subject"], names), r["kind"], str(r["edits"]), usd(r["cost_usd"]),
+              usd(r["cost_per_edit_usd"], 5), f"{r['answered']}/{r['labelled']}", with_interval(r, "accuracy"), percent(r["escalation_rate"]),
+              percent(r["unagreed"]), settled_steps(r)] for r in rows]
+    headers = ["subject", "kind", "edits", "cost", "per edit", "answered", "accuracy [95% Wilson]", "escalated", "unagreed",
+               "settled at step 1/2/..."]
+    return "Policy replay (--policy; every row on the same edits)\n" + text_table(headers, table, left=2)
 
 
 def _best_line(report: Report, names: dict[str, str]) -> str:
