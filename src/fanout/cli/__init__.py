@@ -31,6 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "tool": ("tool", "Run web_search or web_fetch by hand and print what a model would receive."),
     "sim": ("sim", "Start the offline simulator (a stand-in for OpenRouter, SearXNG and the web)."),
     "report": ("report", "Compare the models of a run: agreement, committee votes, accuracy, cost."),
+    "queue": ("queue", "List the edits of a run paused for a human, one line each with its Wikidata diff link."),
     "fetch-edits": ("fetch_edits", "Fetch recent Wikidata edits and enrich them into a snapshot."),
     "outcomes": ("outcomes", "Find which edits of a snapshot were later reverted (ground truth)."),
 }

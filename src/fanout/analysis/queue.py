@@ -1,0 +1,74 @@
+"""The human queue as a list to work through: `fanout queue RUN_DIR`.
+
+One line per edit the committee paused (fanout.analysis.committee): the
+item, what changed, why it paused, what each model said, and the diff to open
+on Wikidata. The same edits as the report's human queue, under the same options.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fanout.analysis.change import Change, diff_url
+from fanout.analysis.fmt import short_names
+from fanout.analysis.load import EditInfo
+from fanout.analysis.report import Report
+
+
+def queue_rows(report: Report) -> list[dict[str, Any]]:
+    """The paused edits in the run's order, as flat-ish rows (verdicts: model -> verdict, or None)."""
+    edits = {e.rcid: e for e in report.run.edits}
+    by_edit = report.run.by_edit()
+    rows = []
+    for row in report.table("human_queue"):
+        edit, change = edits[row["rcid"]], report.changes.get(row["rcid"])
+        records = by_edit[edit.rcid]
+        rows.append({
+            "rcid": edit.rcid,
+            "qid": edit.qid,
+            "item": change.item_label if change else None,
+            "property": edit.property,
+            "what": change.what if change else (edit.property or edit.diff_type),
+            "change": change_text(change, edit.diff_type),
+            "why": row["reasons"],
+            "verdicts": {m: records[m].verdict if m in records else None for m in report.models},
+            "statuses": {m: records[m].status if m in records else "not run" for m in report.models},
+            "diff_url": _diff(edit, change),
+        })
+    return rows
+
+
+def change_text(change: Change | None, diff_type: str | None) -> str:
+    """`old → new` in plain text (the HTML report colours the same parts)."""
+    kind = (diff_type or "change").replace("_", " ")
+    if change is None:
+        return kind
+    if change.detail is not None:
+        return f"{change.new}: {change.detail}" if change.new is not None else change.detail
+    if change.old is not None and change.new is not None:
+        return f"{change.old} → {change.new}"
+    if change.old is not None:
+        return f"{change.old} removed"
+    return change.new or kind
+
+
+def _diff(edit: EditInfo, change: Change | None) -> str | None:
+    if edit.revid is None:
+        return None
+    return diff_url(edit.revid, change.parent_revid if change else None)
+
+
+def render_queue(report: Report, rows: list[dict[str, Any]]) -> str:
+    """A count line, then one line per paused edit."""
+    t, limits = report.totals, report.options.thresholds
+    names = short_names(report.models)
+    head = (f"{len(rows)} of {t['edits']} edits paused for a human (--pause {limits.pause:g}, --delta {limits.delta:g}, "
+            f"--autopass {limits.autopass:g}); {t['auto_passed']} auto-passed, {t['decided']} decided by the committee")
+    return "\n".join([head, *(_line(row, names) for row in rows)]) + "\n"
+
+
+def _line(row: dict[str, Any], names: dict[str, str]) -> str:
+    item = f"{row['qid']} ({row['item']})" if row["item"] else row["qid"]
+    said = ", ".join(f"{names[m]} {verdict or row['statuses'][m]}" for m, verdict in row["verdicts"].items())
+    parts = [item, row["what"] or "", row["change"], f"why: {row['why']}", said, row["diff_url"] or "no diff link"]
+    return " · ".join(parts)

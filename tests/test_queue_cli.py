@@ -1,0 +1,80 @@
+"""`fanout queue RUN_DIR`: the edits paused for a human, on a run of the sample snapshot against the simulator."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+import yaml
+
+from fanout.analysis import ReportOptions, build_report
+from fanout.cli import main
+from fanout.config import package_data
+from fanout.judging.policy import Thresholds
+from fanout.sim import SimConfig, running_simulator
+
+SAMPLE = package_data("sample_snapshot.yaml")
+
+
+@pytest.fixture(scope="module")
+def sim_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample snapshot through the four default models against the simulator."""
+    run_dir = tmp_path_factory.mktemp("queue") / "run"
+
+    async def simulate() -> None:
+        async with running_simulator(SimConfig(seed=7, latency_scale=0.0)) as sim:
+            await anyio.run_process(
+                [sys.executable, "-m", "fanout", "run", str(SAMPLE), "--run-dir", str(run_dir), "--base-url",
+                 sim.api_base, "--searxng-url", sim.searxng_url, "--allow-private-urls", "--fetch-delay", "0"],
+                check=True)
+
+    anyio.run(simulate)
+    return run_dir
+
+
+def sample_edits() -> dict[int, dict[str, object]]:
+    data = yaml.safe_load(SAMPLE.read_text(encoding="utf-8"))
+    return {e["rcid"]: e for e in data["edits"]}
+
+
+def test_queue_lists_each_paused_edit_on_one_line_with_its_diff_against_the_parent(
+        sim_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # --delta 1: every edit the models do not agree on unanimously pauses.
+    assert main(["queue", str(sim_run), "--delta", "1"]) == 0
+    head, *lines = capsys.readouterr().out.splitlines()
+    report = build_report(sim_run, ReportOptions(thresholds=Thresholds(delta=1)))
+    paused = [d.rcid for d in report.decisions if d.outcome == "paused"]
+    assert head.startswith(f"{len(lines)} of {len(report.run.edits)} edits paused for a human (--pause 0.6, "
+                           "--delta 1, --autopass 0.9); ")
+    assert len(lines) == len(paused) > 0
+    edits = sample_edits()
+    for rcid, line in zip(paused, lines):
+        edit = edits[rcid]
+        assert line.startswith(f"{edit['title']} (") and " · why: " in line
+        assert line.endswith(f" · https://www.wikidata.org/w/index.php?diff={edit['revid']}&oldid={edit['parent_revid']}")
+    adams = lines[paused.index(2540801101)]
+    assert adams.startswith("Q42 (Douglas Adams) · date of birth (P569) · 11 March 1952 → 11 March 1852 · why: ")
+    assert adams.endswith(" · https://www.wikidata.org/w/index.php?diff=2464599101&oldid=2463871150")
+
+
+def test_queue_line_of_the_adams_edit_reads_item_property_change_why_verdicts_and_link(
+        sim_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["queue", str(sim_run), "--delta", "1", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    row = next(r for r in data["queue"] if r["rcid"] == 2540801101)
+    assert (row["qid"], row["item"], row["property"], row["what"]) == ("Q42", "Douglas Adams", "P569",
+                                                                       "date of birth (P569)")
+    assert row["change"] == "11 March 1952 → 11 March 1852"
+    assert row["diff_url"] == "https://www.wikidata.org/w/index.php?diff=2464599101&oldid=2463871150"
+    assert set(row["verdicts"]) == set(build_report(sim_run).models)
+    assert data["settings"]["delta"] == 1 and data["paused"] == len(data["queue"])
+
+
+def test_queue_of_a_directory_that_is_not_a_run_is_one_line_and_exit_2(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["queue", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (f"fanout queue: error: {tmp_path} has no checkpoint.jsonl; is it the "
+                                       "--run-dir of a `fanout run`?\n")
