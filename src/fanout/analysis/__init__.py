@@ -4,12 +4,14 @@
     health      statuses, effort, sources claimed verified but never fetched
     agreement   Cohen's and Fleiss' kappa, Krippendorff's alpha
     dawid_skene consensus and per-model confusion matrices without ground truth
-    committee   majority, weighted and Dawid–Skene decisions; the human queue
+    committee   majority, weighted and Dawid–Skene decisions; pause / auto-pass thresholds; the human queue
     labels      ground truth from a labels file or `fanout outcomes`
     scoring     accuracy and reject precision/recall against the truth
     cost        totals, per-verdict rates and projections
     change      what each edit changed (item, property, old -> new), from the run's snapshot
+    replay      --policy: cascades and routers replayed over a run that asked every model
     report      all of the above as tables; summary / html render them
+    queue       the paused edits, one line each (`fanout queue`)
     html_page   the pages' shell, style and Content-Security-Policy; html_edit an edit's page;
                 html_write the first page and the edit pages beside it
 """
