@@ -161,23 +161,23 @@ def mean_confidence(ballots: Mapping[str, Ballot]) -> float | None:
     return sum(known) / len(known) if known else None
 
 
-def threshold_reasons(confidence: float | None, shares: tuple[float, float] | None, thresholds: Thresholds) -> list[str]:
-    """Why the thresholds pause an edit; empty = they do not."""
+def threshold_reasons(sure: float | None, shares: tuple[float, float] | None, thresholds: Thresholds) -> list[str]:
+    """Why the thresholds pause an edit (`sure`: its mean confidence); empty = they do not."""
     reasons = []
-    if confidence is not None and confidence < thresholds.pause - _EPSILON:
-        reasons.append(f"mean confidence {confidence:.2f} < --pause {thresholds.pause:.2f}")
+    if sure is not None and sure < thresholds.pause - _EPSILON:
+        reasons.append(f"mean confidence {sure:.2f} < --pause {thresholds.pause:.2f}")
     if shares is not None and shares[0] - shares[1] < thresholds.delta - _EPSILON:
         reasons.append(f"top two {shares[0]:.2f} and {shares[1]:.2f} closer than --delta {thresholds.delta:.2f}")
     return reasons
 
 
-def outcome(reasons: list[str], confidence: float | None, thresholds: Thresholds) -> tuple[str, str]:
-    """(PAUSED | AUTO_PASSED | DECIDED, why) for an edit with these pause reasons."""
+def outcome(reasons: list[str], sure: float | None, thresholds: Thresholds) -> tuple[str, str]:
+    """(PAUSED | AUTO_PASSED | DECIDED, why) for an edit with these pause reasons and mean confidence."""
     if reasons:
         return PAUSED, "; ".join(reasons)
-    if confidence is not None and confidence >= thresholds.autopass - _EPSILON:
-        return AUTO_PASSED, f"mean confidence {confidence:.2f} >= --autopass {thresholds.autopass:.2f}"
-    shown = "unknown" if confidence is None else f"{confidence:.2f}"
+    if sure is not None and sure >= thresholds.autopass - _EPSILON:
+        return AUTO_PASSED, f"mean confidence {sure:.2f} >= --autopass {thresholds.autopass:.2f}"
+    shown = "unknown" if sure is None else f"{sure:.2f}"
     return DECIDED, f"mean confidence {shown} < --autopass {thresholds.autopass:.2f}"
 
 
