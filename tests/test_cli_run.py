@@ -125,7 +125,7 @@ def test_each_bad_flag_is_refused_in_one_line_with_the_fix_before_anything_is_wr
     [
         ("deepseek/deepseek-v3.2: {rpm: 10}\n",
          "deepseek/deepseek-v3.2: allowed keys are max_concurrency, requests_per_minute, context_window, input_price, "
-         "output_price, cached_input_price, tool_protocol."),
+         "output_price, cached_input_price, tool_protocol, cache_write_price, cache."),
         ("deepseek/deepseek-v3.2: {max_concurrency: abc}\n",
          "model deepseek/deepseek-v3.2: max_concurrency must be a whole number (got 'abc')."),
         ("deepseek/deepseek-v3.2: {max_concurrency: 2.5}\n",
@@ -138,6 +138,7 @@ def test_each_bad_flag_is_refused_in_one_line_with_the_fix_before_anything_is_wr
         ("m/a: {context_window: 0}\n", "model m/a: context_window must be at least 1 (got 0)."),
         ("m/a: {context_window: yes}\n", "model m/a: context_window must be a whole number (got True)."),
         ("[m/a]\n", "expected a mapping of model name to settings."),
+        ("m/a: {cache: on}\n", "model m/a: cache must be explicit, implicit or off (got True)."),
     ],
 )
 def test_a_bad_limits_table_is_refused_naming_the_file_the_model_and_the_key(tmp_path, capsys, table, expected):

@@ -49,7 +49,8 @@ def test_the_yaml_view_starts_with_seed_000s_trimmed_schema():
         "model", "edit_rcid", "edit_revid", "qid", "property", "diff_type", "timestamp",
         "verdict", "rationale", "sources", "token_usage", "cost_usd", "timeout", "status",
     ]
-    assert view["token_usage"] == {"prompt_tokens": 1234, "completion_tokens": 456, "turns": 4}
+    assert view["token_usage"] == {"prompt_tokens": 1234, "completion_tokens": 456, "turns": 4, "cached_tokens": 0,
+                                   "cache_write_tokens": 0}
 
 
 def test_file_names_are_unique_per_edit_and_model_even_on_the_same_item_and_day():

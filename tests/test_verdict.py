@@ -37,7 +37,8 @@ from fanout.sift.verdict import TRIM_MARKER, parse_verdict, run_verdict
 from scripted_chat import LOCAL, STALL, ScriptedChat, completion, error_response, tool_call
 
 MODEL = ModelSpec("test/model")
-HAIKU = ModelSpec("anthropic/claude-haiku-4.5")
+HAIKU = ModelSpec("anthropic/claude-haiku-4.5", cache="off")
+"""Without cache breakpoints, so the wire shows the conversation's plain messages (test_prompt_caching pins the marked ones)."""
 HAIKU_SERVED = "anthropic/claude-4.5-haiku-20251001"
 NEMOTRON = ModelSpec("nvidia/nemotron-3-nano-30b-a3b")
 SEED = 1

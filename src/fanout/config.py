@@ -95,6 +95,8 @@ def require_http_url(value: str, name: str) -> None:
 
 
 TOOL_PROTOCOLS: tuple[str, ...] = ("native", "prompted")
+CACHE_MODES: tuple[str, ...] = ("explicit", "implicit", "off")
+"""How a model's prompt is cached (fanout.llm.caching): breakpoints sent, the provider's own, or none asked for."""
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,12 @@ class ModelSpec:
     """How the model gets its tools: `native` (the request's `tools`), `prompted` (described in the
     prompt, one JSON action per reply); None = native unless the listing lacks tools or a request
     with tools is refused (see fanout.sift.prompted)."""
+    cache_write_price: float | None = None
+    """USD per million prompt tokens written to the provider's cache; None = priced as input_price."""
+    cache: str | None = None
+    """Prompt caching: `explicit` (cache_control breakpoints in the request), `implicit` (the provider
+    caches on its own; nothing is sent), `off` (no breakpoints); None = explicit for `anthropic/`
+    models, implicit for the others (see fanout.llm.caching)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -128,17 +136,22 @@ class ModelSpec:
         require_not_negative(self.input_price, f"{label} input_price")
         require_not_negative(self.output_price, f"{label} output_price")
         require_not_negative(self.cached_input_price, f"{label} cached_input_price")
+        require_not_negative(self.cache_write_price, f"{label} cache_write_price")
         require_count(self.max_concurrency, f"{label} max_concurrency")
         require_positive(self.requests_per_minute, f"{label} requests_per_minute")
         if self.tool_protocol not in (None, *TOOL_PROTOCOLS):
             raise ConfigError(f"{label} tool_protocol must be native or prompted (got {self.tool_protocol!r}).")
+        if self.cache not in (None, *CACHE_MODES):
+            raise ConfigError(f"{label} cache must be explicit, implicit or off (got {self.cache!r}).")
 
 
 DEFAULT_MODELS: tuple[ModelSpec, ...] = (
     ModelSpec("nvidia/nemotron-3-nano-30b-a3b", 262_144, 0.05, 0.20),
     ModelSpec("allenai/olmo-3.1-32b-instruct", 65_536, 0.20, 0.60),
     ModelSpec("deepseek/deepseek-v3.2", 163_840, 0.26, 0.38),
-    ModelSpec("anthropic/claude-4.5-haiku-20251001", 200_000, 1.00, 5.00),
+    # Anthropic's published prices: a cache read costs 0.1x input, a (5-minute) cache write 1.25x.
+    ModelSpec("anthropic/claude-4.5-haiku-20251001", 200_000, 1.00, 5.00, cached_input_price=0.10,
+              cache_write_price=1.25),
 )
 KNOWN_MODELS = {m.name: m for m in DEFAULT_MODELS}
 
@@ -151,7 +164,7 @@ def model_spec(name: str, **overrides: Any) -> ModelSpec:
 
 
 LIMIT_FIELDS = ("max_concurrency", "requests_per_minute", "context_window", "input_price", "output_price",
-                "cached_input_price", "tool_protocol")
+                "cached_input_price", "tool_protocol", "cache_write_price", "cache")
 
 
 def read_yaml_mapping(path: Path, option: str, *, expected: str) -> dict[Any, Any]:
@@ -172,6 +185,8 @@ def load_limits(path: Path) -> dict[str, dict[str, object]]:
     for model, fields in data.items():
         if not isinstance(fields, dict) or set(fields) - set(LIMIT_FIELDS):
             raise ConfigError(f"--limits {path}: {model}: allowed keys are {', '.join(LIMIT_FIELDS)}.")
+        if fields.get("cache") is False:  # YAML 1.1 reads a bare `cache: off` as false
+            fields = {**fields, "cache": "off"}
         try:
             model_spec(str(model), **fields)
         except ConfigError as exc:

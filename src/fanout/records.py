@@ -73,6 +73,11 @@ class Usage:
     completion_tokens: int = 0
     turns: int = 0
     """Chat calls made (investigation turns plus verdict and repair calls)."""
+    cached_tokens: int = 0
+    """Of prompt_tokens, those the provider read from its prompt cache (`prompt_tokens_details.cached_tokens`)."""
+    cache_write_tokens: int = 0
+    """Of prompt_tokens, those the provider wrote to its prompt cache, where it reports them (OpenRouter's
+    `prompt_tokens_details.cache_write_tokens`); 0 in records written before fanout kept either."""
 
 
 @dataclass

@@ -7,14 +7,24 @@ the total: the verdicts kept, and the earlier attempts of their pairs (an
 `error` retried on resume, an attempt cut off by a kill and settled on the
 next start). The part of the total estimated from tokens and prices is
 stated apart.
+
+Prompt caching, per model over the verdicts kept: the hit rate (prompt tokens
+read from the provider's cache, of all prompt tokens) and what the cache
+saved (the tokens read and written at the full input price, less what they
+cost at the cache prices; fanout.llm.cost.cache_savings). The prices are the
+run's own (its manifest: the table and --limits), else the table's; a model
+without them has its savings unknown (None), never guessed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
+from fanout.analysis.fmt import percent, usd
+from fanout.config import KNOWN_MODELS, ModelSpec
+from fanout.llm.cost import cache_savings
 from fanout.records import VerdictRecord
 
 
@@ -50,14 +60,24 @@ class ModelCost:
     earlier_cost_unknown: int = 0
     estimated_cost_usd: float = 0.0
     """The part of total_cost_usd estimated from tokens and prices, not reported by the endpoint."""
+    cached_tokens: int = 0
+    """Of prompt_tokens, those read from the provider's prompt cache."""
+    cache_write_tokens: int = 0
+    """Of prompt_tokens, those written to the provider's prompt cache (where it reports them)."""
+    cache_hit_rate: float | None = None
+    """cached_tokens / prompt_tokens; None without prompt tokens."""
+    cache_saved_usd: float | None = 0.0
+    """What the cache saved at the model's prices (negative if writes cost more); None when they are unknown."""
 
     def row(self) -> dict[str, object]:
         return asdict(self)
 
 
 def model_costs(
-    records: Iterable[VerdictRecord], models: list[str], project_edits: int, earlier: Iterable[AttemptCost] = ()
+    records: Iterable[VerdictRecord], models: list[str], project_edits: int, earlier: Iterable[AttemptCost] = (),
+    prices: Mapping[str, ModelSpec] | None = None,
 ) -> list[ModelCost]:
+    """Each model's costs; `prices` are the run's model specs (a model missing there is priced from the table)."""
     by_model: dict[str, list[VerdictRecord]] = {m: [] for m in models}
     for record in records:
         by_model.setdefault(record.model, []).append(record)
@@ -65,15 +85,25 @@ def model_costs(
     for attempt in earlier:
         by_model.setdefault(attempt.model, [])
         earlier_by_model.setdefault(attempt.model, []).append(attempt)
-    return [_model_cost(model, rows, project_edits, earlier_by_model.get(model, [])) for model, rows in by_model.items()]
+    return [_model_cost(model, rows, project_edits, earlier_by_model.get(model, []), _spec(model, prices or {}))
+            for model, rows in by_model.items()]
 
 
-def _model_cost(model: str, records: list[VerdictRecord], project_edits: int, earlier: list[AttemptCost]) -> ModelCost:
+def _spec(model: str, prices: Mapping[str, ModelSpec]) -> ModelSpec | None:
+    """The run's prices for the model, else the table's; None for a model neither knows (or a name no spec takes)."""
+    return prices.get(model) or KNOWN_MODELS.get(model)
+
+
+def _model_cost(
+    model: str, records: list[VerdictRecord], project_edits: int, earlier: list[AttemptCost], spec: ModelSpec | None
+) -> ModelCost:
     known = [r.cost_usd for r in records if r.cost_usd is not None]
     earlier_known = [a.cost_usd for a in earlier if a.cost_usd is not None]
     attempts = [AttemptCost(r.model, r.cost_usd, r.cost_source) for r in records] + earlier
     prompt = sum(r.token_usage.prompt_tokens for r in records)
     completion = sum(r.token_usage.completion_tokens for r in records)
+    cached = sum(r.token_usage.cached_tokens for r in records)
+    written = sum(r.token_usage.cache_write_tokens for r in records)
     n = len(records)
     mean_cost = sum(known) / len(known) if known else None
     return ModelCost(
@@ -93,6 +123,10 @@ def _model_cost(model: str, records: list[VerdictRecord], project_edits: int, ea
         earlier_cost_usd=sum(earlier_known),
         earlier_cost_unknown=sum(_unknown(a) for a in earlier),
         estimated_cost_usd=sum(a.cost_usd or 0.0 for a in attempts if a.cost_source == "estimated"),
+        cached_tokens=cached,
+        cache_write_tokens=written,
+        cache_hit_rate=cached / prompt if prompt else None,
+        cache_saved_usd=cache_savings(spec, cached, written),
     )
 
 
@@ -104,6 +138,8 @@ def _unknown(attempt: AttemptCost) -> bool:
 def cost_totals(costs: list[ModelCost], project_edits: int) -> dict[str, object]:
     """The run's totals; the projection is None when any model's rate is unknown."""
     projected = [c.projected_cost_usd for c in costs]
+    prompt, cached = sum(c.prompt_tokens for c in costs), sum(c.cached_tokens for c in costs)
+    saved = [c.cache_saved_usd for c in costs]
     return {
         "total_cost_usd": sum(c.total_cost_usd for c in costs),
         "cost_unknown": sum(c.cost_unknown for c in costs),
@@ -113,6 +149,10 @@ def cost_totals(costs: list[ModelCost], project_edits: int) -> dict[str, object]
         "estimated_cost_usd": sum(c.estimated_cost_usd for c in costs),
         "prompt_tokens": sum(c.prompt_tokens for c in costs),
         "completion_tokens": sum(c.completion_tokens for c in costs),
+        "cached_tokens": cached,
+        "cache_write_tokens": sum(c.cache_write_tokens for c in costs),
+        "cache_hit_rate": cached / prompt if prompt else None,
+        "cache_saved_usd": None if any(s is None for s in saved) else sum(s for s in saved if s is not None),
         "projected_edits": project_edits,
         "projected_cost_usd": None if any(p is None for p in projected) else sum(p for p in projected if p is not None),
     }
@@ -132,4 +172,28 @@ def cost_notes(costs: list[ModelCost]) -> list[str]:
                      "no cost for those calls.")
     if unknown:
         notes.append(f"{unknown} attempt(s) have no known cost; the total adds the known ones.")
+    if any(c.cache_saved_usd is None for c in costs):
+        notes.append("Cache savings are unknown for models without input and cache prices in the price table "
+                     "or --limits (cached_input_price, cache_write_price).")
     return notes
+
+
+def uses_cache(costs: list[ModelCost]) -> bool:
+    """Whether any model read from or wrote to a prompt cache: the cost tables show the cache columns only then."""
+    return any(c.cached_tokens or c.cache_write_tokens for c in costs)
+
+
+def cache_columns(costs: list[ModelCost]) -> Callable[[ModelCost | Mapping[str, Any] | None], list[str]]:
+    """The cache cells of a cost row, a model's or the totals (the headers for None), in a cost table only when
+    some model used a prompt cache."""
+    if not uses_cache(costs):
+        return lambda row: []
+
+    def cells(row: ModelCost | Mapping[str, Any] | None) -> list[str]:
+        if row is None:
+            return ["cache hit", "cache saved"]
+        if isinstance(row, ModelCost):
+            return [percent(row.cache_hit_rate), usd(row.cache_saved_usd)]
+        return [percent(row["cache_hit_rate"]), usd(row["cache_saved_usd"])]
+
+    return cells

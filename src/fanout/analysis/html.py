@@ -25,7 +25,7 @@ from fanout.analysis.charts import (
     scatter,
     stacked_bars,
 )
-from fanout.analysis.cost import cost_notes
+from fanout.analysis.cost import cache_columns, cost_notes
 from fanout.analysis.health import refused_column
 from fanout.analysis.fmt import (
     number,
@@ -240,12 +240,13 @@ def _cost_section(report: Report, names: dict[str, str]) -> str:
         chart = bars("Cost per model (USD, known costs)", [(names.get(c.model, c.model), c.total_cost_usd)
                                                            for c in report.costs])
     t = report.totals
+    cache = cache_columns(report.costs)
     cost_rows = [[names.get(c.model, c.model), str(c.records), usd(c.total_cost_usd), usd(c.mean_cost_usd, 5),
-                  number(c.mean_prompt_tokens, 0), number(c.mean_completion_tokens, 0),
+                  number(c.mean_prompt_tokens, 0), number(c.mean_completion_tokens, 0), *cache(c),
                   str(c.cost_unknown), usd(c.projected_cost_usd, 2)] for c in report.costs]
     cost_rows.append(["total", str(t["records"]), usd(t["total_cost_usd"]), "",
-                      "", "", str(t["cost_unknown"]), usd(t["projected_cost_usd"], 2)])
-    cost_table = _table(["model", "verdicts", "total", "per verdict", "mean tokens in", "mean tokens out",
+                      "", "", *cache(t), str(t["cost_unknown"]), usd(t["projected_cost_usd"], 2)])
+    cost_table = _table(["model", "verdicts", "total", "per verdict", "mean tokens in", "mean tokens out", *cache(None),
                          "cost unknown", f"next {t['projected_edits']} edits"], cost_rows)
     notes = "".join(f'<p class="stat">{esc(note)}</p>' for note in cost_notes(report.costs))
     score_table = ""

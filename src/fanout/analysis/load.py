@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from fanout.analysis.cost import AttemptCost
+from fanout.config import ModelSpec, model_spec
 from fanout.errors import ConfigError
 from fanout.records import VerdictRecord
 from fanout.store.attempts import read_abandoned
@@ -54,6 +55,8 @@ class RunData:
     (abandoned.jsonl)."""
     snapshot_path: Path | None = None
     """The snapshot the manifest says the run started from (what each edit changed is there)."""
+    prices: dict[str, ModelSpec] = field(default_factory=dict)
+    """Each model's prices as the run had them (the manifest: the table and --limits), over the table's."""
 
     def by_edit(self) -> dict[int, dict[str, VerdictRecord]]:
         table: dict[int, dict[str, VerdictRecord]] = {e.rcid: {} for e in self.edits}
@@ -82,7 +85,8 @@ def load_run(run_dir: Path) -> RunData:
     earlier += [AttemptCost(a.model, a.cost_usd, a.cost_source) for a in read_abandoned(run_dir)]
     snapshot = manifest.get("snapshot_path")
     snapshot_path = Path(snapshot) if isinstance(snapshot, str) and snapshot else None
-    return RunData(run_dir, records, models, _edits(records), edits_in_scope, warnings, earlier, snapshot_path)
+    return RunData(run_dir, records, models, _edits(records), edits_in_scope, warnings, earlier, snapshot_path,
+                   _prices(manifest, models))
 
 
 def read_latest_records(log: Path) -> tuple[list[VerdictRecord], list[str], list[AttemptCost]]:
@@ -127,6 +131,24 @@ def _read_manifest(path: Path, warnings: list[str]) -> dict[str, Any]:
         warnings.append(f"{path.name} could not be read ({exc.__class__.__name__}); model order from the log")
         return {}
     return data if isinstance(data, dict) else {}
+
+
+PRICE_FIELDS = ("input_price", "output_price", "cached_input_price", "cache_write_price")
+
+
+def _prices(manifest: dict[str, Any], models: list[str]) -> dict[str, ModelSpec]:
+    """The prices the run started with, per model, over the table's (a manifest without them leaves the table's)."""
+    settings = manifest.get("settings")
+    listed = settings.get("models") if isinstance(settings, dict) else None
+    prices = {}
+    for model in models:
+        fields = listed.get(model) if isinstance(listed, dict) else None
+        given = {k: v for k, v in fields.items() if k in PRICE_FIELDS} if isinstance(fields, dict) else {}
+        try:
+            prices[model] = model_spec(model, **given)
+        except ConfigError:  # a price edited into something invalid: the table's, if it has the model
+            continue
+    return prices
 
 
 def _model_order(manifest_models: object, records: list[VerdictRecord]) -> list[str]:

@@ -141,7 +141,7 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
                for rcid, given in stances.items()}
     decisions = decide_edits(stances, run.models, weights=held_out, consensus=consensus, policy=options.policy,
                              ballots=ballots, thresholds=options.thresholds)
-    costs = model_costs(run.records, run.models, options.project_edits, run.earlier_attempts)
+    costs = model_costs(run.records, run.models, options.project_edits, run.earlier_attempts, run.prices)
     edit_costs = {rcid: sum(r.cost_usd or 0.0 for r in recs.values()) for rcid, recs in by_edit.items()}
     scores = model_scores + _committee_scores(decisions, truth, edit_costs) if labels else []
     edits = {e.rcid: e for e in run.edits}

@@ -15,7 +15,7 @@ from fanout.analysis.fmt import (
     text_table,
     usd,
 )
-from fanout.analysis.cost import cost_notes
+from fanout.analysis.cost import cache_columns, cost_notes
 from fanout.analysis.health import refused_column
 from fanout.analysis.report import Report
 from fanout.judging.scales import STANCES
@@ -170,12 +170,14 @@ def _best_line(report: Report, names: dict[str, str]) -> str:
 def _cost(report: Report, names: dict[str, str]) -> str:
     t = report.totals
     n = report.options.project_edits
+    cache = cache_columns(report.costs)
     rows = [
         [names.get(c.model, c.model), str(c.records), usd(c.total_cost_usd), usd(c.mean_cost_usd, 5),
-         f"{c.prompt_tokens:,}/{c.completion_tokens:,}", usd(c.projected_cost_usd, 2)]
+         f"{c.prompt_tokens:,}/{c.completion_tokens:,}", *cache(c), usd(c.projected_cost_usd, 2)]
         for c in report.costs
     ]
     rows.append(["total", str(t["records"]), usd(t["total_cost_usd"]), "",
-                 f"{t['prompt_tokens']:,}/{t['completion_tokens']:,}", usd(t["projected_cost_usd"], 2)])
-    text = "Cost\n" + text_table(["model", "verdicts", "total", "per verdict", "tokens in/out", f"next {n} edits"], rows)
+                 f"{t['prompt_tokens']:,}/{t['completion_tokens']:,}", *cache(t), usd(t["projected_cost_usd"], 2)])
+    headers = ["model", "verdicts", "total", "per verdict", "tokens in/out", *cache(None), f"next {n} edits"]
+    text = "Cost\n" + text_table(headers, rows)
     return "\n".join([text, *cost_notes(report.costs)])

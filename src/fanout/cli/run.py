@@ -52,7 +52,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rpm", type=float, metavar="N", help="chat requests per minute per model")
     parser.add_argument("--limits", type=Path, metavar="FILE",
                         help="YAML table {model: {max_concurrency, requests_per_minute, context_window, input_price, "
-                             "output_price, cached_input_price}}; prices in USD per million tokens")
+                             "output_price, cached_input_price, cache_write_price, tool_protocol, cache}}; prices in USD "
+                             "per million tokens; cache: explicit|implicit|off (default: explicit breakpoints for "
+                             "anthropic/ models)")
     parser.add_argument("--timeout", type=float, metavar="SECONDS",
                         help=f"seconds per verdict, both phases (default {RunSettings.verdict_timeout_s:g})")
     parser.add_argument("--request-timeout", type=float, metavar="SECONDS",

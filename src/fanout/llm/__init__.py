@@ -6,5 +6,6 @@ its errors become ProviderError there), reply (a ChatCompletion read into a
 ChatResult, errors in 200 bodies included), limits (per-model pacing and the
 gate a 429 closes), catalog (the endpoint's model listing and key checked
 before a run spends money), cost (where a cost figure came from, and tokens
-priced when the endpoint reports none).
+priced when the endpoint reports none), caching (which models get prompt-cache
+breakpoints, and where).
 """

@@ -126,6 +126,8 @@ def fill_spec(spec: ModelSpec, entry: Mapping[str, Any]) -> ModelSpec:
         else _per_million(pricing.get("completion")),
         cached_input_price=spec.cached_input_price if spec.cached_input_price is not None
         else _per_million(pricing.get("input_cache_read")),
+        cache_write_price=spec.cache_write_price if spec.cache_write_price is not None
+        else _per_million(pricing.get("input_cache_write")),
     )
 
 

@@ -9,6 +9,8 @@ user set, the pace learned from 429s, and the gate a 429 closes), failures are r
 in fanout.retry, a model that rejects response_format is asked again without
 it, and a cost the reply left out is looked up afterwards on OpenRouter, or
 else estimated from the tokens and the model's prices (fanout.llm.cost).
+A model whose provider caches prompts only at explicit breakpoints gets them
+in the request sent, a marked copy of the conversation (fanout.llm.caching).
 A model whose request with tools was refused is remembered, so that its
 later verdicts offer the tools in the prompt from the start
 (fanout.sift.prompted).
@@ -28,6 +30,7 @@ import httpx
 
 from fanout.config import ModelSpec, RunSettings, is_openrouter
 from fanout.errors import ProviderError
+from fanout.llm.caching import cache_mode, with_breakpoints
 from fanout.llm.cost import estimate_cost
 from fanout.llm.limits import ModelLimiter
 from fanout.llm.reply import ChatResult, ToolCall
@@ -138,7 +141,8 @@ class ChatClient:
             if result.cost_usd is not None:
                 result.cost_source = "generation"
                 return
-        result.cost_usd = estimate_cost(model, result.prompt_tokens, result.completion_tokens, result.cached_tokens)
+        result.cost_usd = estimate_cost(model, result.prompt_tokens, result.completion_tokens, result.cached_tokens,
+                                        result.cache_write_tokens)
         result.cost_source = "estimated" if result.cost_usd is not None else "unknown"
 
     async def _complete_with_retries(
@@ -196,6 +200,8 @@ class ChatClient:
         tools: list[dict[str, Any]] | None,
         json_mode: bool,
     ) -> dict[str, Any]:
+        if cache_mode(model) == "explicit":
+            messages = with_breakpoints(messages)
         request: dict[str, Any] = {"model": model.name, "messages": messages}
         if tools:
             request["tools"] = tools

@@ -35,15 +35,42 @@ def is_priced(model: ModelSpec) -> bool:
     return model.input_price is not None and model.output_price is not None
 
 
-def estimate_cost(model: ModelSpec, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> float | None:
-    """USD for these tokens at the model's prices; None when it has none.
+def estimate_cost(
+    model: ModelSpec, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0, cache_write_tokens: int = 0
+) -> float | None:
+    """USD for a call's tokens at the model's prices; None when it has none.
 
-    Prompt tokens the response reports as read from the provider's cache are
-    priced at `cached_input_price` when the model has one, else at the full
-    input price (an estimate that errs high, so a spending cap errs safe).
+    `cached_tokens` were read from the provider's cache and `cache_write_tokens`
+    written to it; both are part of prompt_tokens, as OpenRouter counts them.
+    Reads are priced at `cached_input_price` and writes at `cache_write_price`
+    when the model has them, else at the full input price: for reads an
+    estimate that errs high, so a spending cap errs safe; for writes (1.25x
+    input on Anthropic) one that errs low, unless the price is known (the
+    table has Claude Haiku's; the listing's `input_cache_write` fills it in).
     """
     if model.input_price is None or model.output_price is None:
         return None
     cached = min(max(cached_tokens, 0), prompt_tokens) if model.cached_input_price is not None else 0
-    prompt_cost = (prompt_tokens - cached) * model.input_price + cached * (model.cached_input_price or 0.0)
+    written = min(max(cache_write_tokens, 0), prompt_tokens - cached) if model.cache_write_price is not None else 0
+    prompt_cost = (prompt_tokens - cached - written) * model.input_price + cached * (model.cached_input_price or 0.0)
+    prompt_cost += written * (model.cache_write_price or 0.0)
     return (prompt_cost + completion_tokens * model.output_price) / PER_MILLION
+
+
+def cache_savings(model: ModelSpec | None, cached_tokens: int, cache_write_tokens: int) -> float | None:
+    """USD the provider's cache saved: these tokens at the full input price, less what they cost at the cache prices.
+
+    Negative when the writes cost more than the reads saved. None when a
+    price it needs is unknown (`model` None: no prices at all); 0 when nothing
+    was read from or written to a cache.
+    """
+    if not cached_tokens and not cache_write_tokens:
+        return 0.0
+    if model is None:
+        return None
+    read_price = model.cached_input_price if cached_tokens else 0.0
+    write_price = model.cache_write_price if cache_write_tokens else 0.0
+    if model.input_price is None or read_price is None or write_price is None:
+        return None
+    full = (cached_tokens + cache_write_tokens) * model.input_price
+    return (full - cached_tokens * read_price - cache_write_tokens * write_price) / PER_MILLION

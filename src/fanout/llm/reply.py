@@ -52,6 +52,9 @@ class ChatResult:
     """reported (in the response), generation (looked up), estimated (tokens x prices) or unknown."""
     cached_tokens: int = 0
     """Prompt tokens the provider read from its cache (`usage.prompt_tokens_details.cached_tokens`)."""
+    cache_write_tokens: int = 0
+    """Prompt tokens the provider wrote to its cache (`usage.prompt_tokens_details.cache_write_tokens`,
+    OpenRouter's field; 0 where it is not reported)."""
     response_id: str | None = None
     served_model: str | None = None
     json_mode_used: bool = False
@@ -86,7 +89,8 @@ def parse_completion(completion: ChatCompletion, *, secret: str | None = None) -
         completion_tokens=int(_field(usage, "completion_tokens") or 0),
         cost_usd=cost,
         cost_source="reported" if cost is not None else "unknown",
-        cached_tokens=int(_field(_field(usage, "prompt_tokens_details"), "cached_tokens") or 0),
+        cached_tokens=_count(_field(_field(usage, "prompt_tokens_details"), "cached_tokens")),
+        cache_write_tokens=_count(_field(_field(usage, "prompt_tokens_details"), "cache_write_tokens")),
         response_id=completion.id,
         served_model=completion.model,
     )
@@ -102,6 +106,15 @@ def _field(value: Any, name: str) -> Any:
     if isinstance(value, dict):
         return value.get(name)
     return getattr(value, name, None) if _is_object(value) else None
+
+
+def _count(value: Any) -> int:
+    """A token count as the server sent it; one that is not a count is 0, never an error that loses the reply."""
+    try:
+        number = int(value or 0)
+    except (TypeError, ValueError, OverflowError):
+        return 0
+    return max(number, 0)
 
 
 def _cost(value: Any) -> float | None:

@@ -98,6 +98,8 @@ class Investigation:
         self.usage.turns += 1
         self.usage.prompt_tokens += result.prompt_tokens
         self.usage.completion_tokens += result.completion_tokens
+        self.usage.cached_tokens += result.cached_tokens
+        self.usage.cache_write_tokens += result.cache_write_tokens
         self.cost_sources.add(result.cost_source)
         if result.cost_usd is None:
             self.calls_without_cost += 1

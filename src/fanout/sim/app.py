@@ -43,6 +43,7 @@ from fanout.sim.openrouter import (
     generation_record,
 )
 from fanout.sim.pages import render_error_page, render_page
+from fanout.sim.prompt_cache import CacheUse, PromptCache
 from fanout.sim.stats import SimStats
 from fanout.sim.verdicts import verdict_answer
 
@@ -70,12 +71,15 @@ class SimState:
     stats: SimStats = field(default_factory=SimStats)
     limiter: RpmLimiter = field(init=False)
     bucket: TokenBucket = field(init=False)
+    prompt_cache: PromptCache = field(init=False)
+    """The providers' prompt caches, per conversation (fanout.sim.prompt_cache)."""
     attempts: Counter[tuple[Any, ...]] = field(default_factory=Counter)
     generations: dict[str, tuple[float, dict[str, Any]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.limiter = RpmLimiter(self.clock)
         self.bucket = TokenBucket(self.clock)
+        self.prompt_cache = PromptCache(self.clock)
 
     def next_attempt(self, *key: Any) -> int:
         """How many times this exact request came before: retries get fresh fault draws."""
@@ -172,7 +176,8 @@ async def chat_completions(request: web.Request) -> web.Response:
     if failure is not None:
         return failure
     assert reply is not None  # drawn whenever there is no failure
-    return _bill(state, gen_id, model, conv, reply, estimate_tokens(request_chars(body)), latency_s)
+    cache = state.prompt_cache.use(model.cache, (model.id, conv.key), body)
+    return _bill(state, gen_id, model, conv, reply, estimate_tokens(request_chars(body)), latency_s, cache)
 
 
 async def _answer_at(deadline: float) -> None:
@@ -288,17 +293,22 @@ def _output_chars(reply: Reply) -> int:
 
 
 def _bill(
-    state: SimState, gen_id: str, model: SimModel, conv: Conversation, reply: Reply, prompt_tokens: int, latency_s: float
+    state: SimState, gen_id: str, model: SimModel, conv: Conversation, reply: Reply, prompt_tokens: int, latency_s: float,
+    cache: CacheUse = CacheUse(),
 ) -> web.Response:
-    """Count the completion, keep its /generation record, and answer: the point where cost is incurred."""
+    """Count the completion, keep its /generation record, and answer: the point where cost is incurred.
+
+    Prompt tokens read from or written to the provider's cache are billed at its cache prices."""
     completion_tokens = estimate_tokens(_output_chars(reply))
     if reply.finish_reason == "length" and conv.max_tokens:
         completion_tokens = int(conv.max_tokens)
-    cost = model.cost(prompt_tokens, completion_tokens)
-    record = generation_record(gen_id, model, prompt_tokens, completion_tokens, cost, reply.finish_reason, latency_s)
+    cost = model.cost(prompt_tokens, completion_tokens, cache.read, cache.written)
+    discount = model.cost(prompt_tokens, completion_tokens) - cost if cache != CacheUse() else None
+    record = generation_record(gen_id, model, prompt_tokens, completion_tokens, cost, reply.finish_reason, latency_s,
+                               cache, discount)
     state.generations[gen_id] = (state.clock(), record)
-    state.stats.completion(model.canonical_slug, conv.key, prompt_tokens, completion_tokens, cost)
-    return _json(completion_body(gen_id, model, reply, prompt_tokens, completion_tokens, cost))
+    state.stats.completion(model.canonical_slug, conv.key, prompt_tokens, completion_tokens, cost, cache)
+    return _json(completion_body(gen_id, model, reply, prompt_tokens, completion_tokens, cost, cache))
 
 
 async def generation(request: web.Request) -> web.Response:

@@ -159,12 +159,18 @@ def message_text(message: dict[str, Any]) -> str:
 
 def request_chars(body: dict[str, Any]) -> int:
     """Characters the model reads: messages, tool-call arguments and tool schemas."""
-    total = 0
-    for message in body.get("messages") or []:
-        if isinstance(message, dict):
-            total += len(message_text(message)) + 16
-            for call in message.get("tool_calls") or []:
-                total += len(json.dumps(call.get("function", {}), ensure_ascii=False))
-    if body.get("tools"):
-        total += len(json.dumps(body["tools"], ensure_ascii=False))
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    return sum(message_chars(m) for m in messages) + tools_chars(body)
+
+
+def message_chars(message: dict[str, Any]) -> int:
+    """Characters one message adds to the prompt: its text, its tool calls, and a little for its framing."""
+    total = len(message_text(message)) + 16
+    for call in message.get("tool_calls") or []:
+        total += len(json.dumps(call.get("function", {}), ensure_ascii=False))
     return total
+
+
+def tools_chars(body: dict[str, Any]) -> int:
+    """Characters of the tool schemas a request offers."""
+    return len(json.dumps(body["tools"], ensure_ascii=False)) if body.get("tools") else 0

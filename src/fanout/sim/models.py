@@ -12,6 +12,8 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
+from fanout.sim.cache_terms import ANTHROPIC_HAIKU_4_5, DEEPSEEK, NO_CACHE, CacheTerms
+
 Bias = Literal["careful", "credulous", "sceptical", "snippets"]
 
 
@@ -51,10 +53,25 @@ class SimModel:
     """How this provider spells tool-call ids (`call_`, `toolu_`...)."""
     fences_without_json_mode: bool
     """Wraps its JSON verdict in a markdown fence when response_format is not sent."""
+    cache: CacheTerms = NO_CACHE
+    """How its provider caches prompts and bills cached tokens (fanout.sim.prompt_cache)."""
 
-    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
-        usd = (prompt_tokens * self.input_price + completion_tokens * self.output_price) / 1e6
+    def cost(self, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0, cache_write_tokens: int = 0) -> float:
+        """USD for a request; cached and written tokens are part of prompt_tokens, billed at the cache's ratios."""
+        uncached = prompt_tokens - cached_tokens - cache_write_tokens
+        prompt_usd = uncached * self.input_price + cached_tokens * self.input_price * self.cache.read_ratio
+        prompt_usd += cache_write_tokens * self.input_price * self.cache.write_ratio
+        usd = (prompt_usd + completion_tokens * self.output_price) / 1e6
         return round(usd, 12)
+
+    def cache_prices(self) -> dict[str, str]:
+        """The listing's cache prices, as OpenRouter lists them for a model whose provider caches."""
+        if self.cache.mode == "none":
+            return {}
+        prices = {"input_cache_read": per_token(self.input_price * self.cache.read_ratio)}
+        if self.cache.mode == "explicit":
+            prices["input_cache_write"] = per_token(self.input_price * self.cache.write_ratio)
+        return prices
 
     def listing(self) -> dict[str, object]:
         """This model as an entry of OpenRouter's /api/v1/models `data`."""
@@ -80,6 +97,7 @@ class SimModel:
                 "image": "0",
                 "web_search": "0",
                 "internal_reasoning": "0",
+                **self.cache_prices(),
             },
             "top_provider": {
                 "context_length": self.context_length,
@@ -166,6 +184,7 @@ SIM_MODELS: tuple[SimModel, ...] = (
         query_styles=('"{label}" {prop}', "{label} {prop} {value} source", "{label} {desc}"),
         tool_call_prefix="call_0_",
         fences_without_json_mode=False,
+        cache=DEEPSEEK,
     ),
     SimModel(
         id="anthropic/claude-haiku-4.5",
@@ -184,6 +203,7 @@ SIM_MODELS: tuple[SimModel, ...] = (
         query_styles=("{label} {prop}", '"{label}" {value}', "{label} {desc} {prop} official record"),
         tool_call_prefix="toolu_vrtx_01",
         fences_without_json_mode=False,
+        cache=ANTHROPIC_HAIKU_4_5,
     ),
 )
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from fanout.sim.investigation import Reply
 from fanout.sim.models import SimModel
+from fanout.sim.prompt_cache import CacheUse
 
 _sequence = itertools.count(1)
 
@@ -26,7 +27,8 @@ def generation_id() -> str:
 
 
 def completion_body(
-    gen_id: str, model: SimModel, reply: Reply, prompt_tokens: int, completion_tokens: int, cost: float
+    gen_id: str, model: SimModel, reply: Reply, prompt_tokens: int, completion_tokens: int, cost: float,
+    cache: CacheUse = CacheUse(),
 ) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.content, "refusal": None, "reasoning": None}
     if reply.tool_calls:
@@ -50,18 +52,19 @@ def completion_body(
             }
         ],
         "system_fingerprint": None,
-        "usage": usage(prompt_tokens, completion_tokens, cost),
+        "usage": usage(prompt_tokens, completion_tokens, cost, cache),
     }
 
 
-def usage(prompt_tokens: int, completion_tokens: int, cost: float) -> dict[str, Any]:
+def usage(prompt_tokens: int, completion_tokens: int, cost: float, cache: CacheUse = CacheUse()) -> dict[str, Any]:
+    """OpenRouter's usage object; cached_tokens and cache_write_tokens are part of prompt_tokens."""
     return {
         "prompt_tokens": prompt_tokens,
         "completion_tokens": completion_tokens,
         "total_tokens": prompt_tokens + completion_tokens,
         "cost": cost,
         "is_byok": False,
-        "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+        "prompt_tokens_details": {"cached_tokens": cache.read, "cache_write_tokens": cache.written, "audio_tokens": 0},
         "cost_details": {"upstream_inference_cost": None},
         "completion_tokens_details": {"reasoning_tokens": 0, "image_tokens": 0},
     }
@@ -101,13 +104,15 @@ def error_body(code: int, message: str, **metadata: Any) -> dict[str, Any]:
 
 
 def generation_record(
-    gen_id: str, model: SimModel, prompt_tokens: int, completion_tokens: int, cost: float, finish_reason: str, latency_s: float
+    gen_id: str, model: SimModel, prompt_tokens: int, completion_tokens: int, cost: float, finish_reason: str,
+    latency_s: float, cache: CacheUse = CacheUse(), cache_discount: float | None = None,
 ) -> dict[str, Any]:
+    """The /generation record; cache_discount is what the cache saved (negative when writes cost more)."""
     return {
         "id": gen_id,
         "upstream_id": "chatcmpl-" + gen_id.rsplit("-", 1)[-1],
         "total_cost": cost,
-        "cache_discount": None,
+        "cache_discount": cache_discount,
         "upstream_inference_cost": None,
         "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
         "model": model.canonical_slug,
@@ -126,6 +131,7 @@ def generation_record(
         "native_tokens_prompt": round(prompt_tokens * 1.07),
         "native_tokens_completion": round(completion_tokens * 1.07),
         "native_tokens_reasoning": 0,
+        "native_tokens_cached": cache.read,
         "num_media_prompt": None,
         "num_media_completion": None,
         "num_search_results": None,

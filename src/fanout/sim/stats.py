@@ -11,6 +11,8 @@ import math
 from collections import Counter, defaultdict
 from typing import Any
 
+from fanout.sim.prompt_cache import CacheUse
+
 
 class SimStats:
     def __init__(self) -> None:
@@ -41,12 +43,14 @@ class SimStats:
     def fault(self, kind: str) -> None:
         self.faults[kind] += 1
 
-    def completion(self, model: str, conversation: str, prompt_tokens: int, completion_tokens: int, cost: float) -> None:
+    def completion(self, model: str, conversation: str, prompt_tokens: int, completion_tokens: int, cost: float,
+                   cache: CacheUse = CacheUse()) -> None:
         """A chat completion answered with usage (and so billed), faulty content or not."""
         self.completions[model] += 1
         self._costs[model].append(cost)
         self._pair_costs[conversation][model].append(cost)
-        self._tokens[model].update(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+        self._tokens[model].update(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+                                   cached_tokens=cache.read, cache_write_tokens=cache.written)
 
     def total_cost(self) -> float:
         return math.fsum(c for costs in self._costs.values() for c in costs)

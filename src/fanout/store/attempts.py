@@ -75,7 +75,8 @@ class AttemptFile:
     def answered(self, result: ChatResult) -> None:
         self.answered_calls += 1
         self._write({"e": "answered", "id": result.response_id, "cost": result.cost_usd, "prompt": result.prompt_tokens,
-                     "completion": result.completion_tokens, "cached": result.cached_tokens})
+                     "completion": result.completion_tokens, "cached": result.cached_tokens,
+                     "written": result.cache_write_tokens})
 
     def failed(self) -> None:
         self._write({"e": "failed"})
@@ -248,7 +249,8 @@ async def _call_cost(call: Mapping[str, Any], spec: ModelSpec, generation_cost: 
         looked_up = await generation_cost(str(call["id"]))
         if looked_up is not None:
             return looked_up, "generation"
-    estimate = estimate_cost(spec, int(call.get("prompt") or 0), int(call.get("completion") or 0), int(call.get("cached") or 0))
+    estimate = estimate_cost(spec, int(call.get("prompt") or 0), int(call.get("completion") or 0),
+                             int(call.get("cached") or 0), int(call.get("written") or 0))
     return (estimate, "estimated") if estimate is not None else (None, "unknown")
 
 
