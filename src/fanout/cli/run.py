@@ -79,7 +79,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def add_strategy_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("judging strategy")
-    group.add_argument("--strategy", choices=STRATEGIES, metavar="|".join(STRATEGIES),
+    group.add_argument("--strategy", metavar="|".join(STRATEGIES),
                        help="all: every model judges every edit (default); cascade: the cheapest model first, the next "
                             "only when its verdict is not accepted, until two agree or the last has answered; router: "
                             "one model per edit, chosen by the edit's aspect (property datatype and change type)")
