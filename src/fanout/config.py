@@ -16,6 +16,7 @@ import dataclasses
 import math
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -24,6 +25,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from fanout.errors import ConfigError
+from fanout.judging.policy import AUTOPASS_VERDICTS, Router, Thresholds, check_autopass
 from fanout.records import STATUSES
 
 T = TypeVar("T")
@@ -39,6 +41,8 @@ KEY_HELP = (f"the key comes from the environment: {API_KEY_ENV} for OpenRouter o
 RETRY_CHOICES = STATUSES[1:]
 """Record statuses a resume may run again (`ok` never does)."""
 LEAD_PER_SLOT = 4
+STRATEGIES: tuple[str, ...] = ("all", "cascade", "router")
+"""--strategy: every model on every edit; the cheapest first, escalating; one model per edit."""
 """Edits of lead per verdict slot and model when --max-lead is not given (see RunSettings.from_options)."""
 
 
@@ -328,6 +332,18 @@ class RunSettings:
     max_cost_usd: float | None = None
     retry_statuses: frozenset[str] = frozenset({"error"})
     """Record statuses that run again on resume; `error` always does by default."""
+    strategy: str = "all"
+    """Which models judge an edit (STRATEGIES); see fanout.engine.strategy."""
+    autopass: float = Thresholds.autopass
+    """Cascade: a verdict in autopass_verdicts whose confidence reaches this is accepted from one model."""
+    autopass_verdicts: frozenset[str] = AUTOPASS_VERDICTS
+    """Cascade: the verdicts one model's word may settle."""
+    gates: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Router: aspect key -> the models allowed for it (--gates FILE)."""
+    router_accuracy: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    """Router: (aspect key, model) -> accuracy measured on a labelled earlier run (--router-accuracy)."""
+    router_accuracy_source: str | None = None
+    """Where router_accuracy was measured (`RUN_DIR scored against LABELS`), for the manifest."""
 
     def __post_init__(self) -> None:
         if not self.models:
@@ -345,6 +361,15 @@ class RunSettings:
             raise ConfigError(
                 f"--retry: unknown status {', '.join(sorted(unknown))}; choose from {', '.join(RETRY_CHOICES)}."
             )
+        self._check_strategy()
+
+    def _check_strategy(self) -> None:
+        if self.strategy not in STRATEGIES:
+            raise ConfigError(f"--strategy must be one of {', '.join(STRATEGIES)} (got {self.strategy!r}).")
+        check_autopass(self.autopass, self.autopass_verdicts)
+        if (self.gates or self.router_accuracy) and self.strategy != "router":
+            raise ConfigError("--gates and --router-accuracy choose a router's model: add --strategy router.")
+        Router(tuple(m.name for m in self.models), {}, self.gates)  # every gate names models of the run
 
     @classmethod
     def from_options(cls, options: RunOptions) -> RunSettings:
@@ -363,6 +388,7 @@ class RunSettings:
             grace_s=_or(options.grace_s, cls.grace_s),
             max_cost_usd=options.max_cost_usd,
             retry_statuses=_statuses(options.retry),
+            **_strategy_settings(options),
         )
         if options.max_lead is None:
             settings = dataclasses.replace(settings, max_lead=settings.lead_for_concurrency())
@@ -416,6 +442,15 @@ class RunOptions:
     max_cost_usd: float | None = None
     retry: str | None = None
     """Comma-separated statuses, as --retry takes them."""
+    strategy: str | None = None
+    gates_file: Path | None = None
+    autopass: float | None = None
+    autopass_verdicts: str | None = None
+    """Comma-separated verdicts, as --autopass-verdicts takes them."""
+    router_accuracy: Path | None = None
+    """A labelled earlier run directory whose accuracy per aspect and model the router follows."""
+    labels_file: Path | None = None
+    """The labels --router-accuracy scores that run against."""
 
 
 def _models(options: RunOptions) -> tuple[ModelSpec, ...]:
@@ -427,6 +462,31 @@ def _models(options: RunOptions) -> tuple[ModelSpec, ...]:
     flags = {"max_concurrency": options.per_model_concurrency, "requests_per_minute": options.requests_per_minute}
     flags = {k: v for k, v in flags.items() if v is not None}
     return tuple(model_spec(name, **{**table.get(name, {}), **flags}) for name in names)
+
+
+def _strategy_settings(options: RunOptions) -> dict[str, Any]:
+    """The strategy's settings, its files read and checked; a flag of another strategy is a mistake, not ignored."""
+    strategy = _or(options.strategy, RunSettings.strategy)
+    if strategy != "cascade" and (options.autopass is not None or options.autopass_verdicts is not None):
+        raise ConfigError("--autopass and --autopass-verdicts set when a cascade accepts one model's verdict: "
+                          "add --strategy cascade.")
+    if (options.router_accuracy is None) != (options.labels_file is None):
+        raise ConfigError("--router-accuracy RUN_DIR and --labels FILE go together: the run is scored against the labels.")
+    found: dict[str, Any] = {"strategy": strategy}
+    if options.autopass is not None:
+        found["autopass"] = options.autopass
+    if options.autopass_verdicts is not None:
+        found["autopass_verdicts"] = frozenset(v.strip() for v in options.autopass_verdicts.split(",") if v.strip())
+    if options.gates_file is not None:
+        from fanout.judging.policy_file import load_gates
+
+        found["gates"] = load_gates(options.gates_file)
+    if options.router_accuracy is not None and options.labels_file is not None:
+        from fanout.judging.measured import measure_accuracy
+
+        found["router_accuracy"] = measure_accuracy(options.router_accuracy, options.labels_file)
+        found["router_accuracy_source"] = f"{options.router_accuracy} scored against {options.labels_file}"
+    return found
 
 
 def _tool_settings(options: RunOptions) -> ToolSettings:

@@ -107,6 +107,17 @@ class TranscriptEntry:
 
 
 @dataclass
+class Escalation:
+    """Where a record stands in its edit's judging strategy (fanout.engine.strategy)."""
+
+    step: int
+    """1 = the first model asked for the edit; a cascade's later steps count up from there."""
+    reason: str
+    """Why this model was asked: "cheapest model first", "model-a said plausible, which does not pass on
+    one model's word", "router: cheapest allowed for time/value_changed (gate '*')"."""
+
+
+@dataclass
 class VerdictRecord:
     """Everything fanout keeps about one finished (edit, model) pair."""
 
@@ -149,6 +160,12 @@ class VerdictRecord:
     rule_violations: list[str] = field(default_factory=list)
     """The prompt's rules the verdict breaks (VERIFIED_WITHOUT_SOURCE: a verified-* verdict with
     no verified source); the report counts them and its committee applies a stated policy."""
+    strategy: str = "all"
+    """How the run chose the models of an edit: `all` (every model), `cascade` or `router` (--strategy)."""
+    aspect: str | None = None
+    """The edit's aspect (`datatype/change`, fanout.judging.policy.aspect_of), which a router's gates read."""
+    escalation: Escalation | None = None
+    """The step and reason of a cascade or router; None under `all`."""
 
     @builtins.property  # plain `property` here would name the field above
     def key(self) -> tuple[int, str]:
@@ -168,6 +185,7 @@ class VerdictRecord:
         data["token_usage"] = Usage(**(data.get("token_usage") or {}))
         data["tool_calls"] = [ToolCallLog(**t) for t in data.get("tool_calls") or []]
         data["transcript"] = [TranscriptEntry(**t) for t in data.get("transcript") or []]
+        data["escalation"] = Escalation(**data["escalation"]) if data.get("escalation") else None
         known = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
 
@@ -231,7 +249,7 @@ def safe_name(text: str) -> str:
 
 
 _ATOMIC = (str, int, float, bool, type(None))
-_RECORD_PARTS = (Source, Usage, ToolCallLog, TranscriptEntry, VerdictRecord)
+_RECORD_PARTS = (Source, Usage, ToolCallLog, TranscriptEntry, Escalation, VerdictRecord)
 _FIELD_NAMES = {cls: tuple(f.name for f in dataclasses.fields(cls)) for cls in _RECORD_PARTS}
 
 

@@ -11,7 +11,8 @@ from fanout.cli.epilog import BAD_INPUT, ENDPOINT_KEYS, INTERRUPTED, SEARCH_KEYS
 from fanout.cli.model_options import add_model_options, trailing_positional
 from fanout.engine.loop_lag import ENV_VAR as LAG_ENV
 from fanout.errors import ConfigError, DiskFull
-from fanout.config import KEY_HELP, LEAD_PER_SLOT, RETRY_CHOICES, RunOptions, RunSettings, ToolSettings
+from fanout.config import KEY_HELP, LEAD_PER_SLOT, RETRY_CHOICES, STRATEGIES, RunOptions, RunSettings, ToolSettings
+from fanout.records import VERDICTS
 from fanout.tools.search_config import add_search_arguments
 
 SNAPSHOT_SUFFIXES = (".yaml", ".yml")
@@ -72,8 +73,32 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--retry", metavar="STATUSES",
                         help=f"statuses that run again on resume, comma-separated from {','.join(RETRY_CHOICES)} "
                              f"(default: {','.join(sorted(RunSettings.retry_statuses))})")
-    parser.add_argument("--force", action="store_true", help="resume even if the snapshot or prompt changed")
+    add_strategy_arguments(parser)
+    parser.add_argument("--force", action="store_true", help="resume even if the snapshot or prompt changed "
+                        "(never with another --strategy or other strategy settings)")
     parser.add_argument("--dry-run", action="store_true", help="show the plan; contact and write nothing (no key needed)")
+
+
+def add_strategy_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("judging strategy")
+    group.add_argument("--strategy", metavar="|".join(STRATEGIES),
+                       help="all: every model judges every edit (default); cascade: the cheapest model first, the next "
+                            "only when its verdict is not accepted, until two agree or the last has answered; router: "
+                            "one model per edit, chosen by the edit's aspect (property datatype and change type)")
+    group.add_argument("--autopass", type=float, metavar="X",
+                       help=f"cascade: accept one model's verdict in --autopass-verdicts when its stability reaches X, "
+                            f"0 to 1 (default {RunSettings.autopass:g})")
+    group.add_argument("--autopass-verdicts", metavar="V[,V...]",
+                       help=f"cascade: verdicts one model may settle, from {','.join(VERDICTS)} "
+                            f"(default {','.join(sorted(RunSettings.autopass_verdicts))}); others need two models to agree")
+    group.add_argument("--gates", type=Path, metavar="FILE",
+                       help="router: YAML mapping of aspect (time, time/value_changed, value_changed or *) to the "
+                            "models allowed for it; the cheapest allowed is chosen (default: every model allowed)")
+    group.add_argument("--router-accuracy", type=Path, metavar="RUN_DIR",
+                       help="router: choose by each model's accuracy per aspect in this labelled earlier run (needs "
+                            "--labels); accuracies within 0.02 count as equal and the cheaper model wins")
+    group.add_argument("--labels", type=Path, metavar="FILE",
+                       help="the truth labels --router-accuracy scores RUN_DIR against (as `fanout report --labels`)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -118,7 +143,8 @@ def settings_from_args(args: argparse.Namespace) -> RunSettings:
         fetch_delay_s=args.fetch_delay, search_providers=args.search_providers, search_config=args.search_config,
         concurrency=args.concurrency, verdict_timeout_s=args.timeout, chat_timeout_s=args.request_timeout,
         max_turns=args.max_turns, max_lead=args.max_lead, grace_s=args.grace, max_cost_usd=args.max_cost,
-        retry=args.retry,
+        retry=args.retry, strategy=args.strategy, gates_file=args.gates, autopass=args.autopass,
+        autopass_verdicts=args.autopass_verdicts, router_accuracy=args.router_accuracy, labels_file=args.labels,
     ))
     warning = settings.lead_warning()
     if warning is not None:
@@ -133,6 +159,8 @@ def finish(report, request) -> int:  # type: ignore[no-untyped-def]
     print(f"Recorded {outcome.recorded} record(s) this session; {tally.done}/{tally.total} pairs done; "
           f"spend {tally.spend_text()}. Run directory: {request.run_dir}", file=out)
     print(f"Of the pairs done: {tally.outcomes().summary()}.", file=out)
+    if report.tracker is not None:
+        print(f"Strategy {report.tracker.summary()}.", file=out)
     again = "fanout " + shlex.join(sys.argv[1:]) if sys.argv[1:2] == ["run"] else "the same `fanout run` command"
     if outcome.disk_full is not None:
         if outcome.unsaved:

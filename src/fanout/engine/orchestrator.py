@@ -13,6 +13,14 @@ function and decides *which* pair runs *when*. Three rules shape that:
   edit some model has not finished, so a stalled model cannot leave the others
   arbitrarily far ahead and a partial run stays comparable across models.
 
+Under `--strategy cascade|router` a pair is pending only once the strategy
+asks for it (fanout.engine.strategy): an edit's next step joins its model's
+queue when the writer has logged the previous step's record. The lead bound
+cannot deadlock it: the model with the earliest unfinished edit is always
+below the horizon, and an escalated edit joins a queue at its own place, so the
+model it escalates to catches up there while the cheap model waits at most
+`max_lead` edits ahead.
+
 Records travel through a memory stream to a single writer task, which appends
 each to the checkpoint log (fsynced) before writing its YAML view. Stopping:
 the first request stops scheduling and gives verdicts in flight a grace period,
@@ -22,11 +30,11 @@ recorded, so they run again on resume.
 
 from __future__ import annotations
 
+import heapq
 import math
 import operator
 import time
 import traceback
-from collections import deque
 from collections.abc import Awaitable, Callable, Sequence, Set
 from dataclasses import dataclass, field
 from itertools import compress
@@ -41,6 +49,7 @@ from fanout.config import ModelSpec, RunSettings
 from fanout.errors import DiskFull, ModelRefused
 from fanout.store.edit_spool import edit_rcids
 from fanout.records import VerdictRecord
+from fanout.engine.strategy import Tracker, edit_aspect
 from fanout.sift.edit import Edit
 from fanout.sift.record import new_record
 
@@ -70,10 +79,12 @@ class Schedule:
         self.caps = list(caps)
         self.concurrency = concurrency
         self.max_lead = max_lead
-        self.pending = [
-            deque(e for e in range(n_edits) if Pair(e, m) not in done) for m in range(len(caps))
+        self.pending = [  # heaps of edit indices (a sorted list is one): a strategy's next step joins at its place
+            [e for e in range(n_edits) if Pair(e, m) not in done] for m in range(len(caps))
         ]
         self.running: list[set[int]] = [set() for _ in caps]
+        self.waiting = 0
+        """Records handed to the writer whose edit's next step the strategy decides once they are logged."""
         self.refused: dict[int, str] = {}
         """Models the endpoint refused, with its reason: nothing more of theirs starts."""
 
@@ -91,7 +102,7 @@ class Schedule:
         done pair, so resuming a million-pair log costs a fraction of a second."""
         schedule = cls(0, caps, set(), concurrency=concurrency, max_lead=max_lead)
         schedule.pending = [
-            deque(compress(range(len(rcids)), map(operator.not_, map(done.__contains__, rcids)))) for done in done_rcids
+            list(compress(range(len(rcids)), map(operator.not_, map(done.__contains__, rcids)))) for done in done_rcids
         ]
         return schedule
 
@@ -100,7 +111,12 @@ class Schedule:
         return sum(len(r) for r in self.running)
 
     def has_unfinished(self) -> bool:
-        return any(self.pending) or self.in_flight > 0
+        return any(self.pending) or self.in_flight > 0 or self.waiting > 0
+
+    def offer(self, edit: int, model: int) -> None:
+        """A strategy's next step: the pair becomes pending (unless its model was refused)."""
+        if model not in self.refused:
+            heapq.heappush(self.pending[model], edit)
 
     def floor(self, model: int) -> float:
         """The earliest edit this model has not finished (inf when it has finished all)."""
@@ -122,7 +138,7 @@ class Schedule:
         if not eligible:
             return None
         _, edit, model = min(eligible)
-        self.pending[model].popleft()
+        heapq.heappop(self.pending[model])
         self.running[model].add(edit)
         return Pair(edit, model)
 
@@ -239,50 +255,95 @@ async def orchestrate(
     control: StopControl | None = None,
     progress: ProgressSink | None = None,
     abandoned_usd: float = 0.0,
+    tracker: Tracker | None = None,
 ) -> RunOutcome:
     """Run every pair not already done in the writer's log; return how the run ended.
 
     The spend cap starts from every logged attempt's cost plus `abandoned_usd`,
     the cost of attempts cut off before they were logged (fanout.store.attempts).
+    With a `tracker` (--strategy cascade|router) only the pairs its strategy asks for run.
     """
     control = control or StopControl()
     progress = progress or ProgressSink()
     models = list(settings.models)
-    schedule = Schedule.resuming(
-        edit_rcids(edits),
-        [m.max_concurrency or settings.concurrency for m in models],
-        [writer.index.done_rcids(m.name, settings.retry_statuses) for m in models],
-        concurrency=settings.concurrency,
-        max_lead=settings.max_lead,
-    )
+    schedule = _schedule(edits, settings, writer, tracker)
     outcome = RunOutcome()
     spend = SpendCap(settings.max_cost_usd, writer.index.spent_usd + abandoned_usd)
     if spend.cap_usd is not None and spend.spent_usd >= spend.cap_usd:
         control.request(f"Spend cap ${spend.cap_usd:g} already reached (${spend.spent_usd:.4f} recorded)")
     # Bounded, and a verdict keeps its slot until its record is queued: when the writer falls behind
     # (fsync, YAML), new verdicts wait instead of finished records piling up in memory.
-    send, receive = anyio.create_memory_object_stream[VerdictRecord](settings.concurrency)
+    send, receive = anyio.create_memory_object_stream[Done](settings.concurrency)
+    run = _Run(schedule, edits, models, verdict_fn, settings, control, progress, outcome, spend, tracker)
     async with anyio.create_task_group() as tg:
-        tg.start_soon(_write_records, receive, writer, progress, outcome, control, settings.grace_s)
+        tg.start_soon(_write_records, receive, writer, run)
         async with send:
-            await _run_verdicts(schedule, edits, models, verdict_fn, send, settings, control, progress, outcome, spend)
+            await _run_verdicts(run, send)
     outcome.stop_reason = control.reason
     outcome.refused = {models[m].name: reason for m, reason in schedule.refused.items()}
     return outcome
 
 
-async def _run_verdicts(
-    schedule: Schedule,
-    edits: Sequence[Edit],
-    models: list[ModelSpec],
-    verdict_fn: VerdictFn,
-    send: ObjectSendStream[VerdictRecord],
-    settings: RunSettings,
-    control: StopControl,
-    progress: ProgressSink,
-    outcome: RunOutcome,
-    spend: SpendCap,
-) -> None:
+def _schedule(edits: Sequence[Edit], settings: RunSettings, writer: CheckpointWriter, tracker: Tracker | None) -> Schedule:
+    """Every pair the log lacks, or under a strategy, each edit's next step."""
+    caps = [m.max_concurrency or settings.concurrency for m in settings.models]
+    if tracker is None:
+        return Schedule.resuming(
+            edit_rcids(edits), caps, [writer.index.done_rcids(m.name, settings.retry_statuses) for m in settings.models],
+            concurrency=settings.concurrency, max_lead=settings.max_lead,
+        )
+    schedule = Schedule(0, caps, set(), concurrency=settings.concurrency, max_lead=settings.max_lead)
+    schedule.pending = [[] for _ in caps]
+    numbers = {m.name: i for i, m in enumerate(settings.models)}
+    for edit, model in tracker.first_steps():
+        if model in numbers:  # a model asked before, since dropped from -m: the edit stops there
+            schedule.pending[numbers[model]].append(edit)  # in edit order: a heap
+    return schedule
+
+
+@dataclass
+class _Run:
+    """What the verdict tasks and the writer share."""
+
+    schedule: Schedule
+    edits: Sequence[Edit]
+    models: list[ModelSpec]
+    verdict_fn: VerdictFn
+    settings: RunSettings
+    control: StopControl
+    progress: ProgressSink
+    outcome: RunOutcome
+    spend: SpendCap
+    tracker: Tracker | None
+    model_numbers: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.model_numbers = {m.name: i for i, m in enumerate(self.models)}
+
+    def tag(self, pair: Pair, record: VerdictRecord) -> None:
+        """The record's aspect, and under a strategy its step: before it is sent, so the log holds them."""
+        record.aspect = str(edit_aspect(self.edits[pair.edit]))
+        if self.tracker is not None:
+            self.tracker.tag(pair.edit, record)
+
+    def logged(self, pair: Pair, record: VerdictRecord) -> None:
+        """A strategy's next step for the edit, now that this record is in the log."""
+        if self.tracker is None:
+            return
+        model = self.tracker.logged(pair.edit, record)
+        if model is not None and model in self.model_numbers:
+            self.schedule.offer(pair.edit, self.model_numbers[model])
+
+
+class Done(NamedTuple):
+    """A finished verdict on its way to the writer."""
+
+    pair: Pair
+    record: VerdictRecord
+
+
+async def _run_verdicts(run: _Run, send: ObjectSendStream[Done]) -> None:
+    schedule, control = run.schedule, run.control
     with anyio.CancelScope() as scope:
         control.verdict_scope = scope
         async with anyio.create_task_group() as tg:
@@ -291,62 +352,55 @@ async def _run_verdicts(
                 if pair is None:
                     await control.wakeup.wait()
                     continue
-                progress.started(models[pair.model].name)
-                tg.start_soon(_run_one, pair, edits[pair.edit], models[pair.model], verdict_fn, send, schedule, settings, control, spend,
-                              progress)
+                run.progress.started(run.models[pair.model].name)
+                tg.start_soon(_run_one, run, pair, send)
                 # Let it take its first step before the next starts: a verdict builds its prompt before its
                 # first await, and 256 of them in one go held the loop (and every reply waiting on it) for half a second.
                 await anyio.lowlevel.checkpoint()
             if control.stopping and schedule.in_flight:
-                with anyio.move_on_after(settings.grace_s):
+                with anyio.move_on_after(run.settings.grace_s):
                     while schedule.in_flight:
                         await control.wakeup.wait()
                 if schedule.in_flight:
                     control.on_message("Grace period over; cancelling verdicts in flight.")
                     scope.cancel()
-    outcome.cancelled = scope.cancel_called
+    run.outcome.cancelled = scope.cancel_called
 
 
-async def _run_one(
-    pair: Pair,
-    edit: Edit,
-    model: ModelSpec,
-    verdict_fn: VerdictFn,
-    send: ObjectSendStream[VerdictRecord],
-    schedule: Schedule,
-    settings: RunSettings,
-    control: StopControl,
-    spend: SpendCap,
-    progress: ProgressSink,
-) -> None:
+async def _run_one(run: _Run, pair: Pair, send: ObjectSendStream[Done]) -> None:
     """One verdict. A cancelled verdict sends nothing: it is not a result and runs on resume.
 
     A finished one is always handed to the writer (the send is shielded: a second
     Ctrl-C must not throw away a verdict that was paid for), and keeps its slot
     until the writer's queue takes it.
     """
+    edit, model, schedule, control = run.edits[pair.edit], run.models[pair.model], run.schedule, run.control
     started = time.monotonic()
     try:
         try:
             # Fail-safe for a verdict function that overruns its own timeout.
-            with anyio.fail_after(settings.verdict_timeout_s * 1.5 + 30):
-                record = await verdict_fn(edit, model)
+            with anyio.fail_after(run.settings.verdict_timeout_s * 1.5 + 30):
+                record = await run.verdict_fn(edit, model)
         except ModelRefused as exc:  # every pair of the model would meet it: none is recorded, a fixed name runs them
             refuse_model(schedule, pair.model, model.name, str(exc), control)
             return
         except Exception as exc:  # a bug or an unexpected failure: keep the run going, retry on resume
             record = failure_record(edit, model, exc, time.monotonic() - started)
+        run.tag(pair, record)
         with anyio.CancelScope(shield=True):
+            schedule.waiting += 1  # the run is not over while the edit's next step is still to be decided
             try:
-                await send.send(record)
+                await send.send(Done(pair, record))
             except anyio.BrokenResourceError:  # the writer is gone: the whole run is being torn down
+                schedule.waiting -= 1
                 return
     finally:
         schedule.finish(pair)
-        progress.finished(model.name)
+        run.progress.finished(model.name)
         control.wakeup.notify()
-    if spend.add(record.cost_usd) and not control.stopping:
-        control.request(f"Spend cap ${spend.cap_usd:g} reached (${spend.spent_usd:.4f} spent)", grace_s=settings.grace_s)
+    if run.spend.add(record.cost_usd) and not control.stopping:
+        control.request(f"Spend cap ${run.spend.cap_usd:g} reached (${run.spend.spent_usd:.4f} spent)",
+                        grace_s=run.settings.grace_s)
 
 
 def refuse_model(schedule: Schedule, index: int, name: str, reason: str, control: StopControl) -> None:
@@ -370,44 +424,42 @@ def failure_record(edit: Edit, model: ModelSpec, exc: BaseException, duration_s:
     )
 
 
-async def _write_records(
-    receive: MemoryObjectReceiveStream[VerdictRecord],
-    writer: CheckpointWriter,
-    progress: ProgressSink,
-    outcome: RunOutcome,
-    control: StopControl,
-    grace_s: float,
-) -> None:
+async def _write_records(receive: MemoryObjectReceiveStream[Done], writer: CheckpointWriter, run: _Run) -> None:
     """The single writer. A full disk stops the run as a first Ctrl-C does. File work runs in a thread so fsync never stalls the event loop; records
-    already waiting go over in one hop (each still appended, fsynced and viewed on its own)."""
+    already waiting go over in one hop (each still appended, fsynced and viewed on its own). Once a record is
+    logged, a strategy's next step for its edit may start."""
+    outcome, control = run.outcome, run.control
     async with receive:
-        async for record in receive:
-            batch = [record]
+        async for done in receive:
+            batch = [done]
             while len(batch) < WRITE_BATCH:
                 try:
                     batch.append(receive.receive_nowait())
                 except (anyio.WouldBlock, anyio.EndOfStream):
                     break
             logged = await anyio.to_thread.run_sync(lambda: _append_each(writer, batch))
-            for done, replaced in logged:
+            for (pair, record), replaced in logged:
                 outcome.recorded += 1
-                progress.recorded(done, replaced)
+                run.progress.recorded(record, replaced)
+                run.logged(pair, record)
+            run.schedule.waiting -= len(batch)
+            control.wakeup.notify()
             outcome.unsaved += len(batch) - len(logged)
             if writer.out_of_space is not None and outcome.disk_full is None:
                 outcome.disk_full = writer.out_of_space
-                control.request(f"Disk full at {writer.out_of_space.path}", grace_s=grace_s)
+                control.request(f"Disk full at {writer.out_of_space.path}", grace_s=run.settings.grace_s)
 
 
-def _append_each(writer: CheckpointWriter, batch: list[VerdictRecord]) -> list[tuple[VerdictRecord, LogEntry | None]]:
+def _append_each(writer: CheckpointWriter, batch: list[Done]) -> list[tuple[Done, LogEntry | None]]:
     """The records of the batch that made it into the log, each with the entry it replaced.
 
     On a full disk a record that does not fit is left out and the next one is
     still tried: space freed during the grace period saves the rest.
     """
     logged = []
-    for record in batch:
+    for done in batch:
         try:
-            logged.append((record, writer.append(record)))
+            logged.append((done, writer.append(done.record)))
         except DiskFull:
             continue
     return logged

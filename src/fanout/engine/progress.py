@@ -136,8 +136,11 @@ class Progress(ProgressSink):
         *,
         health: Callable[[], str | None] | None = None,
         held_back: Callable[[], dict[str, float]] | None = None,
+        strategy: Callable[[], str] | None = None,
     ) -> None:
         self.tally = tally
+        self._strategy = strategy
+        """Under --strategy cascade|router: how many edits settled at each step, and the escalations."""
         self._health = health
         """The search alarm (ToolBox.health.warning): a line when every search backend is failing."""
         self._held_back = held_back
@@ -188,6 +191,8 @@ class Progress(ProgressSink):
             t.spend_text(),
             *t.outcomes().parts(),
         ]
+        if self._strategy is not None:  # what a cascade spends: how far its edits had to go
+            parts.append(self._strategy())
         held = self._held_back() if self._held_back is not None else {}
         if held:  # so a user sees why a model is slow: its provider's limit, learned from its 429s
             parts.append("held back by learned limits: " + ", ".join(f"{m} {rpm:.0f}/min" for m, rpm in held.items()))

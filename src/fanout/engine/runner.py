@@ -33,9 +33,10 @@ from fanout.store.attempts import (
 from fanout.store.edit_spool import SpooledSnapshot, edit_rcids, spool_snapshot
 from fanout.engine.loop_lag import lag_log_path, watch_loop_lag
 from fanout.store.run_lock import hold_run_lock
-from fanout.store.manifest import Manifest, load_manifest, reconcile, settings_summary, write_manifest
+from fanout.store.manifest import Manifest, describe_strategy, load_manifest, reconcile, settings_summary, write_manifest
 from fanout.engine.orchestrator import RunOutcome, StopControl, VerdictFn, orchestrate
 from fanout.engine.progress import Progress, Tally, show_progress
+from fanout.engine.strategy import Plan, Tracker, cost_per_verdict, logged_answers
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 """Each stops the run the same way: a closed terminal (SIGHUP) gives verdicts in flight their grace too."""
@@ -63,6 +64,8 @@ class RunReport:
     tally: Tally
     interrupted: bool
     manifest: Manifest
+    tracker: Tracker | None = None
+    """The strategy's state when the run used --strategy cascade|router: how far its edits went."""
 
 
 async def run(request: RunRequest, *, verdict_fn: VerdictFn | None = None) -> RunReport | None:
@@ -147,12 +150,17 @@ async def _run_in(
         print(f"Re-created {rebuilt} missing verdict YAML file(s) from the log.", file=out)
     await _settle_cut_off_attempts(run_dir, index, hooks.pricing or Pricing(), out)
     abandoned = abandoned_totals(read_abandoned(run_dir))
-    tally = Tally.from_index(index, total=len(edits) * len(settings.models), models=[m.name for m in settings.models],
-                             abandoned=abandoned)
-    progress = Progress(tally, health=hooks.search_health, held_back=hooks.held_back)
+    tracker = await _strategy_tracker(run_dir, index, edits, settings, hooks.pricing)
+    # A router asks one model per edit; a cascade at most every model, which is the total its ETA assumes.
+    pairs = len(edits) * (1 if settings.strategy == "router" else len(settings.models))
+    tally = Tally.from_index(index, total=pairs, models=[m.name for m in settings.models], abandoned=abandoned)
+    progress = Progress(tally, health=hooks.search_health, held_back=hooks.held_back,
+                        strategy=tracker.summary if tracker is not None else None)
     control = StopControl(on_message=lambda msg: print(msg, file=out, flush=True))
     writer = CheckpointWriter(run_dir, index)
     print(start_line(index, edits, settings), file=out, flush=True)
+    if tracker is not None:
+        print(tracker.plan.describe(), file=out, flush=True)
     # What exists now (modules, the SDK's types, the schedule) lives as long as
     # the run: frozen, the cycle collector stops walking it on every full pass
     # (100 000 objects, 40-100 ms a pass, a stall of the event loop each time).
@@ -166,13 +174,24 @@ async def _run_in(
                 tg.start_soon(watch_loop_lag, lag_log)
             tg.start_soon(lambda: show_progress(progress, stream=out, interval_s=request.progress_interval_s))
             outcome = await orchestrate(edits, settings, writer, hooks.verdict, control=control, progress=progress,
-                                        abandoned_usd=abandoned.spent_usd)
+                                        abandoned_usd=abandoned.spent_usd, tracker=tracker)
             tg.cancel_scope.cancel()
     finally:
         writer.close()
         gc.unfreeze()
     interrupted = control.stopping and (control.reason or "").startswith("Interrupted")
-    return RunReport(outcome, tally, interrupted, manifest)
+    return RunReport(outcome, tally, interrupted, manifest, tracker)
+
+
+async def _strategy_tracker(run_dir: Path, index: LogIndex, edits: Sequence[Edit], settings: RunSettings,
+                            pricing: Pricing | None) -> Tracker | None:
+    """Under --strategy cascade|router: each edit's answers so far, read from the log (in a thread: a resume of a
+    long run reads many lines), the models' costs per verdict, and from them each edit's next step."""
+    if settings.strategy == "all":
+        return None
+    answered = await anyio.to_thread.run_sync(lambda: logged_answers(log_path(run_dir), index, edits, settings.strategy))
+    priced = [(pricing.models.get(m.name, m) if pricing else m) for m in settings.models]
+    return Tracker(Plan(settings, cost_per_verdict(priced, answered)), edits, answered)
 
 
 async def _settle_cut_off_attempts(run_dir: Path, index: LogIndex, pricing: Pricing, out: TextIO) -> None:
@@ -197,6 +216,9 @@ def start_line(index: LogIndex, edits: Sequence[Edit], settings: RunSettings) ->
     total = len(rcids) * len(settings.models)
     skipped = logged - again
     retried = f", {again} of them logged as {','.join(sorted(settings.retry_statuses))} before" if again else ""
+    if settings.strategy != "all":
+        return (f"{logged} of at most {total} pairs already logged; the {settings.strategy} asks each unsettled "
+                f"edit's next step{retried}, at concurrency {settings.concurrency}.")
     return f"{skipped}/{total} pairs already done; running {total - skipped}{retried}, at concurrency {settings.concurrency}."
 
 
@@ -307,6 +329,8 @@ def describe_plan(request: RunRequest, edits: Sequence[Edit], manifest: Manifest
     print(f"Pairs: {len(edits) * len(models)}; already done in {request.run_dir}: {done}", file=out)
     print(f"Concurrency {request.settings.concurrency}, timeout {request.settings.verdict_timeout_s:g}s per verdict, "
           f"max lead {request.settings.max_lead} edits; base URL {request.settings.base_url}", file=out)
+    if request.settings.strategy != "all":
+        print(f"Strategy: {describe_strategy(manifest.settings['strategy'])}; it asks at most the pairs above.", file=out)
     print("Dry run: nothing was contacted or written.", file=out)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TypedDict, Unpack
 
-from fanout.records import Source, Status, ToolCallLog, TranscriptEntry, Usage, VerdictRecord, utc_now
+from fanout.records import Escalation, Source, Status, ToolCallLog, TranscriptEntry, Usage, VerdictRecord, utc_now
 from fanout.sift.edit import Edit
 
 
@@ -36,6 +36,9 @@ class RecordDetails(TypedDict, total=False):
     investigation_cut_off: bool
     rule_violations: list[str]
     tool_protocol: str
+    strategy: str
+    aspect: str | None
+    escalation: Escalation | None
 
 
 def new_record(edit: Edit, model_name: str, status: Status, **details: Unpack[RecordDetails]) -> VerdictRecord:

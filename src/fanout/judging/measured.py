@@ -1,0 +1,55 @@
+"""Each model's accuracy per aspect, measured on a labelled earlier run: what `--router-accuracy` routes by.
+
+Accuracy is on the three-way stance scale (fanout.judging.scales), against
+the labels fanout.analysis.labels reads, over the latest record of each
+(edit, model) of the run. A record without a verdict counts as wrong: a
+router asks one model per edit, so a model that often gives no verdict leaves
+those edits unjudged. Each record counts under every gate key of its aspect
+(`datatype/change`, `datatype`, `change`, `*`), so the router finds the most
+specific one measured; a key needs MIN_LABELLED labelled edits for the model,
+and a record from before aspects were recorded counts under `*` alone.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from fanout.errors import ConfigError
+from fanout.judging.policy import DEFAULT_GATE, Aspect
+from fanout.judging.scales import STANCE_OF_TRUTH, stance
+
+MIN_LABELLED = 5
+"""Labelled edits a model needs under a key before its accuracy there counts."""
+
+
+def measure_accuracy(run_dir: Path, labels_path: Path) -> dict[tuple[str, str], float]:
+    """(gate key, model) -> accuracy; a ConfigError when the run or the labels cannot be read or do not meet."""
+    from fanout.analysis.labels import load_labels
+    from fanout.analysis.load import load_run
+
+    try:
+        run = load_run(run_dir)
+    except ConfigError as exc:
+        raise ConfigError(f"--router-accuracy: {exc}") from None
+    truth = load_labels(labels_path).truth
+    right: Counter[tuple[str, str]] = Counter()
+    seen: Counter[tuple[str, str]] = Counter()
+    for record in run.records:
+        if record.edit_rcid not in truth:
+            continue
+        correct = stance(record.verdict) == STANCE_OF_TRUTH[truth[record.edit_rcid]]
+        for key in _keys(record.aspect):
+            seen[(key, record.model)] += 1
+            right[(key, record.model)] += correct
+    if not seen:
+        raise ConfigError(f"--router-accuracy {run_dir}: none of its edits is labelled in {labels_path}; "
+                          "give the labels of the edits that run judged.")
+    return {pair: right[pair] / n for pair, n in sorted(seen.items()) if n >= MIN_LABELLED}
+
+
+def _keys(aspect: str | None) -> tuple[str, ...]:
+    if aspect is None or "/" not in aspect:
+        return (DEFAULT_GATE,)
+    datatype, change = aspect.split("/", 1)
+    return Aspect(datatype, change).keys()
