@@ -38,6 +38,8 @@ KEY_HELP = (f"the key comes from the environment: {API_KEY_ENV} for OpenRouter o
             f"{ENDPOINT_KEY_ENV} (optional) for any other endpoint")
 RETRY_CHOICES = STATUSES[1:]
 """Record statuses a resume may run again (`ok` never does)."""
+MAX_SAMPLES = 20
+"""The most samples of the verdict phase --samples may ask for (each one is paid for)."""
 LEAD_PER_SLOT = 4
 """Edits of lead per verdict slot and model when --max-lead is not given (see RunSettings.from_options)."""
 
@@ -328,6 +330,11 @@ class RunSettings:
     max_cost_usd: float | None = None
     retry_statuses: frozenset[str] = frozenset({"error"})
     """Record statuses that run again on resume; `error` always does by default."""
+    samples: int = 1
+    """Times the verdict phase is asked over each investigation (fanout.sift.samples); 1 = once, as always."""
+    swap_labels: bool = True
+    """Under samples > 1, list the verdict labels in another order in each sample (fanout.sift.swap);
+    False only for the benchmark that measures what the swap fixes (the hidden --no-label-swap)."""
 
     def __post_init__(self) -> None:
         if not self.models:
@@ -338,6 +345,9 @@ class RunSettings:
         require_positive(self.verdict_timeout_s, "--timeout")
         require_positive(self.chat_timeout_s, "--request-timeout")
         require_count(self.max_lead, "--max-lead")
+        require_count(self.samples, "--samples")
+        if self.samples > MAX_SAMPLES:
+            raise ConfigError(f"--samples must be at most {MAX_SAMPLES} (got {self.samples}).")
         require_not_negative(self.grace_s, "--grace")
         require_not_negative(self.max_cost_usd, "--max-cost")
         unknown = self.retry_statuses - set(RETRY_CHOICES)
@@ -363,6 +373,8 @@ class RunSettings:
             grace_s=_or(options.grace_s, cls.grace_s),
             max_cost_usd=options.max_cost_usd,
             retry_statuses=_statuses(options.retry),
+            samples=_whole_number(options.samples, "--samples", cls.samples),
+            swap_labels=options.swap_labels,
         )
         if options.max_lead is None:
             settings = dataclasses.replace(settings, max_lead=settings.lead_for_concurrency())
@@ -416,6 +428,9 @@ class RunOptions:
     max_cost_usd: float | None = None
     retry: str | None = None
     """Comma-separated statuses, as --retry takes them."""
+    samples: str | None = None
+    """A whole number, as --samples takes it."""
+    swap_labels: bool = True
 
 
 def _models(options: RunOptions) -> tuple[ModelSpec, ...]:
@@ -450,3 +465,13 @@ def _statuses(text: str | None) -> frozenset[str]:
     if text is None:
         return RunSettings.retry_statuses
     return frozenset(s.strip() for s in text.split(",") if s.strip())
+
+
+def _whole_number(text: str | None, name: str, default: int) -> int:
+    """A count given as text (so that `--samples x` is one line naming the flag, like every other bad value)."""
+    if text is None:
+        return default
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise ConfigError(f"{name} must be a whole number (got {text!r}).") from None

@@ -11,7 +11,7 @@ from fanout.cli.epilog import BAD_INPUT, ENDPOINT_KEYS, INTERRUPTED, SEARCH_KEYS
 from fanout.cli.model_options import add_model_options, trailing_positional
 from fanout.engine.loop_lag import ENV_VAR as LAG_ENV
 from fanout.errors import ConfigError, DiskFull
-from fanout.config import KEY_HELP, LEAD_PER_SLOT, RETRY_CHOICES, RunOptions, RunSettings, ToolSettings
+from fanout.config import KEY_HELP, LEAD_PER_SLOT, MAX_SAMPLES, RETRY_CHOICES, RunOptions, RunSettings, ToolSettings
 from fanout.tools.search_config import add_search_arguments
 
 SNAPSHOT_SUFFIXES = (".yaml", ".yml")
@@ -72,6 +72,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--retry", metavar="STATUSES",
                         help=f"statuses that run again on resume, comma-separated from {','.join(RETRY_CHOICES)} "
                              f"(default: {','.join(sorted(RunSettings.retry_statuses))})")
+    parser.add_argument("--samples", metavar="N",
+                        help=f"ask the verdict phase N times (1-{MAX_SAMPLES}) over each investigation, each time with the "
+                             "evidence and the six labels in another order; the record keeps the majority verdict and "
+                             f"its stability (share of samples agreeing). Each sample is paid for (default {RunSettings.samples})")
+    # For bench/judging_samples.py only: every sample lists the labels in their natural order, to measure what the swap fixes.
+    parser.add_argument("--no-label-swap", dest="swap_labels", action="store_false", help=argparse.SUPPRESS)
     parser.add_argument("--force", action="store_true", help="resume even if the snapshot or prompt changed")
     parser.add_argument("--dry-run", action="store_true", help="show the plan; contact and write nothing (no key needed)")
 
@@ -118,7 +124,7 @@ def settings_from_args(args: argparse.Namespace) -> RunSettings:
         fetch_delay_s=args.fetch_delay, search_providers=args.search_providers, search_config=args.search_config,
         concurrency=args.concurrency, verdict_timeout_s=args.timeout, chat_timeout_s=args.request_timeout,
         max_turns=args.max_turns, max_lead=args.max_lead, grace_s=args.grace, max_cost_usd=args.max_cost,
-        retry=args.retry,
+        retry=args.retry, samples=args.samples, swap_labels=args.swap_labels,
     ))
     warning = settings.lead_warning()
     if warning is not None:

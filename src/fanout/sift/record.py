@@ -13,7 +13,16 @@ from __future__ import annotations
 
 from typing import TypedDict, Unpack
 
-from fanout.records import Source, Status, ToolCallLog, TranscriptEntry, Usage, VerdictRecord, utc_now
+from fanout.records import (
+    Source,
+    Status,
+    ToolCallLog,
+    TranscriptEntry,
+    Usage,
+    VerdictRecord,
+    VerdictSample,
+    utc_now,
+)
 from fanout.sift.edit import Edit
 
 
@@ -36,6 +45,8 @@ class RecordDetails(TypedDict, total=False):
     investigation_cut_off: bool
     rule_violations: list[str]
     tool_protocol: str
+    samples: list[VerdictSample]
+    stability: float | None
 
 
 def new_record(edit: Edit, model_name: str, status: Status, **details: Unpack[RecordDetails]) -> VerdictRecord:
