@@ -6,6 +6,12 @@ verified, snippets alone make it plausible or suspect, nothing makes it
 unverifiable. Each model's bias then bends that reading, and a seeded slip
 (its error rate) moves it one step along the scale, so the committee the report
 builds has the kinds of disagreement real models show.
+
+Two more habits act on each request as it is asked (fanout.sim.models): the
+sampling noise, drawn from the request's text, and the pull of the label the
+request lists first, drawn once per edit and first label. The order in which
+the evidence is met also shifts which page a misreading falls on, as the
+order of a prompt sways a real model.
 """
 
 from __future__ import annotations
@@ -14,14 +20,13 @@ import random
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from fanout.sim.conversation import Conversation
+from fanout.sim.conversation import SCALE, Conversation
 from fanout.sim.corpus import Corpus, Page
 from fanout.sim.dice import dice
 from fanout.sim.investigation import AUTHORITATIVE, Subject, subject_for
 from fanout.sim.models import SimModel
 from fanout.sim.pages import site_name
 
-SCALE: tuple[str, ...] = ("verified-high", "verified-low", "plausible", "unverifiable", "suspect", "incorrect")
 DIRECTION = {
     "verified-high": "supports",
     "verified-low": "supports",
@@ -72,7 +77,7 @@ def verdict_answer(conv: Conversation, model: SimModel, corpus: Corpus, seed: in
     rng = dice(seed, "verdict", model.id, conv.key)
     evidence = gather(conv, corpus, model, rng)
     honest = judge([e for e in evidence if e.read or model.bias == "snippets"], [e for e in evidence if not e.read])
-    verdict = slip(lean(honest, model, rng), model, rng)
+    verdict = pulled_to_first(sampled(slip(lean(honest, model, rng), model, rng), conv, model, seed), conv, model, seed)
     subject = subject_for(conv, corpus)
     return {
         "verdict": verdict,
@@ -124,6 +129,25 @@ def slip(verdict: str, model: SimModel, rng: random.Random) -> str:
         return verdict
     index = SCALE.index(verdict) + rng.choice((-2, -1, 1, 2))
     return SCALE[min(max(index, 0), len(SCALE) - 1)]
+
+
+def sampled(verdict: str, conv: Conversation, model: SimModel, seed: int) -> str:
+    """Sampling noise: one step along the scale, drawn from this very request (its own dice)."""
+    rng = dice(seed, "noise", model.id, conv.key, conv.request_digest)
+    if rng.random() >= model.temperature_noise:
+        return verdict
+    step = rng.choice((-1, 1))
+    index = SCALE.index(verdict) + step
+    return SCALE[index if 0 <= index < len(SCALE) else index - 2 * step]
+
+
+def pulled_to_first(verdict: str, conv: Conversation, model: SimModel, seed: int) -> str:
+    """The position bias: the first label listed instead, drawn once per edit and label listed first."""
+    if not conv.label_order or model.label_position_bias <= 0:
+        return verdict
+    first = conv.label_order[0]
+    pulled = dice(seed, "position", model.id, conv.key, first).random() < model.label_position_bias
+    return first if pulled else verdict
 
 
 def cite(evidence: list[Seen], model: SimModel, rng: random.Random) -> list[dict[str, object]]:
