@@ -7,10 +7,13 @@ report real disagreements to show; they are parameters, not intelligence.
 
 Two habits give `--samples` something to fix: Olmo answers with whatever
 label the verdict request lists first 20 % of the time (a planted position
-bias, which only the swap of label orders outvotes), and Nemotron's verdict
+bias, which only the swap of label orders outvotes), and Haiku's verdict
 moves one step along the scale in 30 % of its answers (sampling noise, which
-a majority of samples averages out). The other two have neither, so a demo's
-verdicts stay close to the models' stated leanings.
+a majority of samples averages out). The noise sits with Haiku because its
+sceptical verdicts gather in the middle of the scale, where one step changes
+what a patroller would do; most of Nemotron's credulous ones would only move
+between verified-high, verified-low and plausible. The other two have
+neither, so a demo's verdicts stay close to the models' stated leanings.
 """
 
 from __future__ import annotations
@@ -165,7 +168,7 @@ SIM_MODELS: tuple[SimModel, ...] = (
         tool_call_prefix="call_",
         fences_without_json_mode=True,
         label_position_bias=0.0,
-        temperature_noise=0.3,
+        temperature_noise=0.0,
     ),
     SimModel(
         id="allenai/olmo-3.1-32b-instruct",
@@ -227,7 +230,7 @@ SIM_MODELS: tuple[SimModel, ...] = (
         fences_without_json_mode=False,
         cache=ANTHROPIC_HAIKU_4_5,
         label_position_bias=0.0,
-        temperature_noise=0.0,
+        temperature_noise=0.3,
     ),
 )
 

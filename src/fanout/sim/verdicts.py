@@ -9,9 +9,9 @@ builds has the kinds of disagreement real models show.
 
 Two more habits act on each request as it is asked (fanout.sim.models): the
 sampling noise, drawn from the request's text, and the pull of the label the
-request lists first, drawn once per edit and first label. The order in which
-the evidence is met also shifts which page a misreading falls on, as the
-order of a prompt sways a real model.
+request lists first, drawn once per edit and first label. Everything else is
+drawn per conversation and page, so asking again with the evidence in another
+order changes the verdict only through those two.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ class Seen:
 def verdict_answer(conv: Conversation, model: SimModel, corpus: Corpus, seed: int) -> dict[str, object]:
     """The verdict JSON object: {verdict, rationale, sources}."""
     rng = dice(seed, "verdict", model.id, conv.key)
-    evidence = gather(conv, corpus, model, rng)
+    evidence = gather(conv, corpus, model, seed)
     honest = judge([e for e in evidence if e.read or model.bias == "snippets"], [e for e in evidence if not e.read])
     verdict = pulled_to_first(sampled(slip(lean(honest, model, rng), model, rng), conv, model, seed), conv, model, seed)
     subject = subject_for(conv, corpus)
@@ -86,8 +86,12 @@ def verdict_answer(conv: Conversation, model: SimModel, corpus: Corpus, seed: in
     }
 
 
-def gather(conv: Conversation, corpus: Corpus, model: SimModel, rng: random.Random) -> list[Seen]:
-    """Everything the model met, in order: pages it read, then results it only glimpsed."""
+def gather(conv: Conversation, corpus: Corpus, model: SimModel, seed: int) -> list[Seen]:
+    """Everything the model met, in order: pages it read, then results it only glimpsed.
+
+    Whether a page is misread is drawn for that page, so the reading does not
+    depend on the order the evidence is shown in (fanout.sift.swap reorders it).
+    """
     fetched = list(dict.fromkeys(conv.fetched))
     urls = [(url, True) for url in fetched] + [(r.url, False) for r in conv.seen if r.url not in fetched]
     evidence = []
@@ -95,7 +99,9 @@ def gather(conv: Conversation, corpus: Corpus, model: SimModel, rng: random.Rand
         page = corpus.page_for_url(url)
         stance = page.stance(conv.rcid) if page else "offtopic"
         misread, chance = MISREADINGS.get(model.bias, {}).get(stance, (stance, 0.0))
-        evidence.append(Seen(url, page, misread if rng.random() < chance else stance, read))
+        if page is not None and chance and dice(seed, "misread", model.id, conv.key, page.address).random() < chance:
+            stance = misread
+        evidence.append(Seen(url, page, stance, read))
     return evidence
 
 
