@@ -6,7 +6,8 @@ listed first, or towards the evidence it read last, would give the same
 leaning answer every time if every sample were asked the same way; so each
 sample after the first lists the six verdict labels in another order, with a
 label no earlier sample listed first while there is one (six samples put
-each label first once), and shows the investigation's turns in another order.
+each label first once), and shows the investigation's turns in an order no
+earlier sample was shown while there is one.
 
 A turn moves whole: the assistant message that asked for tools together with
 the results that answer it (`tool` messages on the native protocol, the
@@ -24,6 +25,7 @@ same questions in the same orders.
 from __future__ import annotations
 
 import hashlib
+import math
 import random
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -71,13 +73,16 @@ def sample_orders(rcid: int, model: str, samples: int, turns: int, *, swap_label
     """
     natural = tuple(range(1, turns + 1))
     orders = [SampleOrder(VERDICTS, natural)]
-    listed_first = {VERDICTS[0]}
+    listed_first, shown = {VERDICTS[0]}, {natural}
     for index in range(2, samples + 1):
         rng = _generator(rcid, model, index)
         labels = list(VERDICTS)
         rng.shuffle(labels)
         evidence = list(natural)
         rng.shuffle(evidence)
+        while tuple(evidence) in shown and len(shown) < math.factorial(turns):
+            rng.shuffle(evidence)
+        shown.add(tuple(evidence))
         if len(listed_first) == len(VERDICTS):
             listed_first.clear()
         first = next(label for label in labels if label not in listed_first)
