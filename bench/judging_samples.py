@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from harness import Simulator, require_success, run_fanout  # noqa: E402
 
-from fanout.analysis.scales import STANCE_OF_TRUTH, stance  # noqa: E402
+from fanout.judging.scales import STANCE_OF_TRUTH, stance  # noqa: E402
 from fanout.config import package_data  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
