@@ -373,12 +373,13 @@ async def test_a_sampled_run_on_the_simulator_keeps_every_sample_and_a_resume_ru
     summary = {(rcid, model.split("/")[0]): (r["verdict"], [s["verdict"] for s in r["samples"]], r["stability"])
                for (rcid, model), r in records.items()}
     assert summary == {
-        (2540801101, "anthropic"): ("incorrect", ["incorrect"] * 3, 1.0),
+        # Haiku's sampling noise moved one sample of each edit a step; the majority outvotes it.
+        (2540801101, "anthropic"): ("incorrect", ["incorrect", "suspect", "incorrect"], pytest.approx(2 / 3)),
+        (2540801102, "anthropic"): ("verified-low", ["verified-low", "plausible", "verified-low"], pytest.approx(2 / 3)),
+        (2540801103, "anthropic"): ("verified-low", ["verified-low", "verified-high", "verified-low"], pytest.approx(2 / 3)),
+        # Olmo's second sample took the label listed first (unverifiable, verified-low).
         (2540801101, "allenai"): ("incorrect", ["incorrect"] * 3, 1.0),
-        # Haiku's noise moved sample 1 a step; Olmo's sample 2 took the label listed first (unverifiable).
-        (2540801102, "anthropic"): ("verified-low", ["plausible", "verified-low", "verified-low"], pytest.approx(2 / 3)),
         (2540801102, "allenai"): ("verified-high", ["verified-high", "unverifiable", "verified-high"], pytest.approx(2 / 3)),
-        (2540801103, "anthropic"): ("verified-low", ["verified-low"] * 3, 1.0),
         (2540801103, "allenai"): ("verified-high", ["verified-high", "verified-low", "verified-high"], pytest.approx(2 / 3)),
     }
     assert [records[(2540801102, "allenai/olmo-3.1-32b-instruct")]["samples"][1]["label_order"][0],
