@@ -1,11 +1,11 @@
 """`--samples` on the simulator: does the swap outvote a planted position bias, and do samples outvote noise?
 
-    python bench/judging_samples.py                 20 simulator seeds (about 10 minutes on 2 cores)
-    python bench/judging_samples.py --seeds 5       a quicker pass
+    python bench/judging_samples.py                 10 simulator seeds (10-20 minutes on 2 shared cores)
+    python bench/judging_samples.py --seeds 3       a quicker pass
 
 The real `fanout run` runs the bundled 12-edit sample against `fanout sim`
 (the clean profile, no latency), once per simulator seed: a seed changes
-every simulated investigation and verdict draw, so 20 seeds give 240
+every simulated investigation and verdict draw, so 10 seeds give 120
 verdicts per model and setting. The truth labels are the simulator's own.
 
 Position bias. Olmo's profile answers with the label listed first 20 % of the
@@ -54,7 +54,7 @@ Records = dict[tuple[int, int], dict[str, Any]]
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python bench/judging_samples.py", description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=20, help="simulator seeds to run (12 edits each; default 20)")
+    parser.add_argument("--seeds", type=int, default=10, help="simulator seeds to run (12 edits each; default 10)")
     parser.add_argument("--out", type=Path, default=None, help="results file (default bench/results/<date>-judging-samples.json)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="fanout-judging-") as tmp:
