@@ -96,7 +96,9 @@ class Investigation:
     sample_runs: list[SampleRun] = field(default_factory=list)
     """The samples answered so far (a timeout can leave the later ones unasked)."""
     samples: list[VerdictSample] = field(default_factory=list)
+    """The samples as the record keeps them (settle_samples); empty with one sample."""
     stability: float | None = None
+    """Share of the samples that gave the majority verdict (settle_samples)."""
 
     @classmethod
     def start(cls, system: str, user: str, watcher: CallWatcher | None = None) -> Investigation:
