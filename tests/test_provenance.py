@@ -180,7 +180,8 @@ async def test_a_page_read_through_a_redirect_stays_verified_and_a_page_never_fe
 async def test_a_simulated_model_that_cites_search_snippets_as_verified_is_corrected_in_its_record(edit):
     """OLMo (bias `snippets`) reads one page, then calls pages it only saw in search results verified.
 
-    Seed 2 makes it do both on this edit, and cite two snippets honestly as reported as well.
+    Seed 2 makes it do both on this edit (two pages it never read called verified), and cite one snippet
+    honestly as reported as well.
     """
     replies: list[dict] = []
 
@@ -202,8 +203,8 @@ async def test_a_simulated_model_that_cites_search_snippets_as_verified_is_corre
     assert tally["requests"]["web"] == len(read) == 1
     assert [(s.url, s.supports_claim) for s in record.sources] == [(c["url"], c["supports_claim"]) for c in claimed]
     assert [(s.provenance, s.fetched, s.claimed_verified) for s in record.sources] == [
-        ("verified", True, False), ("reported", False, False), ("reported", False, False), ("reported", False, True)]
-    assert [c["provenance"] for c in claimed] == ["verified", "reported", "reported", "verified"]
+        ("verified", True, False), ("reported", False, True), ("reported", False, False), ("reported", False, True)]
+    assert [c["provenance"] for c in claimed] == ["verified", "verified", "reported", "verified"]
     assert [s.url for s in record.sources if s.claimed_verified] == unread_claims
     assert record.warnings == [NEVER_FETCHED.format(url) for url in unread_claims]
 

@@ -40,6 +40,8 @@ KEY_HELP = (f"the key comes from the environment: {API_KEY_ENV} for OpenRouter o
             f"{ENDPOINT_KEY_ENV} (optional) for any other endpoint")
 RETRY_CHOICES = STATUSES[1:]
 """Record statuses a resume may run again (`ok` never does)."""
+MAX_SAMPLES = 20
+"""The most samples of the verdict phase --samples may ask for (each one is paid for)."""
 LEAD_PER_SLOT = 4
 STRATEGIES: tuple[str, ...] = ("all", "cascade", "router")
 """--strategy: every model on every edit; the cheapest first, escalating; one model per edit."""
@@ -344,6 +346,11 @@ class RunSettings:
     """Router: (aspect key, model) -> accuracy measured on a labelled earlier run (--router-accuracy)."""
     router_accuracy_source: str | None = None
     """Where router_accuracy was measured (`RUN_DIR scored against LABELS`), for the manifest."""
+    samples: int = 1
+    """Times the verdict phase is asked over each investigation (fanout.sift.samples); 1 = once, as always."""
+    swap_labels: bool = True
+    """Under samples > 1, list the verdict labels in another order in each sample (fanout.sift.swap);
+    False only for the benchmark that measures what the swap fixes (the hidden --no-label-swap)."""
 
     def __post_init__(self) -> None:
         if not self.models:
@@ -354,6 +361,9 @@ class RunSettings:
         require_positive(self.verdict_timeout_s, "--timeout")
         require_positive(self.chat_timeout_s, "--request-timeout")
         require_count(self.max_lead, "--max-lead")
+        require_count(self.samples, "--samples")
+        if self.samples > MAX_SAMPLES:
+            raise ConfigError(f"--samples must be at most {MAX_SAMPLES} (got {self.samples}).")
         require_not_negative(self.grace_s, "--grace")
         require_not_negative(self.max_cost_usd, "--max-cost")
         unknown = self.retry_statuses - set(RETRY_CHOICES)
@@ -389,6 +399,8 @@ class RunSettings:
             max_cost_usd=options.max_cost_usd,
             retry_statuses=_statuses(options.retry),
             **_strategy_settings(options),
+            samples=_whole_number(options.samples, "--samples", cls.samples),
+            swap_labels=options.swap_labels,
         )
         if options.max_lead is None:
             settings = dataclasses.replace(settings, max_lead=settings.lead_for_concurrency())
@@ -451,6 +463,9 @@ class RunOptions:
     """A labelled earlier run directory whose accuracy per aspect and model the router follows."""
     labels_file: Path | None = None
     """The labels --router-accuracy scores that run against."""
+    samples: str | None = None
+    """A whole number, as --samples takes it."""
+    swap_labels: bool = True
 
 
 def _models(options: RunOptions) -> tuple[ModelSpec, ...]:
@@ -510,3 +525,13 @@ def _statuses(text: str | None) -> frozenset[str]:
     if text is None:
         return RunSettings.retry_statuses
     return frozenset(s.strip() for s in text.split(",") if s.strip())
+
+
+def _whole_number(text: str | None, name: str, default: int) -> int:
+    """A count given as text (so that `--samples x` is one line naming the flag, like every other bad value)."""
+    if text is None:
+        return default
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise ConfigError(f"{name} must be a whole number (got {text!r}).") from None

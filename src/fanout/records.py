@@ -118,6 +118,25 @@ class Escalation:
 
 
 @dataclass
+class VerdictSample:
+    """One ask of the verdict phase when `--samples` is more than 1 (fanout.sift.samples).
+
+    Every sample answers over the same investigation; only the order of its
+    evidence and of the labels in the verdict request differ.
+    """
+
+    verdict: str | None
+    """The verdict this sample gave; None when it gave none (its status says why)."""
+    label_order: list[str]
+    """The six verdict labels in the order the verdict request listed them."""
+    evidence_order: list[int]
+    """The investigation's turns (numbered from 1, as in tool_calls) in the order this sample was shown them."""
+    status: str
+    """ok, or why this sample gave no verdict (incomplete, invalid_json, timeout, error, refused)."""
+    rationale: str | None = None
+
+
+@dataclass
 class VerdictRecord:
     """Everything fanout keeps about one finished (edit, model) pair."""
 
@@ -166,6 +185,11 @@ class VerdictRecord:
     """The edit's aspect (`datatype/change`, fanout.judging.policy.aspect_of), which a router's gates read."""
     escalation: Escalation | None = None
     """The step and reason of a cascade or router; None under `all`."""
+    samples: list[VerdictSample] = field(default_factory=list)
+    """Every ask of the verdict phase under `--samples N` (N > 1); empty with one sample."""
+    stability: float | None = None
+    """Share of the samples whose verdict is the record's `verdict` (their majority): 1.0 with one
+    sample and a verdict; None without a verdict (and in records written before fanout said)."""
 
     @builtins.property  # plain `property` here would name the field above
     def key(self) -> tuple[int, str]:
@@ -186,6 +210,7 @@ class VerdictRecord:
         data["tool_calls"] = [ToolCallLog(**t) for t in data.get("tool_calls") or []]
         data["transcript"] = [TranscriptEntry(**t) for t in data.get("transcript") or []]
         data["escalation"] = Escalation(**data["escalation"]) if data.get("escalation") else None
+        data["samples"] = [VerdictSample(**s) for s in data.get("samples") or []]
         known = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
 
@@ -249,7 +274,7 @@ def safe_name(text: str) -> str:
 
 
 _ATOMIC = (str, int, float, bool, type(None))
-_RECORD_PARTS = (Source, Usage, ToolCallLog, TranscriptEntry, Escalation, VerdictRecord)
+_RECORD_PARTS = (Source, Usage, ToolCallLog, TranscriptEntry, Escalation, VerdictSample, VerdictRecord)
 _FIELD_NAMES = {cls: tuple(f.name for f in dataclasses.fields(cls)) for cls in _RECORD_PARTS}
 
 

@@ -11,7 +11,16 @@ from fanout.cli.epilog import BAD_INPUT, ENDPOINT_KEYS, INTERRUPTED, SEARCH_KEYS
 from fanout.cli.model_options import add_model_options, trailing_positional
 from fanout.engine.loop_lag import ENV_VAR as LAG_ENV
 from fanout.errors import ConfigError, DiskFull
-from fanout.config import KEY_HELP, LEAD_PER_SLOT, RETRY_CHOICES, STRATEGIES, RunOptions, RunSettings, ToolSettings
+from fanout.config import (
+    KEY_HELP,
+    LEAD_PER_SLOT,
+    MAX_SAMPLES,
+    RETRY_CHOICES,
+    STRATEGIES,
+    RunOptions,
+    RunSettings,
+    ToolSettings,
+)
 from fanout.records import VERDICTS
 from fanout.tools.search_config import add_search_arguments
 
@@ -74,6 +83,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help=f"statuses that run again on resume, comma-separated from {','.join(RETRY_CHOICES)} "
                              f"(default: {','.join(sorted(RunSettings.retry_statuses))})")
     add_strategy_arguments(parser)
+    parser.add_argument("--samples", metavar="N",
+                        help=f"ask the verdict phase N times (1-{MAX_SAMPLES}) over each investigation, each time with the "
+                             "evidence and the six labels in another order; the record keeps the majority verdict and "
+                             f"its stability (share of samples agreeing). Each sample is paid for (default {RunSettings.samples})")
+    # For bench/judging_samples.py only: every sample lists the labels in their natural order, to measure what the swap fixes.
+    parser.add_argument("--no-label-swap", dest="swap_labels", action="store_false", help=argparse.SUPPRESS)
     parser.add_argument("--force", action="store_true", help="resume even if the snapshot or prompt changed "
                         "(never with another --strategy or other strategy settings)")
     parser.add_argument("--dry-run", action="store_true", help="show the plan; contact and write nothing (no key needed)")
@@ -145,6 +160,7 @@ def settings_from_args(args: argparse.Namespace) -> RunSettings:
         max_turns=args.max_turns, max_lead=args.max_lead, grace_s=args.grace, max_cost_usd=args.max_cost,
         retry=args.retry, strategy=args.strategy, gates_file=args.gates, autopass=args.autopass,
         autopass_verdicts=args.autopass_verdicts, router_accuracy=args.router_accuracy, labels_file=args.labels,
+        samples=args.samples, swap_labels=args.swap_labels,
     ))
     warning = settings.lead_warning()
     if warning is not None:

@@ -259,6 +259,7 @@ async def _real_clients(
             return await run_verdict(
                 edit, checked.get(model.name, model), chat=chat, tools=tools, prompt=prompt,
                 max_turns=settings.max_turns, timeout_s=settings.verdict_timeout_s, watcher=attempt,
+                samples=settings.samples, swap_labels=settings.swap_labels,
             )
         except ModelRefused:
             if not attempt.answered_calls:  # refused before anything was generated: nothing to settle

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,44 +42,56 @@ def load_prompt(path: Path | None = None) -> Prompt:
     return Prompt(text=text, sha256=hashlib.sha256(raw).hexdigest())
 
 
-# Seed 000's verdict schema, the contract for the model's structured answer.
-VERDICT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "verdict": {"type": "string", "enum": list(VERDICTS)},
-        "rationale": {"type": "string"},
-        "sources": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "url": {"type": "string"},
-                    "supports_claim": {"type": "boolean"},
-                    "provenance": {"type": "string", "enum": list(PROVENANCES)},
+def verdict_schema(labels: Sequence[str] = VERDICTS) -> dict[str, Any]:
+    """Seed 000's verdict schema, the contract for the model's structured answer, its labels in this order."""
+    return {
+        "type": "object",
+        "properties": {
+            "verdict": {"type": "string", "enum": list(labels)},
+            "rationale": {"type": "string"},
+            "sources": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "url": {"type": "string"},
+                        "supports_claim": {"type": "boolean"},
+                        "provenance": {"type": "string", "enum": list(PROVENANCES)},
+                    },
+                    "required": ["url", "supports_claim", "provenance"],
                 },
-                "required": ["url", "supports_claim", "provenance"],
             },
         },
-    },
-    "required": ["verdict", "rationale", "sources"],
-}
+        "required": ["verdict", "rationale", "sources"],
+    }
 
-VERDICT_REQUEST = (
-    "Your investigation is over; do not call any more tools. Give your final verdict "
-    "on this edit as one JSON object and nothing else (no prose, no code fence). It "
-    "must match this JSON schema:\n\n"
-    + json.dumps(VERDICT_SCHEMA, indent=2)
-    + "\n\n"
-    "- verdict: one of " + ", ".join(VERDICTS) + ", chosen by the rules you were given.\n"
-    "- rationale: two or three sentences naming the decisive evidence.\n"
-    "- sources: every source you relied on. supports_claim is true when the source "
-    "supports the edit and false when it contradicts it. provenance is \"verified\" "
-    "only for a page you fetched and read with web_fetch (or a prefetched reference), "
-    "otherwise \"reported\". Use an empty list if you found no sources.\n\n"
-    "Example of the shape (not of the content):\n"
-    '{"verdict": "verified-low", "rationale": "...", "sources": '
-    '[{"url": "https://example.org/page", "supports_claim": true, "provenance": "verified"}]}'
-)
+
+def verdict_request(labels: Sequence[str] = VERDICTS) -> str:
+    """The verdict request, listing the six labels in `labels`' order (the swap of fanout.sift.swap).
+
+    In the natural order (VERDICTS) this is the one request a verdict with one
+    sample has always been asked, byte for byte.
+    """
+    return (
+        "Your investigation is over; do not call any more tools. Give your final verdict "
+        "on this edit as one JSON object and nothing else (no prose, no code fence). It "
+        "must match this JSON schema:\n\n"
+        + json.dumps(verdict_schema(labels), indent=2)
+        + "\n\n"
+        "- verdict: one of " + ", ".join(labels) + ", chosen by the rules you were given.\n"
+        "- rationale: two or three sentences naming the decisive evidence.\n"
+        "- sources: every source you relied on. supports_claim is true when the source "
+        "supports the edit and false when it contradicts it. provenance is \"verified\" "
+        "only for a page you fetched and read with web_fetch (or a prefetched reference), "
+        "otherwise \"reported\". Use an empty list if you found no sources.\n\n"
+        "Example of the shape (not of the content):\n"
+        '{"verdict": "verified-low", "rationale": "...", "sources": '
+        '[{"url": "https://example.org/page", "supports_claim": true, "provenance": "verified"}]}'
+    )
+
+
+VERDICT_SCHEMA: dict[str, Any] = verdict_schema()
+VERDICT_REQUEST = verdict_request()
 
 REPAIR_REQUEST = (
     "That answer could not be used: {problem}. Reply again with only the JSON object "

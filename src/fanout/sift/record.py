@@ -13,7 +13,17 @@ from __future__ import annotations
 
 from typing import TypedDict, Unpack
 
-from fanout.records import Escalation, Source, Status, ToolCallLog, TranscriptEntry, Usage, VerdictRecord, utc_now
+from fanout.records import (
+    Escalation,
+    Source,
+    Status,
+    ToolCallLog,
+    TranscriptEntry,
+    Usage,
+    VerdictRecord,
+    VerdictSample,
+    utc_now,
+)
 from fanout.sift.edit import Edit
 
 
@@ -39,6 +49,8 @@ class RecordDetails(TypedDict, total=False):
     strategy: str
     aspect: str | None
     escalation: Escalation | None
+    samples: list[VerdictSample]
+    stability: float | None
 
 
 def new_record(edit: Edit, model_name: str, status: Status, **details: Unpack[RecordDetails]) -> VerdictRecord:

@@ -37,9 +37,11 @@ from fanout.errors import ModelRefused, ProviderError
 from fanout.llm.chat import CallWatcher, ChatClient, ChatResult, ToolCall, rejects_tools
 from fanout.llm.cost import CostSource, weakest
 from fanout.sift import prompted
-from fanout.sift.prompt import REPAIR_REQUEST, VERDICT_REQUEST, Prompt
+from fanout.sift.prompt import REPAIR_REQUEST, VERDICT_REQUEST, Prompt, verdict_request
 from fanout.sift.provenance import check_provenance, rule_violations
 from fanout.sift.record import new_record
+from fanout.sift.samples import SampleAnswer, majority
+from fanout.sift.swap import SampleOrder, Sampling, investigation_turns, reordered
 from fanout.records import (
     PROVENANCES,
     VERDICTS,
@@ -49,6 +51,7 @@ from fanout.records import (
     TranscriptEntry,
     Usage,
     VerdictRecord,
+    VerdictSample,
 )
 from fanout.tools import TOOL_SCHEMAS, ToolBox
 
@@ -88,6 +91,14 @@ class Investigation:
     """An investigation reply was cut off (finish_reason=length) before the verdict was asked for."""
     protocol: str = "native"
     """How the tools are offered: `native` (the request's tools) or `prompted` (fanout.sift.prompted)."""
+    sample_orders: list[SampleOrder] = field(default_factory=list)
+    """Under --samples N > 1, each sample's order of labels and evidence; set when the verdict phase begins."""
+    sample_runs: list[SampleRun] = field(default_factory=list)
+    """The samples answered so far (a timeout can leave the later ones unasked)."""
+    samples: list[VerdictSample] = field(default_factory=list)
+    """The samples as the record keeps them (settle_samples); empty with one sample."""
+    stability: float | None = None
+    """Share of the samples that gave the majority verdict (settle_samples)."""
 
     @classmethod
     def start(cls, system: str, user: str, watcher: CallWatcher | None = None) -> Investigation:
@@ -151,6 +162,13 @@ class Outcome(NamedTuple):
     error: str | None = None
 
 
+class SampleRun(NamedTuple):
+    """How one sample of the verdict phase ended, and its branch of the conversation."""
+
+    outcome: Outcome
+    messages: list[dict[str, Any]]
+
+
 class ParsedVerdict(NamedTuple):
     verdict: dict[str, Any] | None
     problem: str | None
@@ -166,18 +184,26 @@ async def run_verdict(
     max_turns: int = RunSettings.max_turns,
     timeout_s: float = RunSettings.verdict_timeout_s,
     watcher: CallWatcher | None = None,
+    samples: int = RunSettings.samples,
+    swap_labels: bool = RunSettings.swap_labels,
 ) -> VerdictRecord:
     """Both phases for one (edit, model) pair, within `timeout_s`; always returns a record.
 
     `watcher` hears of each chat call as it happens (ChatClient.complete).
+    With `samples` > 1 the verdict phase is asked that many times over the
+    one investigation (fanout.sift.samples); `swap_labels=False` keeps the
+    labels' natural order in every sample (for the benchmark).
     """
     started = time.monotonic()
     state = Investigation.start(prompt.text, build_edit_context(edit), watcher)
     if chat.tool_protocol(model) == "prompted":
         use_prompted(state)
+    sampling = Sampling(edit.rcid, model.name, samples, swap_labels) if samples > 1 else None
     outcome = Outcome("timeout", error=f"no verdict within {timeout_s:g} s")
     with anyio.move_on_after(timeout_s):
-        outcome = await investigate(state, model, chat, tools, max_turns)
+        outcome = await investigate(state, model, chat, tools, max_turns, sampling)
+    if state.sample_orders:
+        outcome = settle_samples(edit, state, outcome)
     return build_record(edit, model, prompt, state, outcome, time.monotonic() - started)
 
 
@@ -187,15 +213,23 @@ async def investigate(
     chat: ChatClient,
     tools: ToolBox,
     max_turns: int,
+    sampling: Sampling | None = None,
 ) -> Outcome:
     try:
         if not await run_tool_phase(state, model, chat, tools, max_turns):
             note_cut_off(state)
-        return await ask_for_verdict(state, model, chat)
+        if sampling is None:
+            return await ask_for_verdict(state, model, chat)
+        state.sample_orders = sampling.orders(len(investigation_turns(state.messages).evidence))
+        return await ask_samples(state, model, chat)
     except ModelRefused:  # not this pair's result: the run stops scheduling the model (fanout.engine.orchestrator)
         raise
     except ProviderError as exc:
-        return Outcome("refused" if exc.refused else "error", error=str(exc))
+        return provider_failure(exc)
+
+
+def provider_failure(exc: ProviderError) -> Outcome:
+    return Outcome("refused" if exc.refused else "error", error=str(exc))
 
 
 async def run_tool_phase(
@@ -285,18 +319,89 @@ async def ask_for_verdict(
     state: Investigation,
     model: ModelSpec,
     chat: ChatClient,
+    request: str = VERDICT_REQUEST,
 ) -> Outcome:
     """Phase B: the verdict as JSON, no tools, one repair turn if the first answer does not fit."""
-    add_user_message(state.messages, VERDICT_REQUEST)
+    add_user_message(state.messages, request)
     outcome, problem = await verdict_turn(state, model, chat)
     if outcome is not None:
         return outcome
     state.messages.append({"role": "user", "content": REPAIR_REQUEST.format(problem=problem)})
     outcome, problem = await verdict_turn(state, model, chat)
     if outcome is not None:
-        state.warnings.append("the first verdict reply did not fit the schema; a repair turn fixed it")
+        note_once(state, "the first verdict reply did not fit the schema; a repair turn fixed it")
         return outcome
     return Outcome("invalid_json", raw=last_reply(state), error=f"invalid verdict JSON after a repair turn: {problem}")
+
+
+async def ask_samples(state: Investigation, model: ModelSpec, chat: ChatClient) -> Outcome:
+    """Phase B once per sample, each on its own branch of the conversation, each with its repair turn.
+
+    One after another rather than side by side: the model's limits then bound
+    the samples as they bound everything else (a --per-model-concurrency of 1
+    still means one request at a time), and all share the verdict's timeout.
+    A sample the endpoint fails is that sample's result; the others still run.
+    Which sample the record follows is settle_samples' choice.
+    """
+    base, counted = state.messages, (state.counted_tokens, state.counted_upto)
+    for order in state.sample_orders:
+        state.messages = reordered(base, order.turns)
+        state.counted_tokens, state.counted_upto = counted
+        try:
+            outcome = await ask_for_verdict(state, model, chat, verdict_request(order.labels))
+        except ModelRefused:
+            raise
+        except ProviderError as exc:
+            outcome = provider_failure(exc)
+        state.sample_runs.append(SampleRun(outcome, state.messages))
+    return state.sample_runs[0].outcome
+
+
+def settle_samples(edit: Edit, state: Investigation, outcome: Outcome) -> Outcome:
+    """The record's outcome under --samples N: the first sample that gave the majority verdict.
+
+    Without any verdict it is the first sample's outcome (or `outcome`, the
+    timeout, when the time ran out before the first sample was answered).
+    Samples the time left unasked are listed with status `timeout`. The
+    conversation the record keeps is the chosen sample's branch.
+    """
+    runs = state.sample_runs
+    answers = [SampleAnswer(order, given_verdict(run.outcome), verified_sources(edit, state, run.outcome))
+               for order, run in zip(state.sample_orders, runs)]
+    decision = majority(answers, len(state.sample_orders))
+    state.stability = decision.stability
+    state.samples = [sample_of(order, runs[i].outcome if i < len(runs) else None)
+                     for i, order in enumerate(state.sample_orders)]
+    silent = [f"sample {i} {s.status}" for i, s in enumerate(state.samples, start=1) if s.verdict is None]
+    if silent:
+        state.warnings.append(f"{len(silent)} of {len(state.samples)} samples gave no verdict: {', '.join(silent)}")
+    chosen = decision.chosen if decision.chosen is not None else (0 if runs else None)
+    if chosen is None:
+        return outcome
+    state.messages = runs[chosen].messages
+    return runs[chosen].outcome
+
+
+def given_verdict(outcome: Outcome) -> str | None:
+    """The verdict a sample gave: only a reply that fits the schema counts."""
+    return str(outcome.verdict["verdict"]) if outcome.status == "ok" and outcome.verdict else None
+
+
+def verified_sources(edit: Edit, state: Investigation, outcome: Outcome) -> int:
+    """Sources of a sample's verdict that were really read (after the provenance check)."""
+    cited = (Source(s["url"], s["supports_claim"], s["provenance"]) for s in (outcome.verdict or {}).get("sources", []))
+    sources, _warnings = check_provenance(cited, state.tool_log, shown_reference_urls(edit))
+    return sum(source.provenance == "verified" for source in sources)
+
+
+def sample_of(order: SampleOrder, outcome: Outcome | None) -> VerdictSample:
+    """A sample as the record keeps it; one the time left unasked is a `timeout`."""
+    labels, turns = list(order.labels), list(order.turns)
+    if outcome is None:
+        return VerdictSample(None, labels, turns, "timeout")
+    verdict = given_verdict(outcome)
+    rationale = outcome.verdict["rationale"] if verdict is not None and outcome.verdict else None
+    return VerdictSample(verdict, labels, turns, outcome.status, rationale)
 
 
 async def verdict_turn(
@@ -462,6 +567,7 @@ def build_record(
         state.tool_log, shown_reference_urls(edit),
     )
     warnings.extend(provenance_warnings)
+    stability = state.stability if state.sample_orders else (1.0 if verdict.get("verdict") else None)
     violations = rule_violations(verdict.get("verdict"), sources)
     if violations:
         warnings.append(f"{verdict['verdict']} needs at least one verified source, and this verdict has none")
@@ -485,6 +591,8 @@ def build_record(
         tool_calls=list(state.tool_log),
         transcript=transcript(state.messages, prompt),
         duration_s=round(duration_s, 3),
+        samples=state.samples,
+        stability=stability,
     )
 
 

@@ -267,7 +267,7 @@ def _reply(
             state.stats.fault("unknown_tool")
             reply, faulty = unknown_tool(reply, rng), True
     else:
-        verdict = verdict_answer(conv, model, state.corpus, state.seed)
+        verdict = verdict_answer(conv, faults.habits(model), state.corpus, state.seed)
         if draws["invalid_json"] < faults.invalid_json:
             state.stats.fault("invalid_json")
             reply, faulty = Reply(content=invalid_verdict_json(verdict, rng)), True

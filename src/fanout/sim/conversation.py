@@ -16,6 +16,11 @@ from typing import Any, Literal
 
 from fanout.sim.dice import short_hash
 
+SCALE: tuple[str, ...] = ("verified-high", "verified-low", "plausible", "unverifiable", "suspect", "incorrect")
+"""The six verdicts, in the order of the scale (fanout's VERDICTS, as a model reads them in the prompt)."""
+SIM_ADDRESS = re.compile(r"https?://[^/\s\"'\\]+/web/")
+LABEL_LIST = re.compile(r"verdict: one of ((?:[a-z-]+, ){5}[a-z-]+)")
+
 Phase = Literal["investigate", "verdict"]
 KNOWN_TOOLS = ("web_search", "web_fetch")
 RCID_LINE = re.compile(r"^\W*rcid\W*[:=]\s*(\d+)", re.IGNORECASE | re.MULTILINE)
@@ -49,6 +54,10 @@ class Conversation:
     """URLs whose fetch returned text rather than an error."""
     json_mode: bool = False
     max_tokens: int | None = None
+    label_order: tuple[str, ...] | None = None
+    """The six labels in the order the latest verdict request lists them; None when no request lists them."""
+    request_digest: str = ""
+    """A hash of the whole conversation sent, in the verdict phase: seeds what differs from ask to ask."""
 
     @property
     def key(self) -> str:
@@ -74,7 +83,27 @@ def read_conversation(body: dict[str, Any]) -> Conversation:
         max_tokens=body.get("max_completion_tokens") or body.get("max_tokens"),
     )
     _read_tool_traffic(conv, messages)
+    if conv.phase == "verdict":
+        conv.label_order = label_order(user_texts)
+        conv.request_digest = request_digest(messages)
     return conv
+
+
+def request_digest(messages: list[dict[str, Any]]) -> str:
+    """A hash of the conversation, with the simulator's own address cut out of its page URLs: the same
+    questions get the same answers from a simulator restarted on another port (a resumed demo)."""
+    text = json.dumps(messages, sort_keys=True, ensure_ascii=False)
+    return short_hash(SIM_ADDRESS.sub("/web/", text), 16)
+
+
+def label_order(user_texts: list[str]) -> tuple[str, ...] | None:
+    """The labels as the latest verdict request lists them (`- verdict: one of a, b, ...`)."""
+    for text in reversed(user_texts):
+        found = LABEL_LIST.findall(text)
+        if found:
+            order = tuple(found[-1].split(", "))
+            return order if sorted(order) == sorted(SCALE) else None
+    return None
 
 
 def _phase(body: dict[str, Any], messages: list[dict[str, Any]]) -> Phase:

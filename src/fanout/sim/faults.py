@@ -11,7 +11,7 @@ forever, yet the same seed replays the same faults.
       http_502: 0.02
     models:
       allenai/olmo-3.1-32b-instruct: {rpm: 60, response_format_unsupported: true}
-      nvidia/nemotron-3-nano-30b-a3b: {rpm: 15, rate_window_s: 10}   # 15 per 10 s
+      nvidia/nemotron-3-nano-30b-a3b: {rpm: 15, rate_window_s: 10, temperature_noise: 0}   # 15 per 10 s; no sampling noise
       deepseek/deepseek-v3.2: {bucket_rpm: 60, bucket_burst: 1}      # a token bucket: one a second, no burst
       anthropic/claude-haiku-4.5: {bucket_rpm: 60, bucket_schedule: [[60, 30], [120, 60]]}  # halved for a minute
     search: {unresponsive: 0.1, latency: {median_s: 0.05, p95_s: 0.2}}
@@ -31,6 +31,7 @@ import yaml
 
 from fanout.config import package_data
 from fanout.errors import ConfigError
+from fanout.sim.models import SimModel
 
 PROFILE_DIR = "sim/profiles"
 
@@ -82,6 +83,18 @@ class ModelFaults:
     unknown_tool: float = 0.0
     invalid_json: float = 0.0
     length: float = 0.0
+    label_position_bias: float | None = None
+    """Replaces the model's own (fanout.sim.models.SimModel) when set: a benchmark plants or removes it."""
+    temperature_noise: float | None = None
+    """Replaces the model's own when set."""
+
+    def habits(self, model: SimModel) -> SimModel:
+        """The model with the habits this section sets in place of its own."""
+        if self.label_position_bias is not None:
+            model = dataclasses.replace(model, label_position_bias=self.label_position_bias)
+        if self.temperature_noise is not None:
+            model = dataclasses.replace(model, temperature_noise=self.temperature_noise)
+        return model
 
 
 @dataclass(frozen=True)
@@ -189,6 +202,8 @@ def _model_faults(section: Mapping[str, Any], base: ModelFaults, where: str) -> 
             changes[key] = bool(value)
         elif key in ("stall_s", "rate_window_s"):
             changes[key] = _number(value, f"{where}.{key}")
+        elif key in ("label_position_bias", "temperature_noise"):
+            changes[key] = None if value is None else _rate(value, f"{where}.{key}")
         else:
             changes[key] = _rate(value, f"{where}.{key}")
     return dataclasses.replace(base, **changes)

@@ -4,6 +4,16 @@ Prices and context windows are the real ones of seed 000's four models, so a
 demo's cost column looks like a real run's. The habits (how many searches,
 what they fetch, which way their verdicts lean) are what give a comparison
 report real disagreements to show; they are parameters, not intelligence.
+
+Two habits give `--samples` something to fix: Olmo answers with whatever
+label the verdict request lists first 20 % of the time (a planted position
+bias, which only the swap of label orders outvotes), and Haiku's verdict
+moves one step along the scale in 30 % of its answers (sampling noise, which
+a majority of samples averages out). The noise sits with Haiku because its
+sceptical verdicts gather in the middle of the scale, where one step changes
+what a patroller would do; most of Nemotron's credulous ones would only move
+between verified-high, verified-low and plausible. The other two have
+neither, so a demo's verdicts stay close to the models' stated leanings.
 """
 
 from __future__ import annotations
@@ -55,6 +65,15 @@ class SimModel:
     """Wraps its JSON verdict in a markdown fence when response_format is not sent."""
     cache: CacheTerms = NO_CACHE
     """How its provider caches prompts and bills cached tokens (fanout.sim.prompt_cache)."""
+    label_position_bias: float = 0.0
+    """Chance of answering with the FIRST label the verdict request lists instead of its own verdict.
+    Drawn once per (edit, label listed first): asking again with the same label first gets the same
+    pull, so only another order (fanout.sift.swap) can outvote it."""
+    temperature_noise: float = 0.0
+    """Chance, per verdict request, that sampling noise moves its verdict one step along the scale.
+    Drawn from the request's text: a repeat of the same request gets the same answer, a sample
+    with its evidence in another order can get another (fanout sends no temperature, so every
+    request is sampled at the provider's default)."""
 
     def cost(self, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0, cache_write_tokens: int = 0) -> float:
         """USD for a request; cached and written tokens are part of prompt_tokens, billed at the cache's ratios."""
@@ -148,6 +167,8 @@ SIM_MODELS: tuple[SimModel, ...] = (
         query_styles=("{label} {prop}", "{label} {value}", "{label}"),
         tool_call_prefix="call_",
         fences_without_json_mode=True,
+        label_position_bias=0.0,
+        temperature_noise=0.0,
     ),
     SimModel(
         id="allenai/olmo-3.1-32b-instruct",
@@ -166,6 +187,8 @@ SIM_MODELS: tuple[SimModel, ...] = (
         query_styles=("{label} {value}", "{label} {prop} {value}", "who is {label}"),
         tool_call_prefix="call_",
         fences_without_json_mode=True,
+        label_position_bias=0.2,
+        temperature_noise=0.0,
     ),
     SimModel(
         id="deepseek/deepseek-v3.2",
@@ -185,6 +208,8 @@ SIM_MODELS: tuple[SimModel, ...] = (
         tool_call_prefix="call_0_",
         fences_without_json_mode=False,
         cache=DEEPSEEK,
+        label_position_bias=0.0,
+        temperature_noise=0.0,
     ),
     SimModel(
         id="anthropic/claude-haiku-4.5",
@@ -204,6 +229,8 @@ SIM_MODELS: tuple[SimModel, ...] = (
         tool_call_prefix="toolu_vrtx_01",
         fences_without_json_mode=False,
         cache=ANTHROPIC_HAIKU_4_5,
+        label_position_bias=0.0,
+        temperature_noise=0.3,
     ),
 )
 

@@ -6,6 +6,12 @@ verified, snippets alone make it plausible or suspect, nothing makes it
 unverifiable. Each model's bias then bends that reading, and a seeded slip
 (its error rate) moves it one step along the scale, so the committee the report
 builds has the kinds of disagreement real models show.
+
+Two more habits act on each request as it is asked (fanout.sim.models): the
+sampling noise, drawn from the request's text, and the pull of the label the
+request lists first, drawn once per edit and first label. Everything else is
+drawn per conversation and page, so asking again with the evidence in another
+order changes the verdict only through those two.
 """
 
 from __future__ import annotations
@@ -14,14 +20,13 @@ import random
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from fanout.sim.conversation import Conversation
+from fanout.sim.conversation import SCALE, Conversation
 from fanout.sim.corpus import Corpus, Page
 from fanout.sim.dice import dice
 from fanout.sim.investigation import AUTHORITATIVE, Subject, subject_for
 from fanout.sim.models import SimModel
 from fanout.sim.pages import site_name
 
-SCALE: tuple[str, ...] = ("verified-high", "verified-low", "plausible", "unverifiable", "suspect", "incorrect")
 DIRECTION = {
     "verified-high": "supports",
     "verified-low": "supports",
@@ -70,9 +75,9 @@ class Seen:
 def verdict_answer(conv: Conversation, model: SimModel, corpus: Corpus, seed: int) -> dict[str, object]:
     """The verdict JSON object: {verdict, rationale, sources}."""
     rng = dice(seed, "verdict", model.id, conv.key)
-    evidence = gather(conv, corpus, model, rng)
+    evidence = gather(conv, corpus, model, seed)
     honest = judge([e for e in evidence if e.read or model.bias == "snippets"], [e for e in evidence if not e.read])
-    verdict = slip(lean(honest, model, rng), model, rng)
+    verdict = pulled_to_first(sampled(slip(lean(honest, model, rng), model, rng), conv, model, seed), conv, model, seed)
     subject = subject_for(conv, corpus)
     return {
         "verdict": verdict,
@@ -81,8 +86,12 @@ def verdict_answer(conv: Conversation, model: SimModel, corpus: Corpus, seed: in
     }
 
 
-def gather(conv: Conversation, corpus: Corpus, model: SimModel, rng: random.Random) -> list[Seen]:
-    """Everything the model met, in order: pages it read, then results it only glimpsed."""
+def gather(conv: Conversation, corpus: Corpus, model: SimModel, seed: int) -> list[Seen]:
+    """Everything the model met, in order: pages it read, then results it only glimpsed.
+
+    Whether a page is misread is drawn for that page, so the reading does not
+    depend on the order the evidence is shown in (fanout.sift.swap reorders it).
+    """
     fetched = list(dict.fromkeys(conv.fetched))
     urls = [(url, True) for url in fetched] + [(r.url, False) for r in conv.seen if r.url not in fetched]
     evidence = []
@@ -90,7 +99,9 @@ def gather(conv: Conversation, corpus: Corpus, model: SimModel, rng: random.Rand
         page = corpus.page_for_url(url)
         stance = page.stance(conv.rcid) if page else "offtopic"
         misread, chance = MISREADINGS.get(model.bias, {}).get(stance, (stance, 0.0))
-        evidence.append(Seen(url, page, misread if rng.random() < chance else stance, read))
+        if page is not None and chance and dice(seed, "misread", model.id, conv.key, page.address).random() < chance:
+            stance = misread
+        evidence.append(Seen(url, page, stance, read))
     return evidence
 
 
@@ -124,6 +135,25 @@ def slip(verdict: str, model: SimModel, rng: random.Random) -> str:
         return verdict
     index = SCALE.index(verdict) + rng.choice((-2, -1, 1, 2))
     return SCALE[min(max(index, 0), len(SCALE) - 1)]
+
+
+def sampled(verdict: str, conv: Conversation, model: SimModel, seed: int) -> str:
+    """Sampling noise: one step along the scale, drawn from this very request (its own dice)."""
+    rng = dice(seed, "noise", model.id, conv.key, conv.request_digest)
+    if rng.random() >= model.temperature_noise:
+        return verdict
+    step = rng.choice((-1, 1))
+    index = SCALE.index(verdict) + step
+    return SCALE[index if 0 <= index < len(SCALE) else index - 2 * step]
+
+
+def pulled_to_first(verdict: str, conv: Conversation, model: SimModel, seed: int) -> str:
+    """The position bias: the first label listed instead, drawn once per edit and label listed first."""
+    if not conv.label_order or model.label_position_bias <= 0:
+        return verdict
+    first = conv.label_order[0]
+    pulled = dice(seed, "position", model.id, conv.key, first).random() < model.label_position_bias
+    return first if pulled else verdict
 
 
 def cite(evidence: list[Seen], model: SimModel, rng: random.Random) -> list[dict[str, object]]:

@@ -54,6 +54,8 @@ def settings_summary(settings: RunSettings) -> dict[str, Any]:
         "max_lead": settings.max_lead,
         "max_cost_usd": settings.max_cost_usd,
         "strategy": strategy_summary(settings),
+        "samples": settings.samples,
+        "swap_labels": settings.swap_labels,
         "models": {
             m.name: {k: v for k, v in dataclasses.asdict(m).items() if k != "name" and v is not None}
             for m in settings.models
