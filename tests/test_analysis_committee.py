@@ -126,19 +126,22 @@ def test_thresholds_pause_on_low_confidence_or_a_close_top_two_and_pass_or_leave
             sampled("c", "incorrect", "suspect", "incorrect")],
         3: [Judged("a", "plausible", 1.0), Judged("b", "verified-low", 0.9), Judged("c", "plausible")],
         4: [Judged("a", "plausible", 0.8), Judged("b", "plausible", 0.8), Judged("c", "verified-high", 0.8)],
+        # Verdicts asked once measure no confidence: the committee's decision stands.
+        5: [Judged("a", "plausible"), Judged("b", "plausible"), Judged("c", "verified-high")],
     })
     assert outcomes == {
         1: ("paused", "mean confidence 0.50 < --pause 0.60"),
         2: ("paused", "top two 0.56 and 0.44 closer than --delta 0.20"),
-        3: ("auto-passed", "mean confidence 0.97 >= --autopass 0.90"),
+        3: ("auto-passed", "mean confidence 0.95 >= --autopass 0.90"),  # c's single verdict is not in the mean
         4: ("decided", "mean confidence 0.80 < --autopass 0.90"),
+        5: ("decided", "no confidence measured (verdicts asked once; --samples 2 or more measures it)"),
     }
 
 
 def test_a_model_with_samples_splits_its_one_vote_over_their_stances() -> None:
     split = ballot(sampled("a", "plausible", "incorrect", "plausible", None), "accept")  # type: ignore[arg-type]
     assert split == Ballot({"accept": 2 / 3, "reject": 1 / 3}, 0.5)
-    assert ballot(Judged("b", "suspect"), "reject") == Ballot({"reject": 1.0}, 1.0)
+    assert ballot(Judged("b", "suspect"), "reject") == Ballot({"reject": 1.0}, None)
     assert top_two({"a": split, "b": Ballot({"reject": 1.0}, 1.0)}) == (2 / 3, 1 / 3)
     assert top_two({"b": Ballot({"reject": 1.0}, 1.0)}) == (1.0, 0.0)
 

@@ -72,10 +72,15 @@ def test_the_last_models_verdict_stands_unagreed_when_nobody_agrees() -> None:
         "plausible", "no two of 3 models agreed; the last model's verdict stands", agreed=False)
 
 
-def test_confidence_is_stability_and_one_for_a_single_sample() -> None:
+def test_confidence_is_the_measured_stability_and_nothing_for_a_single_sample() -> None:
     assert confidence(Rec("m", "plausible", 0.6)) == 0.6
-    assert confidence(Rec("m", "plausible")) == 1.0
+    assert confidence(Rec("m", "plausible")) is None
     assert confidence(Rec("m", None, 0.0)) is None
+
+
+def test_a_single_sample_never_passes_alone_and_the_reason_says_how_to_measure_it() -> None:
+    assert CASCADE.next_step([Rec("cheap", "verified-high")]) == Ask(
+        "mid", "cheap said verified-high once (no stability without --samples 2 or more)")
 
 
 def test_cheapest_first_puts_unknown_costs_last_and_keeps_ties_in_order() -> None:

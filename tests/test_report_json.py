@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_analysis_support import MODELS, run_from_table
+from test_analysis_support import MODELS, run_from_table, write_run
 
 from fanout.analysis import ReportOptions, build_report, render_html, render_summary
 from fanout.cli import main
+from fanout.records import VerdictRecord
 
 TABLE = {
     1: ("plausible", "verified-high", "plausible"),  # unanimous accept
@@ -192,21 +193,34 @@ def test_rule_violations_count_lets_such_a_verdict_vote(tmp_path: Path, capsys: 
 
 def test_each_edit_is_auto_passed_decided_or_paused_and_the_counts_reach_every_output(
         run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    # One verdict per model: each is its own single sample, confidence 1.0. Edit 4 is 2 of 3 (0.67 / 0.33).
+    # One verdict per model, asked once: no confidence is measured, so nothing passes on it. Edit 4 is 2 of 3.
     assert main(["report", str(run_dir), "--pause", "0.7", "--delta", "0.5", "--autopass", "0.95", "--json"]) == 0
     data = json.loads((run_dir / "report.json").read_text(encoding="utf-8"))
     rows = {r["rcid"]: r for r in data["tables"]["committee"]}
     assert [(rows[r]["outcome"], rows[r]["mean_confidence"]) for r in (1, 2, 3, 4)] == [
-        ("auto-passed", 1.0), ("auto-passed", 1.0), ("paused", 1.0), ("paused", 1.0)]
-    assert rows[1]["why"] == "mean confidence 1.00 >= --autopass 0.95"
+        ("decided", None), ("decided", None), ("paused", None), ("paused", None)]
+    assert rows[1]["why"] == "no confidence measured (verdicts asked once; --samples 2 or more measures it)"
     assert rows[4]["reasons"] == "agreement 0.67 < 0.75; top two 0.67 and 0.33 closer than --delta 0.50"
     assert rows[3]["reasons"].endswith("; tie; confidence 0.51 < 0.80; top two 0.50 and 0.50 closer than --delta 0.50")
-    assert (data["totals"]["auto_passed"], data["totals"]["decided"], data["totals"]["paused"]) == (2, 0, 2)
+    assert (data["totals"]["auto_passed"], data["totals"]["decided"], data["totals"]["paused"]) == (0, 2, 2)
     assert (data["settings"]["pause"], data["settings"]["delta"], data["settings"]["autopass"]) == (0.7, 0.5, 0.95)
     out = capsys.readouterr().out
-    assert "Thresholds (--pause 0.70, --delta 0.50, --autopass 0.95): 2 auto-passed / 0 decided / 2 paused\n" in out
+    assert "Thresholds (--pause 0.70, --delta 0.50, --autopass 0.95): 0 auto-passed / 2 decided / 2 paused\n" in out
     page = render_html(build_report(run_dir))
-    assert "<b>2 / 0 / 2</b><span>auto-passed / decided / paused</span>" in page
+    assert "<b>0 / 2 / 2</b><span>auto-passed / decided / paused</span>" in page
+
+
+def test_measured_confidence_passes_an_edit_on_its_own(tmp_path: Path) -> None:
+    run_dir = run_from_table(tmp_path / "run", TABLE, cost=0.25)
+    records = [VerdictRecord.from_dict(json.loads(line)) for line in (run_dir / "checkpoint.jsonl").read_text().splitlines()]
+    for record in records:  # as if each verdict had been asked three times, all agreeing
+        record.stability = 1.0 if record.verdict else None
+    write_run(run_dir, records)
+    assert main(["report", str(run_dir), "--pause", "0.7", "--delta", "0.5", "--autopass", "0.95", "--json"]) == 0
+    rows = {r["rcid"]: r for r in json.loads((run_dir / "report.json").read_text(encoding="utf-8"))["tables"]["committee"]}
+    assert [(rows[r]["outcome"], rows[r]["mean_confidence"]) for r in (1, 2, 3, 4)] == [
+        ("auto-passed", 1.0), ("auto-passed", 1.0), ("paused", 1.0), ("paused", 1.0)]
+    assert rows[1]["why"] == "mean confidence 1.00 >= --autopass 0.95"
 
 
 def test_cli_refuses_thresholds_that_thresholds_refuse(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -17,7 +17,7 @@ from fanout.errors import ConfigError
 CHEAP, MID, DEAR = "v/cheap", "v/mid", "v/dear"
 COST = {CHEAP: 0.01, MID: 0.1, DEAR: 1.0}
 TABLE = {  # rcid -> (cheap, mid, dear), truth
-    1: (("verified-high", "verified-high", "verified-high"), "correct"),  # the cheap one passes alone
+    1: (("verified-high", "verified-high", "verified-high"), "correct"),  # the cheap one passes alone (stability 1)
     2: (("plausible", "plausible", "verified-low"), "correct"),  # plausible escalates; mid agrees
     3: (("incorrect", "plausible", "suspect"), "incorrect"),  # dear agrees with cheap (reject)
     4: (("unverifiable", "incorrect", "plausible"), "incorrect"),  # nobody agrees: dear's verdict stands, wrong
@@ -34,6 +34,7 @@ def hand_made_run(run_dir: Path, *, drop: tuple[int, str] | None = None) -> Path
         for model, verdict in zip((CHEAP, MID, DEAR), verdicts):
             record = make_record(rcid, model, verdict, cost=COST[model])
             record.diff_type = "value_added" if rcid == 4 else "value_changed"
+            record.stability = 1.0 if verdict.startswith("verified") else None  # as if asked with --samples 3
             if (rcid, model) != drop:
                 records.append(record)
     return write_run(run_dir, records)

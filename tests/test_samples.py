@@ -195,7 +195,7 @@ async def test_one_sample_sends_exactly_the_requests_and_pays_exactly_what_a_ver
         three_requests = wire_calls(run.wire.requests, run.sim.base_url)
     assert one_requests == plain_requests
     assert (one.cost_usd, one_cost) == (plain.cost_usd, plain_cost)
-    assert (one.samples, one.stability) == ([], 1.0)
+    assert (one.samples, one.stability) == ([], None)  # one sample measures no stability
     # Sample 1 of three asks what one sample asks, to the byte: its requests open the three-sample verdict.
     assert three_requests[:len(plain_requests)] == plain_requests
     assert three.samples[0].verdict == plain.verdict

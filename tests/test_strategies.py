@@ -45,7 +45,8 @@ def one_line_error(capsys) -> str:
 
 
 class Script:
-    """Planned answers: (rcid index, model) -> (status, verdict); anything unplanned is a confident verified-high."""
+    """Planned answers: (rcid index, model) -> (status, verdict); anything unplanned is a confident verified-high
+    (stability 1.0, as from samples that all agreed). A planned verified-* verdict is as confident."""
 
     def __init__(self, plan: dict[tuple[int, str], tuple[str, str | None]], cost: dict[str, float] | None = None) -> None:
         self.plan = plan
@@ -56,7 +57,9 @@ class Script:
         self.asked[(edit.rcid, model.name)] += 1
         await anyio.sleep(0)
         status, verdict = self.plan.get((RCIDS.index(edit.rcid), model.name), ("ok", "verified-high"))
+        stability = 1.0 if verdict in ("verified-high", "verified-low") else None
         return new_record(edit, model.name, status, verdict=verdict, cost_usd=self.cost.get(model.name, 0.01),  # type: ignore[arg-type]
+                          stability=stability,
                           error="HTTP 502" if status == "error" else None)
 
 

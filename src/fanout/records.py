@@ -188,8 +188,8 @@ class VerdictRecord:
     samples: list[VerdictSample] = field(default_factory=list)
     """Every ask of the verdict phase under `--samples N` (N > 1); empty with one sample."""
     stability: float | None = None
-    """Share of the samples whose verdict is the record's `verdict` (their majority): 1.0 with one
-    sample and a verdict; None without a verdict (and in records written before fanout said)."""
+    """Share of the samples whose verdict is the record's `verdict` (their majority), under `--samples N`
+    (N > 1); None with one sample (it agrees with itself, which measures nothing) or without a verdict."""
 
     @builtins.property  # plain `property` here would name the field above
     def key(self) -> tuple[int, str]:

@@ -177,8 +177,9 @@ def outcome(reasons: list[str], sure: float | None, thresholds: Thresholds) -> t
         return PAUSED, "; ".join(reasons)
     if sure is not None and sure >= thresholds.autopass - _EPSILON:
         return AUTO_PASSED, f"mean confidence {sure:.2f} >= --autopass {thresholds.autopass:.2f}"
-    shown = "unknown" if sure is None else f"{sure:.2f}"
-    return DECIDED, f"mean confidence {shown} < --autopass {thresholds.autopass:.2f}"
+    if sure is None:
+        return DECIDED, "no confidence measured (verdicts asked once; --samples 2 or more measures it)"
+    return DECIDED, f"mean confidence {sure:.2f} < --autopass {thresholds.autopass:.2f}"
 
 
 def decide_edits(

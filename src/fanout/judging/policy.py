@@ -73,13 +73,14 @@ class Judged(Protocol):
 def confidence(record: Judged) -> float | None:
     """The confidence thresholds read: the share of the model's samples that agree with its verdict.
 
-    A verdict without samples (`--samples 1`, or a run from before samples) is one sample that agrees
-    with itself: 1.0. No verdict: None.
+    Only a verdict asked more than once (`--samples N`) has one. A single sample agrees with itself
+    whatever the model's doubt, so it measures nothing: None, as for no verdict. A threshold then
+    neither passes nor pauses on it, and a cascade wants a second model's word.
     """
     if record.verdict is None:
         return None
     stability: float | None = getattr(record, "stability", None)
-    return 1.0 if stability is None else stability
+    return stability
 
 
 # --- aspects -----------------------------------------------------------------------------------------
@@ -212,7 +213,10 @@ class Cascade:
             return f"{record.model} gave no verdict"
         if record.verdict not in self.autopass_verdicts:
             return f"{record.model} said {record.verdict}, which does not pass on one model's word"
-        return f"{record.model} said {record.verdict} at stability {confidence(record):.2f}, below --autopass {self.autopass:g}"
+        sure = confidence(record)
+        if sure is None:
+            return f"{record.model} said {record.verdict} once (no stability without --samples 2 or more)"
+        return f"{record.model} said {record.verdict} at stability {sure:.2f}, below --autopass {self.autopass:g}"
 
 
 def cheapest_first(models: Sequence[str], cost: Mapping[str, float | None]) -> tuple[str, ...]:

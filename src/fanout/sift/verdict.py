@@ -567,7 +567,7 @@ def build_record(
         state.tool_log, shown_reference_urls(edit),
     )
     warnings.extend(provenance_warnings)
-    stability = state.stability if state.sample_orders else (1.0 if verdict.get("verdict") else None)
+    stability = state.stability if state.sample_orders else None
     violations = rule_violations(verdict.get("verdict"), sources)
     if violations:
         warnings.append(f"{verdict['verdict']} needs at least one verified source, and this verdict has none")
