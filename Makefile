@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 COMPOSE := $(shell if command -v podman >/dev/null 2>&1 && podman compose version >/dev/null 2>&1; then echo "podman compose"; elif command -v docker >/dev/null 2>&1 && docker compose version >/dev/null 2>&1; then echo "docker compose"; fi)
 
-.PHONY: help venv test demo e2e e2e-live peers chaos bench bench-report screenshot lock searxng-up searxng-down searxng-live clean
+.PHONY: help venv test demo e2e e2e-live peers chaos bench strategies bench-report screenshot lock searxng-up searxng-down searxng-live clean
 
 help:
 	@echo "make demo          the whole pipeline offline, against the bundled simulator"
@@ -15,6 +15,7 @@ help:
 	@echo "make e2e-live      three edits through the four real models (needs OPENROUTER_API_KEY and SearXNG)"
 	@echo "make peers         real verdicts through llama-cpp-python's server from PyPI (ARGS=--record FILE re-records)"
 	@echo "make bench         throughput, overhead and scale benchmarks (ARGS=--quick for a short pass)"
+	@echo "make strategies    cost and accuracy of the judging strategies, the swap, samples and prompt caching on the simulator"
 	@echo "make bench-report  size of the HTML report of a 500-edit run and how fast Chromium opens it"
 	@echo "make screenshot    redo docs/report-first-screen.png, the README's picture of the report (needs chromium)"
 	@echo "make searxng-up    start SearXNG + Valkey on 127.0.0.1:8080 (podman or docker compose)"
@@ -60,6 +61,11 @@ peers: $(STAMP) $(PEERS_STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/run.py $(ARGS)
+
+strategies: $(STAMP)
+	$(PY) bench/judging_strategies.py
+	$(PY) bench/judging_samples.py
+	$(PY) bench/judging_caching.py
 
 bench-report: $(STAMP)
 	$(PY) bench/report_html.py $(ARGS)

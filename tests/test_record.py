@@ -63,7 +63,7 @@ def test_a_finished_verdict_is_recorded_exactly_so() -> None:
             TranscriptEntry("user", "Is it correct that ...?"),
         ],
         duration_s=2.5,
-        stability=1.0,  # one sample, and it gave a verdict
+        stability=None,  # one sample measures no stability
     )
 
 
