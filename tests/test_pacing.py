@@ -299,16 +299,36 @@ async def test_the_learned_rate_shows_only_while_requests_wait_on_it():
 async def test_the_issues_server_one_a_second_no_burst_is_learned_with_few_refusals():
     """4 verdicts of 40 calls at once against one admitted call a second: 160 calls, ideally 159 s.
 
-    Before the learned pace the gate reopened for every waiter at once: about
-    one refusal per successful call.
+    An admitted call is answered 0.2 s later, a refusal at once (the bench's
+    latency). Before the learned pace the gate reopened for every waiter at
+    once: about one refusal per successful call. Then, while the first
+    estimate counted only answers already back, it saw one request in the
+    second before the 429 and held half the limit for 20 s: 0.85 of ideal.
     """
     clock = VirtualClock()
-    server = Server(clock, ModelLimiter(clock=clock, sleep=clock.sleep))
+    server = Server(clock, ModelLimiter(clock=clock, sleep=clock.sleep), latency_s=0.2)
     await run_callers(clock, lambda: server.verdicts(callers=4, calls=40, think_s=1.0))
     assert len(server.admitted) == 160
     ideal = 159.0
     # goodput 0.94 of ideal, 8 refusals for 160 calls (5 %): the first, then one per probe about every 23 s
     assert (round(ideal / server.admitted[-1], 2), len(server.refused)) == (0.94, 8)
+
+
+async def test_told_the_buckets_own_rate_requests_that_arrive_unevenly_meet_one_refusal():
+    """--rpm 60 against a bucket of 60 a minute, every other request reaching it 5 ms after it was sent.
+
+    Paced at exactly the cap, a request that arrives 5 ms sooner after the
+    one before it is refused; the first refusal keeps the cap less the
+    margin from then on. Before, it held the rate estimated from the answers
+    (0.65 a second), probed back to the cap, and met a refusal there every
+    24 s: 0.88 of ideal, 8 refusals.
+    """
+    clock = VirtualClock()
+    limiter = ModelLimiter(60, clock=clock, sleep=clock.sleep)
+    server = Server(clock, limiter, latency_s=0.2, trip_s=lambda n: 0.005 * (n % 2))
+    await run_callers(clock, lambda: server.verdicts(callers=4, calls=40, think_s=1.0))
+    gaps = {round(b - a, 4) for a, b in itertools.pairwise(server.admitted[3:])}
+    assert (round(159.0 / server.admitted[-1], 2), server.refused, gaps) == (0.97, [2.0], {round(1 / 0.98, 4)})
 
 
 async def test_a_limit_that_halves_is_followed_down_and_back_up():
