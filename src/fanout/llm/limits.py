@@ -9,7 +9,12 @@ The cap is what the user told us (requests_per_minute): one request every
 60/N seconds, no burst, a hard bound nothing learned can raise. A bucket of
 N would let N requests through at once and keep leaking more, so close to 2N
 could land inside one minute; one request per 60/N s keeps within N per
-minute over any window.
+minute over any window. Until the provider refuses a request, that is
+all; after a refusal the cap is kept less MARGIN. Against a bucket with no
+burst, requests paced at exactly its rate are refused whenever one arrives
+a moment sooner after the one before it (measured on the simulator: 0.3 to
+7 ms sooner, one refusal in 25 s), and each refusal costs a whole
+Retry-After; 2 % of the cap is the cheaper price.
 
 The learned pace is what the provider's answers tell us when nobody told us
 the limit (LearnedPace below). The gate is what a 429's Retry-After says:
@@ -61,14 +66,18 @@ class LearnedPace:
     """The rate a provider admits, learned from its refusals: additive-increase's cousin, a cubic probe.
 
     Before any refusal there is no pace. The first refusal estimates the
-    admitted rate from what was sent recently plus the wait the provider
-    names: S requests sent before the refused one over a span, then nothing
-    for Retry-After seconds, is S / (span + Retry-After) a second (a sliding
-    window of 25 per 10 s, spent in a burst, gives 2.5 a second). Those S are
-    counted when sent, not when answered: a 429 comes back at once, while
-    the requests admitted before it are still being answered, so counting
-    answers saw one request or none and held the pace at half the limit
-    for twenty seconds. Then:
+    admitted rate once the wait the provider names is over: S requests sent
+    before the refused one over a span, then nothing for Retry-After
+    seconds, is S / (span + Retry-After) a second (a sliding window of 25
+    per 10 s, spent in a burst, gives 2.5 a second). The S are the requests
+    sent and not refused by then, not the answers already back: a 429 comes
+    back at once while the admitted requests are still being answered, so
+    counting answers saw one request or none and held half the limit for
+    twenty seconds; counting at the first 429 would count the requests
+    refused with it whose 429s were still on their way. Told the limit
+    (`ceiling`), the estimate is the cap less MARGIN: a refusal at the cap
+    is a request that arrived early, and one request admitted before it
+    would estimate half the cap. Then:
 
     - hold that rate (less MARGIN) for HOLD_S or HOLD_REQUESTS,
     - probe upward along a cubic (as TCP CUBIC does around its last known
@@ -86,6 +95,11 @@ class LearnedPace:
 
     A refusal of a request sent before the latest cut is news already acted
     on and changes nothing (TCP's one decrease per round trip).
+
+    A probe refused costs one Retry-After; to follow a limit that rises within
+    30 s, one comes every HOLD_S + a few seconds, about 4 % of the calls at a
+    limit of one a second, with MARGIN the price of pacing without a
+    burst to absorb early arrivals.
     """
 
     def __init__(self, ceiling: float | None = None) -> None:
