@@ -70,6 +70,10 @@ def _pacing(r: dict[str, Any]) -> list[Row]:
                     f"{run['refusals_per_success']:.3f} refusals per call")
         target = " ".join(t for t in (f">= {goodput:.2f}" if goodput else "", f"< {refusals:g}" if refusals else "") if t)
         ok = None if goodput is None else run["goodput_ratio"] >= goodput and (refusals is None or run["refusals_per_success"] < refusals)
+        budget = run.get("time_budget", {})
+        if "lost_to_refusals_s" in budget:
+            measured += (f"; busiest model: {budget['lost_to_refusals_s']} s lost to refusals, "
+                         f"{budget['slack_s']} s of slack, {budget['outside_s']} s before its first call and after its last")
         if case == "halving":
             measured += f"; followed down in {run['follow_down_s']} s, back up in {run['follow_up_s']} s"
             target = "<= 30 s each"

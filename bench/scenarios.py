@@ -486,9 +486,50 @@ def pacing(work: Workdir, case: str, *, edits: int = 20, concurrency: int = 8, l
         "statuses": log_statuses(run_dir),
         "returncode": measure.returncode,
     }
+    busiest_events = stats["rate_limit_events"][max(stats["completions"], key=stats["completions"].get)]
     if halving:
         result.update(_follow_times(stats["rate_limit_events"]))
+    else:
+        result["time_budget"] = _time_budget(busiest_events, measure.wall_s, window=limit == "window")
     return result
+
+
+def _time_budget(events: dict[str, list[float]], wall_s: float, *, window: bool) -> dict[str, Any]:
+    """Where the busiest model's wall time went, as the simulator saw its requests.
+
+    wall = outside (start-up before its first request, the tail after its
+    last) + the span from its first admission to its last. Against the bucket,
+    that span is one second per call admitted after the first, plus every
+    second the bucket held a token nobody took: in a gap that held a refusal
+    (lost to refusals) or in one that did not (the client's own slack: its
+    margin, its pace below the limit, or no request ready). `early_ms` is how
+    early each refused request came: for the bucket, one second less the time
+    since the admission before it; for the 10-per-10-s window, ten seconds
+    less the time since the tenth admission before it.
+    """
+    admitted, refused = sorted(events["admitted"]), sorted(events["refused"])
+    span = admitted[-1] - admitted[0]
+    depth, allowed_s = (10, 10.0) if window else (1, 60.0 / PACING_RPM)
+    early = []
+    for r in refused:
+        before = [a for a in admitted if a <= r]
+        if len(before) >= depth:
+            early.append((allowed_s - (r - before[-depth])) * 1000)
+    budget: dict[str, Any] = {"outside_s": round(wall_s - span, 2), "span_s": round(span, 2)}
+    if not window:
+        lost = slack = 0.0
+        for a, b in zip(admitted, admitted[1:]):
+            excess = b - a - allowed_s
+            if any(a < r < b for r in refused):
+                lost += excess
+            else:
+                slack += excess
+        budget.update(lost_to_refusals_s=round(lost, 2), slack_s=round(slack, 2))
+    if early:
+        early.sort()
+        budget["early_ms"] = {"min": round(early[0], 1), "median": round(early[len(early) // 2], 1),
+                              "max": round(early[-1], 1)}
+    return budget
 
 
 def _halving_ideal(calls: int) -> float:

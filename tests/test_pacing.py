@@ -10,6 +10,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
+from collections.abc import Callable
 
 import anyio
 import pytest
@@ -56,19 +57,29 @@ async def run_callers(clock: VirtualClock, work) -> None:
 class Server:
     """The simulator's token bucket behind a limiter, as ChatClient drives it: acquire, answer, report."""
 
-    def __init__(self, clock: VirtualClock, limiter: ModelLimiter, faults: ModelFaults = ONE_A_SECOND) -> None:
+    def __init__(self, clock: VirtualClock, limiter: ModelLimiter, faults: ModelFaults = ONE_A_SECOND, *,
+                 latency_s: float = 0.0, trip_s: Callable[[int], float] = lambda n: 0.0) -> None:
         self.clock, self.limiter, self.faults = clock, limiter, faults
+        self.latency_s = latency_s
+        """How long an admitted call takes to answer (a refusal comes back at once)."""
+        self.trip_s = trip_s
+        """Seconds from the n-th request's send to its arrival at the bucket (0 for the first request)."""
         self.bucket = TokenBucket(clock)
         self.admitted: list[float] = []
         self.refused: list[float] = []
+        self._sent = itertools.count()
 
     async def call(self) -> None:
         """One chat call to success; each refusal is retried after its Retry-After, as the retry policy would."""
         while True:
             ticket = await self.limiter.acquire()
+            if trip := self.trip_s(next(self._sent)):
+                await self.clock.sleep(trip)
             wait_s = self.bucket.admit("m", self.faults)
             if wait_s is None:
                 self.admitted.append(ticket.sent_at)
+                if self.latency_s:
+                    await self.clock.sleep(self.latency_s)
                 self.limiter.admitted(ticket)
                 return
             self.refused.append(ticket.sent_at)
@@ -92,30 +103,72 @@ class Server:
 # --- the controller alone ---------------------------------------------------------------------
 
 
+def answered(pace: LearnedPace, sent_at: float, gap_s: float) -> None:
+    """A request sent at `sent_at`, `gap_s` after the one before it, then admitted."""
+    pace.sent(sent_at)
+    pace.admitted(sent_at, gap_s)
+
+
+def refuse(pace: LearnedPace, *, sent_at: float, now: float, wait_s: float) -> None:
+    """A request sent at `sent_at` refused at `now`, the provider naming `wait_s`."""
+    pace.sent(sent_at)
+    pace.refused(sent_at, now, wait_s)
+
+
+def first_refusal(pace: LearnedPace, *, sent_at: float, now: float, wait_s: float) -> None:
+    """The first 429, and its wait running out (when the first estimate is made)."""
+    refuse(pace, sent_at=sent_at, now=now, wait_s=wait_s)
+    pace.rate(now + wait_s)
+
+
 def test_the_first_refusal_paces_at_what_was_admitted_over_the_span_plus_the_wait_named():
     pace = LearnedPace()
     for i in range(25):  # a sliding window of 25 per 10 s, spent in the first 0.24 s
-        pace.admitted(i * 0.01, 0.01)
-    pace.refused(sent_at=0.25, now=0.25, wait_s=10.0)
-    assert pace.held == pytest.approx(25 / 10.25 * (1 - MARGIN))
-    assert pace.rate(10.0) == pace.held
+        answered(pace, i * 0.01, 0.01)
+    refuse(pace, sent_at=0.25, now=0.25, wait_s=10.0)
+    assert pace.rate(10.0) is None  # the wait named is not over: the gate holds everything back meanwhile
+    assert pace.rate(10.25) == pytest.approx(25 / 10.25 * (1 - MARGIN))
+
+
+def test_requests_still_being_answered_when_the_first_429_comes_back_count_as_admitted():
+    pace = LearnedPace()
+    pace.sent(0.0)  # admitted, its answer still being written when the 429 below comes back
+    refuse(pace, sent_at=0.004, now=0.006, wait_s=1.0)
+    assert pace.rate(1.006) == pytest.approx(1 / 1.006 * (1 - MARGIN))
+
+
+def test_requests_refused_with_the_first_one_do_not_count_as_admitted():
+    pace = LearnedPace()
+    pace.sent(0.0)  # admitted
+    pace.sent(0.001)  # refused: its 429 comes back after the first one's
+    refuse(pace, sent_at=0.002, now=0.004, wait_s=1.0)
+    pace.refused(0.001, 0.005, 1.0)
+    assert pace.rate(1.004) == pytest.approx(1 / 1.004 * (1 - MARGIN))
+
+
+def test_with_the_users_cap_the_first_refusal_holds_the_cap_less_the_margin():
+    pace = LearnedPace(ceiling=1.0 * (1 - MARGIN))  # told 60 a minute
+    answered(pace, 0.0, math.inf)  # one admitted, then one sent a second later refused: a request early
+    first_refusal(pace, sent_at=1.0, now=1.004, wait_s=1.0)
+    assert pace.held == pytest.approx(0.98)  # not 1 / 2.004: the cap is the limit the user knows
+    assert pace.rate(100.0) == pytest.approx(0.98)  # and no probe goes past it
 
 
 def test_a_refusal_with_nothing_admitted_lately_sets_no_pace():
     pace = LearnedPace()
-    pace.admitted(0.0, math.inf)
-    pace.refused(sent_at=40.0, now=40.0, wait_s=1.0)  # the one admission is older than the 30 s counted
+    answered(pace, 0.0, math.inf)
+    refuse(pace, sent_at=40.0, now=40.0, wait_s=1.0)  # the one admission is older than the 30 s counted
     assert (pace.held, pace.rate(41.0)) == (None, None)
 
 
 def test_the_pace_holds_then_probes_along_a_cubic_doubling_after_eight_seconds_or_four_requests():
     pace = LearnedPace()
-    pace.admitted(0.0, math.inf)
-    pace.refused(sent_at=0.5, now=0.5, wait_s=1.5)  # one admitted in 0.5 s, then 1.5 s of wait: 0.5 a second
+    answered(pace, 0.0, math.inf)
+    refuse(pace, sent_at=0.5, now=0.5, wait_s=1.5)  # one admitted in 0.5 s, then 1.5 s of wait: 0.5 a second
     held = 0.5 * (1 - MARGIN)
-    # hold: 20 s or 20 requests at the held rate, whichever is longer (40.8 s), before any probe
+    # hold: 20 s or 10 requests at the held rate, whichever is longer, before any probe
     hold = 10 / held  # 10 requests: 20.4 s
-    assert [pace.rate(0.5 + t) for t in (0.0, hold)] == [held, held]
+    assert [pace.rate(0.5 + t) for t in (1.5, hold)] == [held, held]
     probe = 4 / held  # 8 s or 4 requests (8.2 s): the longer
     assert pace.rate(0.5 + hold + probe / 2) == pytest.approx(held * 1.125)
     assert pace.rate(0.5 + hold + probe) == pytest.approx(held * 2)
@@ -123,49 +176,49 @@ def test_the_pace_holds_then_probes_along_a_cubic_doubling_after_eight_seconds_o
 
 def test_a_refusal_while_probing_holds_the_last_rate_that_was_admitted():
     pace = LearnedPace()
-    pace.admitted(0.0, math.inf)
-    pace.refused(sent_at=0.0, now=0.0, wait_s=1.0)  # 1 a second, held at 0.98 for 20.4 s
+    answered(pace, 0.0, math.inf)
+    first_refusal(pace, sent_at=0.0, now=0.0, wait_s=1.0)  # 1 a second, held at 0.98 for 20.4 s
     admitted_at = 20.0 + 8.0 * 0.5  # halfway up the probe, where the pace is 0.98 x 1.125
-    pace.admitted(admitted_at, 1 / 1.05)  # sent 0.95 s after the one before it
-    pace.refused(sent_at=admitted_at + 0.9, now=admitted_at + 0.9, wait_s=1.0)
+    answered(pace, admitted_at, 1 / 1.05)  # sent 0.95 s after the one before it
+    refuse(pace, sent_at=admitted_at + 0.9, now=admitted_at + 0.9, wait_s=1.0)
     assert pace.held == pytest.approx(1.05 * (1 - MARGIN))  # the gap admitted, below the probe's rate then
-    pace.admitted(100.0, 0.5)  # far up the next probe, 2 a second admitted
-    pace.refused(sent_at=100.5, now=100.5, wait_s=1.0)
+    answered(pace, 100.0, 0.5)  # far up the next probe, 2 a second admitted
+    refuse(pace, sent_at=100.5, now=100.5, wait_s=1.0)
     assert pace.held == pytest.approx(2 * (1 - MARGIN))
 
 
 def test_a_refusal_while_probing_never_lowers_the_held_rate():
     pace = LearnedPace()
-    pace.admitted(0.0, math.inf)
-    pace.refused(sent_at=0.0, now=0.0, wait_s=1.0)
-    pace.refused(sent_at=21.0, now=21.0, wait_s=1.0)  # probing (after 20.4 s), nothing admitted since the cut
+    answered(pace, 0.0, math.inf)
+    first_refusal(pace, sent_at=0.0, now=0.0, wait_s=1.0)
+    refuse(pace, sent_at=21.0, now=21.0, wait_s=1.0)  # probing (after 20.4 s), nothing admitted since the cut
     assert pace.held == pytest.approx(0.98)
 
 
 def test_a_single_early_request_refused_at_the_held_rate_costs_only_the_margin():
     pace = LearnedPace()
-    pace.admitted(0.0, math.inf)
-    pace.refused(sent_at=0.0, now=0.0, wait_s=1.0)  # held at 0.98 a second
+    answered(pace, 0.0, math.inf)
+    first_refusal(pace, sent_at=0.0, now=0.0, wait_s=1.0)  # held at 0.98 a second
     for i in range(1, 11):
-        pace.admitted(i / 0.98, 1 / 0.98)  # ten admitted at the held pace
-    pace.refused(sent_at=11 / 0.98, now=11 / 0.98, wait_s=1.0)  # then one that reached the provider early
+        answered(pace, i / 0.98, 1 / 0.98)  # ten admitted at the held pace
+    refuse(pace, sent_at=11 / 0.98, now=11 / 0.98, wait_s=1.0)  # then one that reached the provider early
     assert pace.held == pytest.approx(0.98 * (1 - MARGIN))
 
 
 def test_a_refusal_at_the_held_rate_with_few_admitted_lately_cuts_the_pace_by_a_quarter_at_most():
     pace = LearnedPace()
-    pace.admitted(0.0, math.inf)
-    pace.refused(sent_at=0.0, now=0.0, wait_s=1.0)
-    pace.refused(sent_at=5.0, now=5.0, wait_s=2.0)
+    answered(pace, 0.0, math.inf)
+    first_refusal(pace, sent_at=0.0, now=0.0, wait_s=1.0)
+    refuse(pace, sent_at=5.0, now=5.0, wait_s=2.0)
     assert pace.held == pytest.approx(0.98 * BACK_OFF)
 
 
 def test_a_refusal_of_a_request_sent_before_the_last_cut_changes_nothing():
     pace = LearnedPace()
-    pace.admitted(0.0, math.inf)
-    pace.refused(sent_at=0.0, now=1.0, wait_s=1.0)
-    pace.refused(sent_at=0.9, now=1.2, wait_s=1.0)  # already in flight when the first refusal came back
-    assert pace.held == pytest.approx(1 / 2 * (1 - MARGIN))
+    answered(pace, 0.0, math.inf)
+    refuse(pace, sent_at=0.0, now=1.0, wait_s=1.0)
+    refuse(pace, sent_at=0.9, now=1.2, wait_s=1.0)  # already in flight when the first refusal came back
+    assert pace.rate(2.0) == pytest.approx(1 / 2 * (1 - MARGIN))
 
 
 # --- the limiter on a virtual clock ------------------------------------------------------------
@@ -229,6 +282,7 @@ async def test_the_learned_rate_shows_only_while_requests_wait_on_it():
     async def work() -> None:
         limiter.admitted(await limiter.acquire())
         limiter.rate_limited(1.0, await limiter.acquire())
+        await limiter.acquire()  # through the gate a second later, when the pace is learned
         shown.append(limiter.held_back_rpm())  # learned, but nobody waits
         async with anyio.create_task_group() as tg:
             tg.start_soon(limiter.acquire)
@@ -245,16 +299,36 @@ async def test_the_learned_rate_shows_only_while_requests_wait_on_it():
 async def test_the_issues_server_one_a_second_no_burst_is_learned_with_few_refusals():
     """4 verdicts of 40 calls at once against one admitted call a second: 160 calls, ideally 159 s.
 
-    Before the learned pace the gate reopened for every waiter at once: about
-    one refusal per successful call.
+    An admitted call is answered 0.2 s later, a refusal at once (the bench's
+    latency). Before the learned pace the gate reopened for every waiter at
+    once: about one refusal per successful call. Then, while the first
+    estimate counted only answers already back, it saw one request in the
+    second before the 429 and held half the limit for 20 s: 0.85 of ideal.
     """
     clock = VirtualClock()
-    server = Server(clock, ModelLimiter(clock=clock, sleep=clock.sleep))
+    server = Server(clock, ModelLimiter(clock=clock, sleep=clock.sleep), latency_s=0.2)
     await run_callers(clock, lambda: server.verdicts(callers=4, calls=40, think_s=1.0))
     assert len(server.admitted) == 160
     ideal = 159.0
     # goodput 0.94 of ideal, 8 refusals for 160 calls (5 %): the first, then one per probe about every 23 s
     assert (round(ideal / server.admitted[-1], 2), len(server.refused)) == (0.94, 8)
+
+
+async def test_told_the_buckets_own_rate_requests_that_arrive_unevenly_meet_one_refusal():
+    """--rpm 60 against a bucket of 60 a minute, every other request reaching it 5 ms after it was sent.
+
+    Paced at exactly the cap, a request that arrives 5 ms sooner after the
+    one before it is refused; the first refusal keeps the cap less the
+    margin from then on. Before, it held the rate estimated from the answers
+    (0.65 a second), probed back to the cap, and met a refusal there every
+    24 s: 0.88 of ideal, 8 refusals.
+    """
+    clock = VirtualClock()
+    limiter = ModelLimiter(60, clock=clock, sleep=clock.sleep)
+    server = Server(clock, limiter, latency_s=0.2, trip_s=lambda n: 0.005 * (n % 2))
+    await run_callers(clock, lambda: server.verdicts(callers=4, calls=40, think_s=1.0))
+    gaps = {round(b - a, 4) for a, b in itertools.pairwise(server.admitted[3:])}
+    assert (round(159.0 / server.admitted[-1], 2), server.refused, gaps) == (0.97, [2.0], {round(1 / 0.98, 4)})
 
 
 async def test_a_limit_that_halves_is_followed_down_and_back_up():
@@ -292,6 +366,7 @@ async def test_the_progress_line_names_each_model_held_back_by_a_learned_limit_a
         lines.append(progress.line())
         slow.admitted(await slow.acquire())
         slow.rate_limited(2.0, await slow.acquire())  # one admitted, then 2 s named: 0.5 a second
+        await slow.acquire()  # through the gate
         async with anyio.create_task_group() as tg:
             tg.start_soon(slow.acquire)
             await anyio.wait_all_tasks_blocked()

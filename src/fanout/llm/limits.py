@@ -9,7 +9,12 @@ The cap is what the user told us (requests_per_minute): one request every
 60/N seconds, no burst, a hard bound nothing learned can raise. A bucket of
 N would let N requests through at once and keep leaking more, so close to 2N
 could land inside one minute; one request per 60/N s keeps within N per
-minute over any window.
+minute over any window. Until the provider refuses a request, that is
+all; after a refusal the cap is kept less MARGIN. Against a bucket with no
+burst, requests paced at exactly its rate are refused whenever one arrives
+a moment sooner after the one before it (measured on the simulator: 0.3 to
+7 ms sooner, one refusal in 25 s), and each refusal costs a whole
+Retry-After; 2 % of the cap is the cheaper price.
 
 The learned pace is what the provider's answers tell us when nobody told us
 the limit (LearnedPace below). The gate is what a 429's Retry-After says:
@@ -48,9 +53,9 @@ PROBE_S, PROBE_REQUESTS, PROBE_MAX_S = 8.0, 4, 30.0
 BACK_OFF = 0.75
 """A refusal at the held rate: cut to the rate admitted over the last RECENT_S, by this factor at most."""
 WINDOW_S = 30.0
-"""The admitted requests counted for the first estimate."""
+"""The requests counted for the first estimate."""
 RECENT_S = 10.0
-"""The admitted requests counted after a refusal at the held rate."""
+"""The requests counted after a refusal at the held rate."""
 ASSUMED_WAIT_S = 1.0
 """The wait assumed when a 429 names none (no gate is closed for it)."""
 _EARLY_S = 1e-6
@@ -61,10 +66,18 @@ class LearnedPace:
     """The rate a provider admits, learned from its refusals: additive-increase's cousin, a cubic probe.
 
     Before any refusal there is no pace. The first refusal estimates the
-    admitted rate from what was admitted recently plus the wait the provider
-    names: S requests admitted over a span, then nothing for Retry-After
-    seconds, is S / (span + Retry-After) a second (a sliding window of 25 per
-    10 s, spent in a burst, gives 2.5 a second). Then:
+    admitted rate once the wait the provider names is over: S requests sent
+    before the refused one over a span, then nothing for Retry-After
+    seconds, is S / (span + Retry-After) a second (a sliding window of 25
+    per 10 s, spent in a burst, gives 2.5 a second). The S are the requests
+    sent and not refused by then, not the answers already back: a 429 comes
+    back at once while the admitted requests are still being answered, so
+    counting answers saw one request or none and held half the limit for
+    twenty seconds; counting at the first 429 would count the requests
+    refused with it whose 429s were still on their way. Told the limit
+    (`ceiling`), the estimate is the cap less MARGIN: a refusal at the cap
+    is a request that arrived early, and one request admitted before it
+    would estimate half the cap. Then:
 
     - hold that rate (less MARGIN) for HOLD_S or HOLD_REQUESTS,
     - probe upward along a cubic (as TCP CUBIC does around its last known
@@ -82,9 +95,16 @@ class LearnedPace:
 
     A refusal of a request sent before the latest cut is news already acted
     on and changes nothing (TCP's one decrease per round trip).
+
+    A probe refused costs one Retry-After; to follow a limit that rises within
+    30 s, one comes every HOLD_S + a few seconds, about 4 % of the calls at a
+    limit of one a second, with MARGIN the price of pacing without a
+    burst to absorb early arrivals.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, ceiling: float | None = None) -> None:
+        self.ceiling = ceiling
+        """Requests a second no probe goes past: the user's cap less MARGIN (see ModelLimiter); None = none."""
         self.held: float | None = None
         """Requests a second held since the last cut; None until the first refusal."""
         self._cut_at = -math.inf
@@ -92,50 +112,68 @@ class LearnedPace:
         """1 / the gap before the latest request sent since the cut, when it was admitted."""
         self._unsettled = False
         """The latest cut left the limit unsettled, so the next probe comes soon."""
-        self._admitted: deque[float] = deque()
-        """Send times of admitted requests within WINDOW_S."""
+        self._sent: deque[float] = deque()
+        """Send times within WINDOW_S of the requests not refused (so far: most are still being answered)."""
+        self._first: tuple[float, float, float] | None = None
+        """The first refusal (sent_at, now, wait_s), until its wait is over and the first estimate is made."""
 
     def rate(self, now: float) -> float | None:
         """Requests a second allowed at `now`: the held rate, or the probe above it."""
+        if self.held is None and self._first is not None and now >= self._first[1] + self._first[2] - _EARLY_S:
+            self._estimate_first()
         if self.held is None:
             return None
         over = max(0.0, now - self._cut_at - self._hold_s()) / self._probe_s()
-        return self.held * (1.0 + over**3)
+        probe = self.held * (1.0 + over**3)
+        return probe if self.ceiling is None else min(probe, self.ceiling)
+
+    def sent(self, at: float) -> None:
+        """A request went out at `at`: it counts as admitted unless a 429 for it comes back."""
+        self._sent.append(at)
+        self._forget_before(at - WINDOW_S)
 
     def admitted(self, sent_at: float, gap_s: float) -> None:
         """A request sent `gap_s` after the one before it was admitted: the limit allows at least that pace."""
-        self._admitted.append(sent_at)
-        self._forget_before(sent_at - WINDOW_S)
         if self.held is not None and sent_at >= self._cut_at:
             self._last_admitted_rate = 1.0 / gap_s if gap_s > 0 else math.inf
 
     def refused(self, sent_at: float, now: float, wait_s: float) -> None:
         """A 429 for a request sent at `sent_at`; the provider named `wait_s` (or it was assumed)."""
+        if sent_at in self._sent:
+            self._sent.remove(sent_at)
         if sent_at < self._cut_at:
             return
         if self.held is None:
-            first = self._first_estimate(now, wait_s)
-            if first is None:
-                return
-            new = first * (1.0 - MARGIN)
-        elif sent_at - self._cut_at > self._hold_s():
+            if self._first is None:
+                self._first, self._cut_at = (sent_at, now, wait_s), now
+            return
+        if sent_at - self._cut_at > self._hold_s():
             refused_rate = self.rate(sent_at) or self.held
             admitted_rate = min(self._last_admitted_rate or self.held, refused_rate)
             new = max(self.held, admitted_rate * (1.0 - MARGIN))
             self._unsettled = refused_rate > admitted_rate * SETTLED
         else:
-            new = self._after_a_fall(now)
+            new = self._after_a_fall(sent_at, now)
             self._unsettled = new < self.held * (1.0 - 2 * MARGIN)  # fell, rather than one request early
         self.held, self._cut_at, self._last_admitted_rate = new, now, None
 
-    def _first_estimate(self, now: float, wait_s: float) -> float | None:
-        """None when nothing was admitted lately: a refusal alone says when to come back, not how fast."""
-        self._forget_before(now - WINDOW_S)
-        if not self._admitted:
-            return None
-        return len(self._admitted) / (now - self._admitted[0] + wait_s)
+    def _estimate_first(self) -> None:
+        """The first refusal's wait is over: every request sent before it and not refused by now was admitted.
 
-    def _after_a_fall(self, now: float) -> float:
+        With the user's cap, the cap is the estimate (see ceiling). Nothing
+        sent lately before the refused request gives no estimate: a refusal
+        alone says when to come back, not how fast.
+        """
+        assert self._first is not None
+        sent_at, now, wait_s = self._first
+        self._first = None
+        before = [t for t in self._sent if now - WINDOW_S <= t <= sent_at]  # the refused one is gone
+        if self.ceiling is not None:
+            self.held = self.ceiling
+        elif before:
+            self.held = len(before) / (now - before[0] + wait_s) * (1.0 - MARGIN)
+
+    def _after_a_fall(self, sent_at: float, now: float) -> float:
         """The rate admitted lately, below the held rate and above BACK_OFF of it.
 
         A request that reaches the provider a little early (a busy event loop)
@@ -143,13 +181,13 @@ class LearnedPace:
         fell shows in fewer admissions, refusal after refusal.
         """
         assert self.held is not None
-        lately = [t for t in self._admitted if t >= now - RECENT_S]
+        lately = [t for t in self._sent if now - RECENT_S <= t <= sent_at]
         recent = len(lately) / (now - lately[0]) if lately and now > lately[0] else 0.0
         return min(self.held * (1.0 - MARGIN), max(self.held * BACK_OFF, recent))
 
     def _forget_before(self, when: float) -> None:
-        while self._admitted and self._admitted[0] < when:
-            self._admitted.popleft()
+        while self._sent and self._sent[0] < when:
+            self._sent.popleft()
 
     def _hold_s(self) -> float:
         assert self.held is not None
@@ -183,7 +221,7 @@ class ModelLimiter:
         self._cap_interval = 60.0 / requests_per_minute if requests_per_minute else 0.0
         self._clock = clock
         self._sleep = sleep
-        self._learned = LearnedPace()
+        self._learned = LearnedPace(requests_per_minute / 60.0 * (1.0 - MARGIN) if requests_per_minute else None)
         self._turn = anyio.Lock()
         self._last_sent = -math.inf
         self._open_at = 0.0
@@ -201,6 +239,7 @@ class ModelLimiter:
                 now = self._clock()
                 ticket = Ticket(now, now - self._last_sent)
                 self._last_sent = now
+                self._learned.sent(now)
                 return ticket
         finally:
             self._waiting -= 1
@@ -223,11 +262,12 @@ class ModelLimiter:
     def held_back_rpm(self) -> float | None:
         """The learned requests per minute while requests wait on it (below the user's cap), else None."""
         rate = self._learned.rate(self._clock())
-        if not self._waiting or rate is None or 1.0 / rate <= self._cap_interval:
+        if not self._waiting or rate is None or rate == self._learned.ceiling:
             return None
         return rate * 60.0
 
     def _ready_at(self) -> float:
+        """The cap's interval until the first refusal, then the learned pace's (which the cap bounds)."""
         rate = self._learned.rate(self._clock())
-        interval = max(self._cap_interval, 1.0 / rate if rate else 0.0)
+        interval = self._cap_interval if rate is None else 1.0 / rate
         return max(self._open_at, self._last_sent + interval)
