@@ -29,6 +29,7 @@ from fanout.sift.snapshot import load_snapshot
 from fanout.sift.verdict import run_verdict
 from fanout.sim import SIM_MODELS, SimConfig, running_simulator
 from fanout.sim.cache_terms import ANTHROPIC_HAIKU_4_5, DEEPSEEK, CacheTerms
+from fanout.sim.conversation import read_conversation
 from fanout.sim.prompt_cache import CacheUse, PromptCache
 from fanout.tools import TOOL_SCHEMAS, ToolBox, ToolResult
 
@@ -293,6 +294,18 @@ async def test_cached_and_written_tokens_are_summed_into_the_record_and_billed_b
         haiku.cost(p, u["completion_tokens"], r, w) for p, u, r, w in zip(prompt, usages, read, written)]
     assert record.cost_usd == sum(u["cost"] for u in usages)
     assert record.cost_usd < sum(haiku.cost(p, u["completion_tokens"]) for p, u in zip(prompt, usages))
+
+
+@pytest.mark.parametrize("json_mode", [True, False], ids=["json-mode", "without-json-mode"])
+def test_the_simulator_reads_a_verdict_request_that_offers_tools_as_the_verdict_phase(json_mode: bool) -> None:
+    """As a real model does, it answers the verdict, not with more tool calls (with or without JSON mode)."""
+    body: dict[str, Any] = {"messages": [*investigation_messages(), {"role": "user", "content": VERDICT_REQUEST}],
+                            "tools": TOOL_SCHEMAS, "tool_choice": "auto"}
+    if json_mode:
+        body["response_format"] = {"type": "json_object"}
+    assert read_conversation(body).phase == "verdict"
+    investigating = {"messages": investigation_messages()[:4], "tools": TOOL_SCHEMAS, "tool_choice": "auto"}
+    assert read_conversation(investigating).phase == "investigate"
 
 
 async def test_the_simulated_haiku_caches_nothing_under_its_documented_minimum() -> None:
