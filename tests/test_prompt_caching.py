@@ -12,7 +12,7 @@ import httpx
 import pytest
 import respx
 import yaml
-from scripted_chat import LOCAL, completion, tool_call
+from scripted_chat import LOCAL, ScriptedChat, completion, tool_call
 from test_analysis_support import make_record, write_run
 
 from fanout.analysis import build_report, render_summary
@@ -23,13 +23,15 @@ from fanout.llm.catalog import fill_spec
 from fanout.llm.chat import ChatClient
 from fanout.llm.cost import cache_savings, estimate_cost
 from fanout.records import Usage, parse_record
-from fanout.sift.prompt import load_prompt
+from fanout.sift.edit_context import build_edit_context
+from fanout.sift.prompt import REPAIR_REQUEST, TOOLS_CLOSED, VERDICT_REQUEST, Prompt, load_prompt
 from fanout.sift.snapshot import load_snapshot
 from fanout.sift.verdict import run_verdict
 from fanout.sim import SIM_MODELS, SimConfig, running_simulator
 from fanout.sim.cache_terms import ANTHROPIC_HAIKU_4_5, DEEPSEEK, CacheTerms
+from fanout.sim.conversation import read_conversation
 from fanout.sim.prompt_cache import CacheUse, PromptCache
-from fanout.tools import TOOL_SCHEMAS, ToolBox
+from fanout.tools import TOOL_SCHEMAS, ToolBox, ToolResult
 
 HAIKU = "anthropic/claude-4.5-haiku-20251001"
 MARK = {"cache_control": {"type": "ephemeral"}}
@@ -103,6 +105,104 @@ def test_the_cache_setting_is_checked_once_in_config(tmp_path: Path) -> None:
     limits.write_text(f"{HAIKU}: {{cache: sometimes}}\n")
     with pytest.raises(ConfigError, match=r"cache must be explicit, implicit or off \(got 'sometimes'\)"):
         load_limits(limits)
+
+
+# --- the verdict request ------------------------------------------------------------------------
+
+SMALL_PROMPT = Prompt("You check one Wikidata edit.", "0" * 64)
+VERDICT = {"verdict": "incorrect", "rationale": "The BBC says 1952.",
+           "sources": [{"url": "https://www.bbc.co.uk/news/adams", "supports_claim": False, "provenance": "reported"}]}
+SEARCHED = completion("", tool_calls=[tool_call("web_search", {"query": "q"}, "c1")])
+
+
+class NoteTools:
+    """ToolBox's `dispatch`, answering every call with the same text and noting each call it ran."""
+
+    def __init__(self) -> None:
+        self.ran: list[str] = []
+
+    async def dispatch(self, name: str, raw_arguments: str) -> ToolResult:
+        self.ran.append(name)
+        return ToolResult("results", True)
+
+
+async def scripted_verdict(model: ModelSpec, script: list[Any]) -> tuple[Any, ScriptedChat, NoteTools]:
+    edit = load_snapshot(package_data("sample_snapshot.yaml")).edits[0]
+    server, tools = ScriptedChat(script), NoteTools()
+    with respx.mock:
+        respx.post(f"{LOCAL}/chat/completions").mock(side_effect=server)
+        async with httpx.AsyncClient() as http:
+            chat = ChatClient(base_url=LOCAL, api_key=None, http=http)
+            record = await run_verdict(edit, model, chat=chat, tools=tools, prompt=SMALL_PROMPT)  # type: ignore[arg-type]
+    return record, server, tools
+
+
+def investigation_messages() -> list[dict[str, Any]]:
+    edit = load_snapshot(package_data("sample_snapshot.yaml")).edits[0]
+    return [{"role": "system", "content": SMALL_PROMPT.text}, {"role": "user", "content": build_edit_context(edit)},
+            {"role": "assistant", "content": "", "tool_calls": [tool_call("web_search", {"query": "q"}, "c1")]},
+            {"role": "tool", "tool_call_id": "c1", "content": "results"}, {"role": "assistant", "content": "Done."}]
+
+
+async def test_an_anthropic_verdict_request_offers_the_investigations_tools_so_it_reads_their_cached_prefix() -> None:
+    record, server, _ = await scripted_verdict(model_spec(HAIKU), [SEARCHED, completion("Done."),
+                                                                  completion(json.dumps(VERDICT))])
+    system, user, call, result, closing = investigation_messages()
+    assert record.status == "ok" and record.warnings == []
+    assert server.requests[2] == {
+        "model": HAIKU,
+        "messages": [{"role": "system", "content": parts(system["content"])},
+                     {"role": "user", "content": parts(user["content"])}, call,
+                     {"role": "tool", "tool_call_id": "c1", "content": parts("results")},  # the investigation's end
+                     closing, {"role": "user", "content": parts(VERDICT_REQUEST)}],
+        "tools": TOOL_SCHEMAS, "tool_choice": "auto", "response_format": {"type": "json_object"},
+    }
+    assert (server.requests[2]["tools"], server.requests[2]["tool_choice"]) == (
+        server.requests[0]["tools"], server.requests[0]["tool_choice"])
+
+
+@pytest.mark.parametrize("model", [ModelSpec("deepseek/deepseek-v3.2"), ModelSpec(HAIKU, cache="off"),
+                                   ModelSpec(HAIKU, cache="implicit")], ids=lambda m: f"{m.name}-{m.cache}")
+async def test_other_models_get_todays_verdict_request_with_no_tools(model: ModelSpec) -> None:
+    _, server, _ = await scripted_verdict(model, [SEARCHED, completion("Done."), completion(json.dumps(VERDICT))])
+    assert server.requests[2] == {
+        "model": model.name,
+        "messages": [*investigation_messages(), {"role": "user", "content": VERDICT_REQUEST}],
+        "response_format": {"type": "json_object"},
+    }
+
+
+def unmarked(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{**m, "content": m["content"][0]["text"]} if isinstance(m["content"], list) else m for m in messages]
+
+
+def every_call_answered(messages: list[dict[str, Any]]) -> bool:
+    """What strict servers check: each assistant tool call is answered by a tool message right after it."""
+    for index, message in enumerate(messages):
+        wanted = [c["id"] for c in message.get("tool_calls") or []]
+        answers = [m.get("tool_call_id") for m in messages[index + 1:index + 1 + len(wanted)]]
+        if answers != wanted:
+            return False
+    return True
+
+
+async def test_a_tool_called_for_the_verdict_is_answered_not_run_and_the_repair_turn_asks_again() -> None:
+    fetch = tool_call("web_fetch", {"url": "https://www.bbc.co.uk/news/adams"}, "v1")
+    script = [completion("Done."), completion("", tool_calls=[fetch]), completion(json.dumps(VERDICT))]
+    record, server, tools = await scripted_verdict(model_spec(HAIKU), script)
+    assert (record.status, record.verdict, tools.ran, record.tool_calls) == ("ok", "incorrect", [], [])
+    repair = unmarked(server.requests[2]["messages"])
+    assert repair[-3:] == [
+        {"role": "assistant", "content": "", "tool_calls": [fetch]},
+        {"role": "tool", "tool_call_id": "v1", "content": TOOLS_CLOSED},
+        {"role": "user", "content": REPAIR_REQUEST.format(problem="it called web_fetch instead of giving the verdict")},
+    ]
+    assert every_call_answered(repair) and server.requests[2]["tools"] == TOOL_SCHEMAS
+    assert record.warnings == [
+        "the model called a tool when asked for its verdict; the call was not run, "
+        "and was answered that the investigation was closed",
+        "the first verdict reply did not fit the schema; a repair turn fixed it",
+    ]
 
 
 # --- tokens and their price ----------------------------------------------------------------------
@@ -184,8 +284,9 @@ async def test_cached_and_written_tokens_are_summed_into_the_record_and_billed_b
     # each investigation turn reads what the one before it sent and writes its own new tail
     assert read[:5] == [0, *prompt[:4]]
     assert written[:5] == [prompt[0], *(b - a for a, b in zip(prompt, prompt[1:5]))]
-    # the verdict request offers no tools, so its prefix is not the investigation's: nothing to read
-    assert (read[5], written[5]) == (0, prompt[5])
+    # the verdict request offers the investigation's tools: it reads all the last investigation request sent
+    assert prompt == [2242, 2879, 3407, 3536, 3661, 4132]
+    assert (read[5], written[5]) == (3661, 471)
     assert (record.token_usage.cached_tokens, record.token_usage.cache_write_tokens) == (sum(read), sum(written))
     assert tally["tokens"][HAIKU]["cached_tokens"] == sum(read)
     haiku = next(m for m in SIM_MODELS if m.canonical_slug == HAIKU)
@@ -195,10 +296,24 @@ async def test_cached_and_written_tokens_are_summed_into_the_record_and_billed_b
     assert record.cost_usd < sum(haiku.cost(p, u["completion_tokens"]) for p, u in zip(prompt, usages))
 
 
+@pytest.mark.parametrize("json_mode", [True, False], ids=["json-mode", "without-json-mode"])
+def test_the_simulator_reads_a_verdict_request_that_offers_tools_as_the_verdict_phase(json_mode: bool) -> None:
+    """As a real model does, it answers the verdict, not with more tool calls (with or without JSON mode)."""
+    body: dict[str, Any] = {"messages": [*investigation_messages(), {"role": "user", "content": VERDICT_REQUEST}],
+                            "tools": TOOL_SCHEMAS, "tool_choice": "auto"}
+    if json_mode:
+        body["response_format"] = {"type": "json_object"}
+    assert read_conversation(body).phase == "verdict"
+    investigating = {"messages": investigation_messages()[:4], "tools": TOOL_SCHEMAS, "tool_choice": "auto"}
+    assert read_conversation(investigating).phase == "investigate"
+
+
 async def test_the_simulated_haiku_caches_nothing_under_its_documented_minimum() -> None:
+    """The investigation stays under 4 096 tokens: nothing to read; only the verdict request, past it, writes."""
     record, usages, _ = await verdict_through_the_simulator()
     assert max(u["prompt_tokens"] for u in usages[:5]) < ANTHROPIC_HAIKU_4_5.min_tokens
-    assert (record.token_usage.cached_tokens, record.token_usage.cache_write_tokens) == (0, 0)
+    assert usages[5]["prompt_tokens"] == 4132
+    assert (record.token_usage.cached_tokens, record.token_usage.cache_write_tokens) == (0, 4132)
 
 
 # --- the simulator's cache -----------------------------------------------------------------------

@@ -37,6 +37,12 @@ which OpenRouter does not accept on tool messages (NousResearch/hermes-agent
 
 The marked copy is made at the request boundary (fanout.llm.chat); the
 conversation the verdict keeps is never changed.
+
+Anthropic's cached prefix starts with the tool definitions and tool_choice,
+so a request without the tools reads nothing an investigation request wrote.
+A model that gets breakpoints is therefore offered the same tools (and
+tool_choice) in its verdict request too (fanout.sift.verdict); others get
+today's verdict request, with no tools.
 """
 
 from __future__ import annotations
@@ -57,6 +63,16 @@ def cache_mode(model: ModelSpec) -> str:
     if model.cache is not None:
         return model.cache
     return "explicit" if model.name.startswith(EXPLICIT_PREFIXES) else "implicit"
+
+
+def uses_breakpoints(model: ModelSpec) -> bool:
+    """Whether `model`'s requests carry breakpoints, and so whether its verdict request keeps the tools.
+
+    The one rule for both: a provider that caches at breakpoints starts its
+    cached prefix with the tools (Anthropic), so the verdict request reads the
+    investigation's cache only when it offers the same tools (fanout.sift.verdict).
+    """
+    return cache_mode(model) == "explicit"
 
 
 def with_breakpoints(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -30,7 +30,7 @@ import httpx
 
 from fanout.config import ModelSpec, RunSettings, is_openrouter
 from fanout.errors import ProviderError
-from fanout.llm.caching import cache_mode, with_breakpoints
+from fanout.llm.caching import uses_breakpoints, with_breakpoints
 from fanout.llm.cost import estimate_cost
 from fanout.llm.limits import ModelLimiter
 from fanout.llm.reply import ChatResult, ToolCall
@@ -200,7 +200,7 @@ class ChatClient:
         tools: list[dict[str, Any]] | None,
         json_mode: bool,
     ) -> dict[str, Any]:
-        if cache_mode(model) == "explicit":
+        if uses_breakpoints(model):
             messages = with_breakpoints(messages)
         request: dict[str, Any] = {"model": model.name, "messages": messages}
         if tools:

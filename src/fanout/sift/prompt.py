@@ -97,3 +97,9 @@ REPAIR_REQUEST = (
     "That answer could not be used: {problem}. Reply again with only the JSON object "
     "described above (keys verdict, rationale, sources), with no other text."
 )
+
+TOOLS_CLOSED = (
+    "error: the investigation is closed and this tool was not run. "
+    "The verdict is wanted now: reply with only the JSON object described above."
+)
+"""The answer to a tool call made in the verdict phase (offered the tools only to share the cached prefix)."""

@@ -4,8 +4,13 @@ Phase A (run_tool_phase) is the open investigation: the SIFT prompt, the edit,
 and up to `max_turns` chat calls in which the model may call web_search and
 web_fetch, natively or, for a model without tool calling, through the
 prompted protocol (fanout.sift.prompted). Phase B (ask_for_verdict) appends
-the verdict request and asks for JSON with no tools; a reply that does not
-fit the schema gets one repair turn. An investigation cut off by
+the verdict request and asks for JSON; a reply that does not fit the schema
+gets one repair turn. Phase B offers no tools, except to a model whose
+provider caches at breakpoints (fanout.llm.caching.uses_breakpoints) on the
+native protocol: its cached prefix starts with the tools, so the verdict
+request offers the investigation's tools to read what the investigation
+cached. A tool called then is never run: it is answered that the
+investigation is closed, and the repair turn asks for the verdict again. An investigation cut off by
 finish_reason=length still gets phase B, with its oldest tool output trimmed.
 
 Everything gathered lives in an Investigation object created outside the
@@ -34,10 +39,11 @@ from fanout.config import ModelSpec, RunSettings
 from fanout.sift.edit import Edit
 from fanout.sift.edit_context import build_edit_context, shown_reference_urls
 from fanout.errors import ModelRefused, ProviderError
+from fanout.llm.caching import uses_breakpoints
 from fanout.llm.chat import CallWatcher, ChatClient, ChatResult, ToolCall, rejects_tools
 from fanout.llm.cost import CostSource, weakest
 from fanout.sift import prompted
-from fanout.sift.prompt import REPAIR_REQUEST, VERDICT_REQUEST, Prompt, verdict_request
+from fanout.sift.prompt import REPAIR_REQUEST, TOOLS_CLOSED, VERDICT_REQUEST, Prompt, verdict_request
 from fanout.sift.provenance import check_provenance, rule_violations
 from fanout.sift.record import new_record
 from fanout.sift.samples import SampleAnswer, majority
@@ -321,7 +327,7 @@ async def ask_for_verdict(
     chat: ChatClient,
     request: str = VERDICT_REQUEST,
 ) -> Outcome:
-    """Phase B: the verdict as JSON, no tools, one repair turn if the first answer does not fit."""
+    """Phase B: the verdict as JSON, one repair turn if the first answer does not fit."""
     add_user_message(state.messages, request)
     outcome, problem = await verdict_turn(state, model, chat)
     if outcome is not None:
@@ -410,8 +416,13 @@ async def verdict_turn(
     chat: ChatClient,
 ) -> tuple[Outcome | None, str | None]:
     """One JSON-mode call: an Outcome when it settles the verdict, else the problem to repair."""
-    result = await ask(state, model, chat, json_mode=True)
-    state.add_reply(result, keep_tool_calls=False)
+    tools = verdict_tools(state, model)
+    result = await ask(state, model, chat, tools=tools, json_mode=True)
+    # A cut-off reply may carry half-written tool calls; like phase A, they are not kept.
+    declined = result.tool_calls if tools and result.finish_reason != "length" else []
+    state.add_reply(result, keep_tool_calls=bool(declined))
+    if declined:
+        decline_tool_calls(state, declined)
     if not result.json_mode_used:
         note_once(state, "this model rejects response_format; its verdict was parsed from plain text")
     parsed = parse_verdict(result.content)
@@ -420,7 +431,22 @@ async def verdict_turn(
         return Outcome("incomplete", verdict=parsed.verdict, raw=result.content, error=error), None
     if parsed.verdict is not None:
         return Outcome("ok", verdict=parsed.verdict), None
+    if declined:
+        return None, f"it called {', '.join(call.name for call in declined)} instead of giving the verdict"
     return None, parsed.problem
+
+
+def verdict_tools(state: Investigation, model: ModelSpec) -> list[dict[str, Any]] | None:
+    """The investigation's tools, for a model whose cached prefix starts with them; else none (today's request)."""
+    return TOOL_SCHEMAS if state.protocol == "native" and uses_breakpoints(model) else None
+
+
+def decline_tool_calls(state: Investigation, calls: list[ToolCall]) -> None:
+    """Answer each tool call of the verdict phase without running it: strict servers want every call answered."""
+    for call in calls:
+        state.messages.append({"role": "tool", "tool_call_id": call.id, "content": TOOLS_CLOSED})
+    note_once(state, "the model called a tool when asked for its verdict; the call was not run, "
+                     "and was answered that the investigation was closed")
 
 
 async def ask(
