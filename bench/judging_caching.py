@@ -35,13 +35,15 @@ from typing import Any, NamedTuple
 
 import anyio
 
-from fanout.config import package_data
+from fanout.config import ToolSettings, package_data
 from fanout.sim import SIM_MODELS, SimConfig, load_corpus, load_profile, running_simulator
 from fanout.sim.corpus import Corpus
 
 MODEL = "anthropic/claude-4.5-haiku-20251001"
 TARGET_SAVING = 0.40
 ARTICLE_CHARS = 6_000
+FETCH_CAP_CHARS = ToolSettings.fetch_max_chars
+"""web_fetch's default cap (15 000): what a model is handed of any page longer than that, as most articles are."""
 
 
 class Case(NamedTuple):
@@ -49,14 +51,17 @@ class Case(NamedTuple):
     breakpoints: bool
     min_tokens: int | None = None
     """The simulated Haiku's minimum cacheable prefix, when not Haiku 4.5's own."""
-    article_pages: bool = False
+    page_chars: int | None = None
+    """Each page's paragraphs repeated to about this many characters (None: the corpus as it is)."""
 
 
 CASES = (
     Case("off", False), Case("breakpoints", True),
     Case("breakpoints, 1024-token minimum", True, min_tokens=1024),
-    Case("off, article-length pages", False, article_pages=True),
-    Case("breakpoints, article-length pages", True, article_pages=True),
+    Case("off, article-length pages", False, page_chars=ARTICLE_CHARS),
+    Case("breakpoints, article-length pages", True, page_chars=ARTICLE_CHARS),
+    Case("off, pages at web_fetch's cap", False, page_chars=FETCH_CAP_CHARS),
+    Case("breakpoints, pages at web_fetch's cap", True, page_chars=FETCH_CAP_CHARS),
 )
 
 
@@ -65,16 +70,16 @@ def simulator_config(case: Case, seed: int) -> SimConfig:
     if case.min_tokens is not None:
         models = tuple(dataclasses.replace(m, cache=dataclasses.replace(m.cache, min_tokens=case.min_tokens))
                        if m.canonical_slug == MODEL else m for m in SIM_MODELS)
-    corpus = article_length(load_corpus()) if case.article_pages else None
+    corpus = lengthened(load_corpus(), case.page_chars) if case.page_chars else None
     return SimConfig(seed=seed, profile=load_profile("clean"), latency_scale=0.0, models=models, corpus=corpus)
 
 
-def article_length(corpus: Corpus) -> Corpus:
-    """The corpus with each page's paragraphs repeated to about ARTICLE_CHARS characters."""
+def lengthened(corpus: Corpus, page_chars: int) -> Corpus:
+    """The corpus with each page's paragraphs repeated to about `page_chars` characters."""
     pages = []
     for page in corpus.pages.values():
         chars = sum(len(p) for p in page.body)
-        repeats = max(1, math.ceil(ARTICLE_CHARS / chars)) if chars else 1
+        repeats = max(1, math.ceil(page_chars / chars)) if chars else 1
         pages.append(dataclasses.replace(page, body=page.body * repeats))
     return Corpus(pages, corpus.edits)
 
@@ -125,6 +130,7 @@ def summarise(results: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
         "Haiku 4.5 as documented (4096-token minimum)": 1 - cost["breakpoints"] / cost["off"],
         "the same conversations, 1024-token minimum": 1 - cost["breakpoints, 1024-token minimum"] / cost["off"],
         "article-length pages": 1 - cost["breakpoints, article-length pages"] / cost["off, article-length pages"],
+        "pages at web_fetch's cap": 1 - cost["breakpoints, pages at web_fetch's cap"] / cost["off, pages at web_fetch's cap"],
     }
     return {"cost_per_verdict_usd": cost, "hit_rate": hit, "saving": savings, "target_saving": TARGET_SAVING}
 
