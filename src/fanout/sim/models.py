@@ -11,12 +11,13 @@ bias, which only the swap of label orders outvotes), and Haiku samples at
 temperature: half of its uncertain choices (its leaning, its slip, its
 misreading of a page) are redrawn for each verdict request, so a majority of
 samples leans towards its most probable answer while any one answer is as
-likely to be wrong as before. The noise sits with Haiku because its sceptical
-leaning is its main source of error and fires with less than even chance on
-every verdict (at most 0.4 for one replacement), which is what a majority can
-outvote; a habit drawn once per edit, as the other three keep theirs, repeats
-in every sample. The other two have neither, so a demo's verdicts stay close
-to the models' stated leanings and replay sample for sample.
+likely to be wrong as before. Half, because nothing says how much of a real
+model's doubt is chance and how much a habit that repeats in every sample.
+The noise sits with Haiku because its sceptical leaning is its main source of
+error and takes a verified reading to another stance with chance 0.1 or 0.2,
+which a majority outvotes (from plausible it is 0.65, which a majority makes
+worse). The other two have neither, so a demo's verdicts stay close to the
+models' stated leanings and replay sample for sample.
 """
 
 from __future__ import annotations
