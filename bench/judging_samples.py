@@ -1,6 +1,8 @@
 """`--samples` on the simulator: does the swap outvote a planted position bias, and do samples outvote noise?
 
-    python bench/judging_samples.py                 10 simulator seeds (10-20 minutes on 2 shared cores)
+    python bench/judging_samples.py                 10 simulator seeds (about 10 minutes on 2 shared cores)
+    python bench/judging_samples.py --seeds 30      what the README reports (about 25 minutes): on 10
+                                                    seeds Haiku's paired flips are too few to tell
     python bench/judging_samples.py --seeds 3       a quicker pass
 
 The real `fanout run` runs the bundled 12-edit sample against `fanout sim`
@@ -19,17 +21,28 @@ above the twin's. "Without swap" is `--samples 3 --no-label-swap`, a hidden
 flag that keeps the natural label order in every sample (the evidence is
 still shuffled): it exists for this measurement only.
 
-Noise. Haiku's profile moves its verdict one step along the scale in 30 %
-of its answers. Accuracy is the report's (verdict stance against the truth:
-accept / unsure / reject), with --samples 1 and 3; the stability gap is the
-mean stability of its right verdicts minus that of its wrong ones (--samples 3).
+Noise. Haiku's profile redraws half of its random habits (misreadings,
+leaning, slip) for each verdict request (fanout.sim.models): any one request
+fires each habit with the profile's probability, a majority of samples leans
+towards the model's most probable answer. Accuracy is the report's (verdict
+stance against the truth: accept / unsure / reject), with --samples 1 and 3,
+paired edit by edit (the first of three samples asks what one sample asks):
+the edits that went right -> wrong and wrong -> right, the change with a 95 %
+interval and an exact two-sided sign test on those flips. The stability gap
+is the mean stability of its right verdicts minus that of its wrong ones
+(--samples 3). That the redraw leaves one sample's odds alone is checked in
+process: the verdicts of the 12 edits' conversations (every page of the edit
+read) drawn over many seeds at noise 0, the profile's and 1, one request and
+three (voted by fanout's own majority rule), where the sampling error is small.
 Writes bench/results/<date>-judging-samples.json.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import math
 import statistics
 import sys
 import tempfile
@@ -43,6 +56,9 @@ from harness import Simulator, require_success, run_fanout  # noqa: E402
 
 from fanout.judging.scales import STANCE_OF_TRUTH, stance  # noqa: E402
 from fanout.config import package_data  # noqa: E402
+from fanout.sift.samples import SampleAnswer, majority  # noqa: E402
+from fanout.sift.swap import sample_orders  # noqa: E402
+from fanout.sim.models import SIM_MODELS  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 BIASED = "allenai/olmo-3.1-32b-instruct"
@@ -56,10 +72,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python bench/judging_samples.py", description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=10, help="simulator seeds to run (12 edits each; default 10)")
     parser.add_argument("--out", type=Path, default=None, help="results file (default bench/results/<date>-judging-samples.json)")
+    parser.add_argument("--draws", type=int, default=10000, help="seeds per edit and noise level in the in-process check (default 10000)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="fanout-judging-") as tmp:
         runs = collect(Path(tmp), range(args.seeds))
-    results = {"seeds": args.seeds, "position_bias": position_bias(runs), "noise": noise(runs)}
+    results = {"seeds": args.seeds, "position_bias": position_bias(runs), "noise": noise(runs),
+               "in_process": in_process_odds(args.draws)}
     out = args.out or RESULTS / f"{datetime.now():%Y-%m-%d}-judging-samples.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
@@ -168,9 +186,68 @@ def noise(runs: dict[str, dict[str, Records]]) -> dict[str, Any]:
         "mean_stability_wrong": round(mean(wrong_stability), 4),
         "stability_gap": round(mean(right_stability) - mean(wrong_stability), 4),
         "right_wrong_counts": [len(right_stability), len(wrong_stability)],
+        "paired": paired(runs["s1"][NOISY], runs["s3"][NOISY], truths),
         "cost_per_verdict_usd": {"samples_1": cost_per_verdict(runs["s1"][NOISY]),
                                  "samples_3": cost_per_verdict(runs["s3"][NOISY])},
     }
+
+
+def paired(one: Records, three: Records, truths: dict[int, str]) -> dict[str, Any]:
+    """Edit by edit, one sample against three: a difference of proportions with the pairs kept."""
+    keys = [k for k in one if one[k]["verdict"] and k in three and three[k]["verdict"]]
+    worse = sum(right(one[k], truths) and not right(three[k], truths) for k in keys)
+    better = sum(right(three[k], truths) and not right(one[k], truths) for k in keys)
+    n = len(keys)
+    change = (better - worse) / n
+    half = 1.96 * math.sqrt(max((better + worse) / n - change**2, 0.0) / n)
+    flips = better + worse
+    tail = sum(math.comb(flips, i) for i in range(min(better, worse) + 1)) / 2**flips if flips else 1.0
+    return {"records": n, "right_to_wrong": worse, "wrong_to_right": better, "change": round(change, 4),
+            "change_95": [round(change - half, 4), round(change + half, 4)], "sign_test_p": round(min(1.0, 2 * tail), 4)}
+
+
+def in_process_odds(draws: int) -> dict[str, Any]:
+    """One request's accuracy and three samples' majority, over many seeds, per noise level.
+
+    The redraw must leave one request's accuracy where it is; the majority shows what sampling can
+    fix with a small sampling error. Each edit's conversation has read every page of the edit, and
+    its three requests list the labels as `--samples 3` does, voted on by fanout's own rule.
+    """
+    from fanout.sim import load_corpus
+    from fanout.sim.models import find_model
+
+    corpus, model = load_corpus(), find_model(SIM_MODELS, NOISY)
+    assert model is not None
+    truths = truth()
+    out: dict[str, Any] = {"draws_per_edit": draws}
+    for noise_level in sorted({0.0, model.temperature_noise, 1.0}):
+        noisy = dataclasses.replace(model, temperature_noise=noise_level)
+        one = three = 0
+        for rcid, label in truths.items():
+            expected = STANCE_OF_TRUTH[label]
+            for seed in range(draws):
+                answers = asked_three(rcid, noisy, corpus, seed)
+                one += stance(answers[0].verdict) == expected
+                three += stance(answers[majority(answers, 3).chosen or 0].verdict) == expected
+        total = draws * len(truths)
+        out[f"noise_{noise_level:g}"] = {"samples_1": round(one / total, 4), "samples_3": round(three / total, 4)}
+    return out
+
+
+def asked_three(rcid: int, model: Any, corpus: Any, seed: int) -> list[SampleAnswer]:
+    """The three verdict requests of one edit, as the simulator answers them (every page read)."""
+    from fanout.sim.conversation import Conversation
+    from fanout.sim.verdicts import verdict_answer
+
+    pages = [p.url("http://sim") for p in corpus.pages.values() if p.stance(rcid) != "offtopic"]
+    answers = []
+    for index, order in enumerate(sample_orders(rcid, model.id, 3, 1)):
+        conv = Conversation(rcid=rcid, qid=None, first_user_text="", phase="verdict", turn=1, fetched=pages,
+                            label_order=order.labels, request_digest=f"sample {index}")
+        answer = verdict_answer(conv, model, corpus, seed)
+        verified = sum(source["provenance"] == "verified" for source in answer["sources"])  # type: ignore[union-attr]
+        answers.append(SampleAnswer(order, str(answer["verdict"]), verified))
+    return answers
 
 
 def cost_per_verdict(records: Records) -> float:
@@ -195,11 +272,22 @@ def print_results(results: dict[str, Any]) -> None:
               f"{pct(row['accuracy']):>8}")
     print(f"target: with swap, below 3 points -> {_check(bias['s3']['bias_points'] < 3)}")
     n = results["noise"]
-    print(f"\nSampling noise: {n['model']}, 30 % of answers moved one step")
+    share = next(m.temperature_noise for m in SIM_MODELS if m.id == NOISY)
+    print(f"\nSampling noise: {n['model']}, {pct(share)} of its random habits redrawn per sample")
     print(f"accuracy --samples 1: {pct(n['accuracy_samples_1'])}   --samples 3: {pct(n['accuracy_samples_3'])}   "
           f"-> {_check(n['accuracy_samples_3'] > n['accuracy_samples_1'])}")
+    pair = n["paired"]
+    low, high = pair["change_95"]
+    print(f"paired over {pair['records']} records: right->wrong {pair['right_to_wrong']}, wrong->right "
+          f"{pair['wrong_to_right']}; change {100 * pair['change']:+.1f} points (95 %: {100 * low:+.1f} to "
+          f"{100 * high:+.1f}), sign test p = {pair['sign_test_p']:.3f}")
     print(f"mean stability, right verdicts {n['mean_stability_right']:.3f} ({n['right_wrong_counts'][0]}), "
           f"wrong {n['mean_stability_wrong']:.3f} ({n['right_wrong_counts'][1]}): gap {n['stability_gap']:+.3f}")
+    odds = results["in_process"]
+    print(f"in process, every page read, {odds['draws_per_edit']} seeds per edit: accuracy with 1 sample / 3 samples")
+    for key, row in odds.items():
+        if key.startswith("noise"):
+            print(f"  temperature_noise {key.removeprefix('noise_'):4}  {pct(row['samples_1'])} / {pct(row['samples_3'])}")
     cost = n["cost_per_verdict_usd"]
     print(f"cost per verdict: ${cost['samples_1']:.6f} with 1 sample, ${cost['samples_3']:.6f} with 3")
 

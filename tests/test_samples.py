@@ -218,10 +218,10 @@ async def test_three_samples_of_the_noisy_model_over_one_investigation(edit):
         tool_ids = [m["tool_call_id"] for m in ask["messages"] if m["role"] == "tool"]
         asked_ids = [c["id"] for m in ask["messages"] if m["role"] == "assistant" for c in m.get("tool_calls") or []]
         assert tool_ids == asked_ids  # results follow the calls they answer, in every order
-    # Haiku's sampling noise moved sample 3 one step, from incorrect to suspect: the majority outvotes it.
-    assert [s.verdict for s in record.samples] == ["incorrect", "incorrect", "suspect"]
+    # A page Haiku read contradicts the edit: its leaning never moves incorrect, and no sample's own slip fired.
+    assert [s.verdict for s in record.samples] == ["incorrect", "incorrect", "incorrect"]
     assert [s.status for s in record.samples] == ["ok", "ok", "ok"]
-    assert (record.status, record.verdict, record.stability) == ("ok", "incorrect", pytest.approx(2 / 3))
+    assert (record.status, record.verdict, record.stability) == ("ok", "incorrect", 1.0)
     assert record.rationale == record.samples[0].rationale
     assert record.cost_usd == pytest.approx(run.sim.stats()["cost_usd"]["total"])
 
@@ -293,22 +293,36 @@ async def test_a_request_that_lists_no_labels_feels_no_pull_and_a_repeat_of_a_re
     assert json.loads(plain["choices"][0]["message"]["content"])["verdict"] != record.samples[-1].label_order[0]
 
 
-async def test_sampling_noise_moves_each_answer_one_step_from_the_noiseless_one_and_replays_on_a_new_port(edit):
-    async with simulated({"temperature_noise": 0.0}) as run:
-        quiet = await run.verdict(edit, samples=5)
-    noisy = []
-    for _ in range(2):
-        async with simulated({"temperature_noise": 1.0}) as run:
-            noisy.append(await run.verdict(edit, samples=5))
-    assert [s.verdict for s in noisy[0].samples] == [s.verdict for s in noisy[1].samples]
-    assert {s.verdict for s in quiet.samples} == {"incorrect"}
-    assert [abs(STEP[s.verdict] - STEP["incorrect"]) for s in noisy[0].samples] == [1] * 5
+@pytest.fixture(scope="module")
+def unsure_edit():
+    """Seed 3's Haiku reads this edit's pages as verified-high; its leaning and slips are the unsure part."""
+    return load_snapshot(package_data("sample_snapshot.yaml")).edits[1]
 
+
+async def test_without_noise_every_sample_meets_the_same_habits_and_gives_the_same_verdict(unsure_edit):
+    async with simulated({"temperature_noise": 0.0}, seed=3) as run:
+        quiet = await run.verdict(unsure_edit, samples=5)
+    assert [s.verdict for s in quiet.samples] == ["verified-high"] * 5
+    assert quiet.stability == 1.0
+
+
+async def test_full_noise_redraws_the_habits_per_sample_and_a_repeated_request_or_a_new_port_replays_them(unsure_edit, http):
+    noisy, asks = [], []
+    for _ in range(2):
+        async with simulated({"temperature_noise": 1.0}, seed=3) as run:
+            noisy.append(await run.verdict(unsure_edit, samples=5))
+            asks.append(run.wire.requests[-1])
+            again = [(await http.post(f"{run.sim.api_base}/chat/completions", json=asks[-1])).json() for _ in range(2)]
+    # Every sample draws its own leaning, slip and misreadings from its request's text: they spread.
+    assert [s.verdict for s in noisy[0].samples] == ["verified-high", "verified-high", "verified-low", "unverifiable",
+                                                     "plausible"]
+    assert [s.verdict for s in noisy[1].samples] == [s.verdict for s in noisy[0].samples]
+    assert [json.loads(a["choices"][0]["message"]["content"])["verdict"] for a in again] == ["plausible"] * 2
 
 
 def test_a_fault_profile_can_plant_or_remove_a_models_habits_and_refuses_a_chance_above_one():
     olmo, haiku = SIM_MODELS[1], SIM_MODELS[3]
-    assert (olmo.label_position_bias, haiku.temperature_noise) == (0.2, 0.3)
+    assert (olmo.label_position_bias, haiku.temperature_noise) == (0.2, 0.5)
     profile = with_overrides(load_profile("clean"), [f"{olmo.id}:label_position_bias=0", "temperature_noise=0.5"])
     habits = profile.for_model(olmo.id).habits(olmo)
     assert (habits.label_position_bias, habits.temperature_noise) == (0.0, 0.5)
@@ -373,10 +387,11 @@ async def test_a_sampled_run_on_the_simulator_keeps_every_sample_and_a_resume_ru
     summary = {(rcid, model.split("/")[0]): (r["verdict"], [s["verdict"] for s in r["samples"]], r["stability"])
                for (rcid, model), r in records.items()}
     assert summary == {
-        # Haiku's sampling noise moved one sample of each edit a step; the majority outvotes it.
-        (2540801101, "anthropic"): ("incorrect", ["incorrect", "suspect", "incorrect"], pytest.approx(2 / 3)),
-        (2540801102, "anthropic"): ("verified-low", ["verified-low", "plausible", "verified-low"], pytest.approx(2 / 3)),
-        (2540801103, "anthropic"): ("verified-low", ["verified-low", "verified-high", "verified-low"], pytest.approx(2 / 3)),
+        # Haiku redraws half its habits per sample: on the third edit one sample's habits came out
+        # otherwise (verified-low) and the majority outvotes it; on the first two every sample agreed.
+        (2540801101, "anthropic"): ("incorrect", ["incorrect"] * 3, 1.0),
+        (2540801102, "anthropic"): ("verified-low", ["verified-low"] * 3, 1.0),
+        (2540801103, "anthropic"): ("unverifiable", ["unverifiable", "verified-low", "unverifiable"], pytest.approx(2 / 3)),
         # Olmo's second sample took the label listed first (unverifiable, verified-low).
         (2540801101, "allenai"): ("incorrect", ["incorrect"] * 3, 1.0),
         (2540801102, "allenai"): ("verified-high", ["verified-high", "unverifiable", "verified-high"], pytest.approx(2 / 3)),

@@ -7,13 +7,17 @@ report real disagreements to show; they are parameters, not intelligence.
 
 Two habits give `--samples` something to fix: Olmo answers with whatever
 label the verdict request lists first 20 % of the time (a planted position
-bias, which only the swap of label orders outvotes), and Haiku's verdict
-moves one step along the scale in 30 % of its answers (sampling noise, which
-a majority of samples averages out). The noise sits with Haiku because its
-sceptical verdicts gather in the middle of the scale, where one step changes
-what a patroller would do; most of Nemotron's credulous ones would only move
-between verified-high, verified-low and plausible. The other two have
-neither, so a demo's verdicts stay close to the models' stated leanings.
+bias, which only the swap of label orders outvotes), and Haiku samples at
+temperature: half of its uncertain choices (its leaning, its slip, its
+misreading of a page) are redrawn for each verdict request, so a majority of
+samples leans towards its most probable answer while any one answer is as
+likely to be wrong as before. Half, because nothing says how much of a real
+model's doubt is chance and how much a habit that repeats in every sample.
+The noise sits with Haiku because its sceptical leaning is its main source of
+error and takes a verified reading to another stance with chance 0.1 or 0.2,
+which a majority outvotes (from plausible it is 0.65, which a majority makes
+worse). The other two have neither, so a demo's verdicts stay close to the
+models' stated leanings and replay sample for sample.
 """
 
 from __future__ import annotations
@@ -70,10 +74,12 @@ class SimModel:
     Drawn once per (edit, label listed first): asking again with the same label first gets the same
     pull, so only another order (fanout.sift.swap) can outvote it."""
     temperature_noise: float = 0.0
-    """Chance, per verdict request, that sampling noise moves its verdict one step along the scale.
-    Drawn from the request's text: a repeat of the same request gets the same answer, a sample
-    with its evidence in another order can get another (fanout sends no temperature, so every
-    request is sampled at the provider's default)."""
+    """Share of its random habits (misreadings, leaning, slip, first-label pull) that each verdict
+    request redraws: 0 meets the conversation's draws in every sample, 1 redraws every habit per
+    sample. Redrawn from the request's text: a repeat of the same request gets the same answer, a
+    sample with its evidence or labels in another order can get another. A habit fires with the
+    same probability either way, so one sample's odds of being right do not depend on it (fanout
+    sends no temperature, so every request is sampled at the provider's default)."""
 
     def cost(self, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0, cache_write_tokens: int = 0) -> float:
         """USD for a request; cached and written tokens are part of prompt_tokens, billed at the cache's ratios."""
@@ -230,7 +236,7 @@ SIM_MODELS: tuple[SimModel, ...] = (
         fences_without_json_mode=False,
         cache=ANTHROPIC_HAIKU_4_5,
         label_position_bias=0.0,
-        temperature_noise=0.3,
+        temperature_noise=0.5,
     ),
 )
 

@@ -7,17 +7,22 @@ unverifiable. Each model's bias then bends that reading, and a seeded slip
 (its error rate) moves it one step along the scale, so the committee the report
 builds has the kinds of disagreement real models show.
 
-Two more habits act on each request as it is asked (fanout.sim.models): the
-sampling noise, drawn from the request's text, and the pull of the label the
-request lists first, drawn once per edit and first label. Everything else is
-drawn per conversation and page, so asking again with the evidence in another
-order changes the verdict only through those two.
+The misreadings, the leaning, the slip and the pull of the label a request
+lists first (fanout.sim.models) are the model's uncertain choices. Each is
+drawn per conversation (per page for a misreading, per first label for the
+pull), so a repeat of the question meets the same habits; sampling at
+temperature redraws a share of them (the model's temperature_noise) from the
+request's own text, so a sample with its evidence or labels in another order
+can come out differently, while any one request still fires each habit with
+its profile's probability.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 from fanout.sim.conversation import SCALE, Conversation
@@ -26,6 +31,8 @@ from fanout.sim.dice import dice
 from fanout.sim.investigation import AUTHORITATIVE, Subject, subject_for
 from fanout.sim.models import SimModel
 from fanout.sim.pages import site_name
+
+T = TypeVar("T")
 
 DIRECTION = {
     "verified-high": "supports",
@@ -77,7 +84,9 @@ def verdict_answer(conv: Conversation, model: SimModel, corpus: Corpus, seed: in
     rng = dice(seed, "verdict", model.id, conv.key)
     evidence = gather(conv, corpus, model, seed)
     honest = judge([e for e in evidence if e.read or model.bias == "snippets"], [e for e in evidence if not e.read])
-    verdict = pulled_to_first(sampled(slip(lean(honest, model, rng), model, rng), conv, model, seed), conv, model, seed)
+    leaning = at_temperature(lambda r: lean(honest, model, r), rng, conv, model, seed, "lean")
+    slipped = at_temperature(lambda r: slip(leaning, model, r), rng, conv, model, seed, "slip")
+    verdict = pulled_to_first(slipped, conv, model, seed)
     subject = subject_for(conv, corpus)
     return {
         "verdict": verdict,
@@ -99,8 +108,10 @@ def gather(conv: Conversation, corpus: Corpus, model: SimModel, seed: int) -> li
         page = corpus.page_for_url(url)
         stance = page.stance(conv.rcid) if page else "offtopic"
         misread, chance = MISREADINGS.get(model.bias, {}).get(stance, (stance, 0.0))
-        if page is not None and chance and dice(seed, "misread", model.id, conv.key, page.address).random() < chance:
-            stance = misread
+        if page is not None and chance:
+            shared = dice(seed, "misread", model.id, conv.key, page.address)
+            if at_temperature(lambda r: r.random() < chance, shared, conv, model, seed, "misread", page.address):
+                stance = misread
         evidence.append(Seen(url, page, stance, read))
     return evidence
 
@@ -137,14 +148,18 @@ def slip(verdict: str, model: SimModel, rng: random.Random) -> str:
     return SCALE[min(max(index, 0), len(SCALE) - 1)]
 
 
-def sampled(verdict: str, conv: Conversation, model: SimModel, seed: int) -> str:
-    """Sampling noise: one step along the scale, drawn from this very request (its own dice)."""
-    rng = dice(seed, "noise", model.id, conv.key, conv.request_digest)
-    if rng.random() >= model.temperature_noise:
-        return verdict
-    step = rng.choice((-1, 1))
-    index = SCALE.index(verdict) + step
-    return SCALE[index if 0 <= index < len(SCALE) else index - 2 * step]
+def at_temperature(draw: Callable[[random.Random], T], shared: random.Random, conv: Conversation, model: SimModel,
+                   seed: int, *habit: str) -> T:
+    """A habit as this request draws it: the conversation's draw, or with chance temperature_noise its own.
+
+    The request's own dice are seeded by its text, so a repeat of it gets the same answer and a
+    sample with another order may not. Either draw is a fresh uniform one, so any single request
+    fires the habit with its profile's probability whatever the noise. The shared draw is made
+    either way, so what is drawn after it from the same dice (the sources cited) does not move.
+    """
+    drawn = draw(shared)
+    own = dice(seed, "redraw", model.id, conv.key, conv.request_digest, *habit)
+    return draw(own) if own.random() < model.temperature_noise else drawn
 
 
 def pulled_to_first(verdict: str, conv: Conversation, model: SimModel, seed: int) -> str:
@@ -152,7 +167,8 @@ def pulled_to_first(verdict: str, conv: Conversation, model: SimModel, seed: int
     if not conv.label_order or model.label_position_bias <= 0:
         return verdict
     first = conv.label_order[0]
-    pulled = dice(seed, "position", model.id, conv.key, first).random() < model.label_position_bias
+    shared = dice(seed, "position", model.id, conv.key, first)
+    pulled = at_temperature(lambda r: r.random() < model.label_position_bias, shared, conv, model, seed, "position")
     return first if pulled else verdict
 
 
