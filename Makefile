@@ -64,7 +64,7 @@ bench: $(STAMP)
 
 strategies: $(STAMP)
 	$(PY) bench/judging_strategies.py
-	$(PY) bench/judging_samples.py
+	$(PY) bench/judging_samples.py --seeds 30
 	$(PY) bench/judging_caching.py
 
 bench-report: $(STAMP)
