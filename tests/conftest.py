@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 
 import httpx
 import pytest
 import respx
+
+from fanout.config import package_data
+from fanout.sift.edit import Edit
+from fanout.sift.snapshot import load_snapshot
 
 PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
 
@@ -48,3 +52,16 @@ def transport_for() -> Callable[[respx.Router], httpx.MockTransport]:
 def mocked_transport(respx_mock: respx.MockRouter) -> httpx.MockTransport:
     """respx's `respx_mock` router as a transport."""
     return respx_transport(respx_mock)
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[httpx.AsyncClient]:
+    """A plain httpx client for tests that hand fanout a client of their own."""
+    async with httpx.AsyncClient() as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def edit() -> Edit:
+    """Edit 1 of the packaged sample: Douglas Adams's date of birth."""
+    return load_snapshot(package_data("sample_snapshot.yaml")).edits[0]

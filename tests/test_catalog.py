@@ -48,12 +48,6 @@ NEWCOMER = {
 LISTING = {"data": [HAIKU, OLMO, NEMOTRON, NEWCOMER]}
 
 
-@pytest.fixture
-async def http():
-    async with httpx.AsyncClient() as client:
-        yield client
-
-
 def by_name(checks):
     return {c.name: c for c in checks}
 

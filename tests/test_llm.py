@@ -54,12 +54,6 @@ def ok_body(content: str | None = "fine", **kwargs: object) -> dict:
 
 
 @pytest.fixture
-async def http():
-    async with httpx.AsyncClient() as client:
-        yield client
-
-
-@pytest.fixture
 def sleeps() -> Sleeps:
     return Sleeps()
 

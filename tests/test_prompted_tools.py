@@ -8,15 +8,12 @@ from __future__ import annotations
 
 import json
 
-import httpx
-import pytest
 import respx
 
-from fanout.config import ModelSpec, package_data
+from fanout.config import ModelSpec
 from fanout.llm.chat import ChatClient
 from fanout.sift.prompt import VERDICT_REQUEST, Prompt
 from fanout.sift.prompted import INSTRUCTIONS, RESULT_PREFIX, parse_action
-from fanout.sift.snapshot import load_snapshot
 from fanout.sift.verdict import run_verdict
 from fanout.tools import ToolResult
 from scripted_chat import LOCAL, ScriptedChat, completion, error_response
@@ -39,17 +36,6 @@ class Tools:
         if name == "web_fetch":
             return ToolResult("Born 11 March 1952.", True, final_url="https://example.org/adams")
         return ToolResult(f"error: unknown tool {name!r}" if name != "web_search" else "hits", name == "web_search")
-
-
-@pytest.fixture(scope="module")
-def edit():
-    return load_snapshot(package_data("sample_snapshot.yaml")).edits[0]
-
-
-@pytest.fixture
-async def http():
-    async with httpx.AsyncClient() as client:
-        yield client
 
 
 async def no_sleep(seconds: float) -> None:

@@ -8,19 +8,17 @@ cited under its final URL is scripted with respx.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 
 import httpx
 import pytest
 import respx
 
-from fanout.config import ModelSpec, ToolSettings, package_data
+from fanout.config import ModelSpec, ToolSettings
 from fanout.llm.chat import ChatClient
 from fanout.sift.prompt import Prompt
 from fanout.sift.provenance import check_provenance, fetched_pages, normalise_url
 from fanout.records import Source, ToolCallLog, VerdictRecord
 from fanout.sim import SimConfig, running_simulator
-from fanout.sift.snapshot import load_snapshot
 from fanout.tools import ToolBox
 from fanout.sift.verdict import run_verdict
 from scripted_chat import LOCAL, ScriptedChat, completion, tool_call
@@ -121,18 +119,6 @@ SITE = "https://obituaries.example"
 """Answered by respx; allow_private_urls skips DNS, so the made-up name never leaves the test."""
 NEVER_FETCHED = ("source {} was cited as verified, but this investigation never fetched it; "
                  "its provenance was changed to reported")
-
-
-@pytest.fixture(scope="module")
-def edit() -> dict:
-    """Edit 1 of the packaged sample: Douglas Adams's date of birth."""
-    return load_snapshot(package_data("sample_snapshot.yaml")).edits[0]
-
-
-@pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient() as client:
-        yield client
 
 
 def tool_box(http: httpx.AsyncClient, **settings: str) -> ToolBox:

@@ -58,11 +58,6 @@ async def verdict_against(script: list, edit: Edit) -> tuple[VerdictRecord, Scri
     return record, server
 
 
-@pytest.fixture(scope="module")
-def edit() -> Edit:
-    return load_snapshot(SAMPLE).edits[0]
-
-
 @pytest.mark.parametrize(("answer", "status", "error"), [
     pytest.param(error_response(413, "Request Entity Too Large"), "refused", "HTTP 413: Request Entity Too Large",
                  id="413"),

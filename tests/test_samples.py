@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx
 import pytest
 import yaml
 
@@ -37,17 +36,6 @@ from test_verdict import GOOD_VERDICT, HAIKU, StubTools, simulated, verdict_repl
 
 NATURAL = VERDICTS
 RCID = 2540801101
-
-
-@pytest.fixture(scope="module")
-def edit():
-    return load_snapshot(package_data("sample_snapshot.yaml")).edits[0]
-
-
-@pytest.fixture
-async def http():
-    async with httpx.AsyncClient() as client:
-        yield client
 
 
 # --- the orders --------------------------------------------------------------------------------

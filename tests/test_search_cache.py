@@ -36,12 +36,6 @@ def searx_answer(*urls: str) -> httpx.Response:
 
 
 @pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient() as client:
-        yield client
-
-
-@pytest.fixture
 async def sim() -> AsyncIterator[SimHandle]:
     async with running_simulator() as handle:
         yield handle
