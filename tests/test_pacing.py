@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from fanout.llm.limits import BACK_OFF, MARGIN, LearnedPace, ModelLimiter
@@ -41,10 +42,17 @@ class VirtualClock:
     async def drive(self) -> None:
         """Run beside the tasks under test (cancel it when they are done)."""
         while True:
+            await settle()  # the check below polls every 0.1 s while any task can still run
             await anyio.wait_all_tasks_blocked()
             if self._sleepers:
                 self.now, _, woken = heapq.heappop(self._sleepers)
                 woken.set()
+
+
+async def settle() -> None:
+    """Let the tasks just woken run on to their next wait (the clock does not move meanwhile)."""
+    for _ in range(10):
+        await anyio.lowlevel.checkpoint()
 
 
 async def run_callers(clock: VirtualClock, work) -> None:
@@ -286,7 +294,7 @@ async def test_the_learned_rate_shows_only_while_requests_wait_on_it():
         shown.append(limiter.held_back_rpm())  # learned, but nobody waits
         async with anyio.create_task_group() as tg:
             tg.start_soon(limiter.acquire)
-            await anyio.wait_all_tasks_blocked()
+            await settle()
             shown.append(limiter.held_back_rpm())
 
     await run_callers(clock, work)
@@ -369,7 +377,7 @@ async def test_the_progress_line_names_each_model_held_back_by_a_learned_limit_a
         await slow.acquire()  # through the gate
         async with anyio.create_task_group() as tg:
             tg.start_soon(slow.acquire)
-            await anyio.wait_all_tasks_blocked()
+            await settle()
             lines.append(progress.line())
 
     await run_callers(clock, work)
