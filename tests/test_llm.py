@@ -22,6 +22,7 @@ from fanout.config import OPENROUTER_BASE_URL, ModelSpec, package_data
 from fanout.sift.edit_context import build_edit_context
 from fanout.errors import ProviderError
 from fanout.llm.chat import CHAT_RETRY, ChatClient, ToolCall
+from fanout.llm.limits import CAP_SPARE
 from fanout.llm.reply import parse_completion
 from fanout.retry import RetryPolicy, parse_retry_after, retry_after_from_metadata
 from fanout.sim import running_simulator
@@ -292,7 +293,8 @@ async def test_requests_per_minute_paces_a_models_calls_evenly_with_no_burst(htt
         chat = client(http, sleeps)
         for _ in range(3):
             await chat.complete(paced, MESSAGES)
-    assert sleeps.waits == pytest.approx([0.05, 0.05])  # the second and the third call each waited their turn
+    interval = 0.05 / (1 - CAP_SPARE)  # 50 ms, and the spare for a request that reaches the provider early
+    assert sleeps.waits == pytest.approx([interval, interval])  # the second and the third call each waited their turn
     assert chat.held_back() == {}  # the user's cap is not a learned limit
 
 

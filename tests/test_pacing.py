@@ -16,7 +16,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from fanout.llm.limits import BACK_OFF, MARGIN, LearnedPace, ModelLimiter
+from fanout.llm.limits import BACK_OFF, CAP_SPARE, MARGIN, LearnedPace, ModelLimiter
 from fanout.sim.faults import ModelFaults, TokenBucket, retry_after_header
 
 ONE_A_SECOND = ModelFaults(bucket_rpm=60)
@@ -279,7 +279,7 @@ async def test_the_users_cap_stays_a_hard_bound_above_a_learned_rate():
     server = Server(clock, limiter, ModelFaults(bucket_rpm=120))  # the provider allows 2 a second
     await run_callers(clock, lambda: server.verdicts(callers=4, calls=10, think_s=0.0))
     gaps = {round(b - a, 6) for a, b in itertools.pairwise(server.admitted)}
-    assert (gaps, server.refused) == ({2.0}, [])
+    assert (gaps, server.refused) == ({round(2.0 / (1 - CAP_SPARE), 6)}, [])  # 2.01 s: never sooner than 2 s
 
 
 async def test_the_learned_rate_shows_only_while_requests_wait_on_it():
@@ -322,21 +322,19 @@ async def test_the_issues_server_one_a_second_no_burst_is_learned_with_few_refus
     assert (round(ideal / server.admitted[-1], 2), len(server.refused)) == (0.94, 8)
 
 
-async def test_told_the_buckets_own_rate_requests_that_arrive_unevenly_meet_one_refusal():
+async def test_told_the_buckets_own_rate_requests_that_arrive_unevenly_meet_no_refusal():
     """--rpm 60 against a bucket of 60 a minute, every other request reaching it 5 ms after it was sent.
 
     Paced at exactly the cap, a request that arrives 5 ms sooner after the
-    one before it is refused; the first refusal keeps the cap less the
-    margin from then on. Before, it held the rate estimated from the answers
-    (0.65 a second), probed back to the cap, and met a refusal there every
-    24 s: 0.88 of ideal, 8 refusals.
+    one before it was refused (0.97 of ideal, one refusal). Paced CAP_SPARE
+    below it, 5 ms a second, none is.
     """
     clock = VirtualClock()
     limiter = ModelLimiter(60, clock=clock, sleep=clock.sleep)
     server = Server(clock, limiter, latency_s=0.2, trip_s=lambda n: 0.005 * (n % 2))
     await run_callers(clock, lambda: server.verdicts(callers=4, calls=40, think_s=1.0))
     gaps = {round(b - a, 4) for a, b in itertools.pairwise(server.admitted[3:])}
-    assert (round(159.0 / server.admitted[-1], 2), server.refused, gaps) == (0.97, [2.0], {round(1 / 0.98, 4)})
+    assert (round(159.0 / server.admitted[-1], 2), server.refused, gaps) == (1.0, [], {round(1 / (1 - CAP_SPARE), 4)})
 
 
 async def test_a_limit_that_halves_is_followed_down_and_back_up():

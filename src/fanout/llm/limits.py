@@ -9,12 +9,12 @@ The cap is what the user told us (requests_per_minute): one request every
 60/N seconds, no burst, a hard bound nothing learned can raise. A bucket of
 N would let N requests through at once and keep leaking more, so close to 2N
 could land inside one minute; one request per 60/N s keeps within N per
-minute over any window. Until the provider refuses a request, that is
-all; after a refusal the cap is kept less MARGIN. Against a bucket with no
-burst, requests paced at exactly its rate are refused whenever one arrives
-a moment sooner after the one before it (measured on the simulator: 0.3 to
-7 ms sooner, one refusal in 25 s), and each refusal costs a whole
-Retry-After; 2 % of the cap is the cheaper price.
+minute over any window. It is paced CAP_SPARE slower than that: against a
+bucket with no burst, requests paced at exactly its rate are refused
+whenever one arrives a moment sooner after the one before it (measured on
+the simulator: 0.3 to 7 ms sooner, one refusal in 25 s), and each refusal
+costs a whole Retry-After. After a refusal all the same, the cap is kept
+less MARGIN.
 
 The learned pace is what the provider's answers tell us when nobody told us
 the limit (LearnedPace below). The gate is what a 429's Retry-After says:
@@ -41,6 +41,8 @@ from fanout.retry import Sleep
 
 MARGIN = 0.02
 """Pace this far below the rate the provider admitted: room for requests that reach it a little unevenly."""
+CAP_SPARE = 0.005
+"""The user's cap is paced this far below the rate given, so a request a few ms early is not refused."""
 HOLD_S, HOLD_REQUESTS, HOLD_MAX_S = 20.0, 10, 60.0
 """After a cut, hold the pace for HOLD_S or HOLD_REQUESTS, whichever is longer, but never past HOLD_MAX_S."""
 UNSETTLED_HOLD_S = 5.0
@@ -218,7 +220,7 @@ class ModelLimiter:
         clock: Callable[[], float] = time.monotonic,
         sleep: Sleep = anyio.sleep,
     ) -> None:
-        self._cap_interval = 60.0 / requests_per_minute if requests_per_minute else 0.0
+        self._cap_interval = 60.0 / requests_per_minute / (1.0 - CAP_SPARE) if requests_per_minute else 0.0
         self._clock = clock
         self._sleep = sleep
         self._learned = LearnedPace(requests_per_minute / 60.0 * (1.0 - MARGIN) if requests_per_minute else None)
