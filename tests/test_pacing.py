@@ -17,7 +17,7 @@ import anyio.lowlevel
 import pytest
 
 from fanout.llm.limits import BACK_OFF, CAP_SPARE, MARGIN, LearnedPace, ModelLimiter
-from fanout.sim.faults import ModelFaults, TokenBucket, retry_after_header
+from fanout.sim.faults import ModelFaults, RpmLimiter, TokenBucket, retry_after_header
 
 ONE_A_SECOND = ModelFaults(bucket_rpm=60)
 """The issue's server: one chat call a second per model, no burst, Retry-After: 1."""
@@ -63,7 +63,7 @@ async def run_callers(clock: VirtualClock, work) -> None:
 
 
 class Server:
-    """The simulator's token bucket behind a limiter, as ChatClient drives it: acquire, answer, report."""
+    """The simulator's token bucket, or its sliding window, behind a limiter, as ChatClient drives it."""
 
     def __init__(self, clock: VirtualClock, limiter: ModelLimiter, faults: ModelFaults = ONE_A_SECOND, *,
                  latency_s: float = 0.0, trip_s: Callable[[int], float] = lambda n: 0.0) -> None:
@@ -73,6 +73,7 @@ class Server:
         self.trip_s = trip_s
         """Seconds from the n-th request's send to its arrival at the bucket (0 for the first request)."""
         self.bucket = TokenBucket(clock)
+        self.window = RpmLimiter(clock)
         self.admitted: list[float] = []
         self.refused: list[float] = []
         self._sent = itertools.count()
@@ -83,12 +84,11 @@ class Server:
             ticket = await self.limiter.acquire()
             if trip := self.trip_s(next(self._sent)):
                 await self.clock.sleep(trip)
-            wait_s = self.bucket.admit("m", self.faults)
+            wait_s = self.window.admit("m", self.faults.rpm, self.faults.rate_window_s) or self.bucket.admit("m", self.faults)
             if wait_s is None:
                 self.admitted.append(ticket.sent_at)
                 if self.latency_s:
                     await self.clock.sleep(self.latency_s)
-                self.limiter.admitted(ticket)
                 return
             self.refused.append(ticket.sent_at)
             retry_after = float(retry_after_header(wait_s))
@@ -111,11 +111,6 @@ class Server:
 # --- the controller alone ---------------------------------------------------------------------
 
 
-def answered(pace: LearnedPace, sent_at: float, gap_s: float) -> None:
-    """A request sent at `sent_at`, `gap_s` after the one before it, then admitted."""
-    pace.sent(sent_at)
-    pace.admitted(sent_at, gap_s)
-
 
 def refuse(pace: LearnedPace, *, sent_at: float, now: float, wait_s: float) -> None:
     """A request sent at `sent_at` refused at `now`, the provider naming `wait_s`."""
@@ -132,7 +127,7 @@ def first_refusal(pace: LearnedPace, *, sent_at: float, now: float, wait_s: floa
 def test_the_first_refusal_paces_at_what_was_admitted_over_the_span_plus_the_wait_named():
     pace = LearnedPace()
     for i in range(25):  # a sliding window of 25 per 10 s, spent in the first 0.24 s
-        answered(pace, i * 0.01, 0.01)
+        pace.sent(i * 0.01)
     refuse(pace, sent_at=0.25, now=0.25, wait_s=10.0)
     assert pace.rate(10.0) is None  # the wait named is not over: the gate holds everything back meanwhile
     assert pace.rate(10.25) == pytest.approx(25 / 10.25 * (1 - MARGIN))
@@ -156,7 +151,7 @@ def test_requests_refused_with_the_first_one_do_not_count_as_admitted():
 
 def test_with_the_users_cap_the_first_refusal_holds_the_cap_less_the_margin():
     pace = LearnedPace(ceiling=1.0 * (1 - MARGIN))  # told 60 a minute
-    answered(pace, 0.0, math.inf)  # one admitted, then one sent a second later refused: a request early
+    pace.sent(0.0)  # one admitted, then one sent a second later refused: a request early
     first_refusal(pace, sent_at=1.0, now=1.004, wait_s=1.0)
     assert pace.held == pytest.approx(0.98)  # not 1 / 2.004: the cap is the limit the user knows
     assert pace.rate(100.0) == pytest.approx(0.98)  # and no probe goes past it
@@ -164,14 +159,14 @@ def test_with_the_users_cap_the_first_refusal_holds_the_cap_less_the_margin():
 
 def test_a_refusal_with_nothing_admitted_lately_sets_no_pace():
     pace = LearnedPace()
-    answered(pace, 0.0, math.inf)
+    pace.sent(0.0)
     refuse(pace, sent_at=40.0, now=40.0, wait_s=1.0)  # the one admission is older than the 30 s counted
     assert (pace.held, pace.rate(41.0)) == (None, None)
 
 
 def test_the_pace_holds_then_probes_along_a_cubic_doubling_after_eight_seconds_or_four_requests():
     pace = LearnedPace()
-    answered(pace, 0.0, math.inf)
+    pace.sent(0.0)
     refuse(pace, sent_at=0.5, now=0.5, wait_s=1.5)  # one admitted in 0.5 s, then 1.5 s of wait: 0.5 a second
     held = 0.5 * (1 - MARGIN)
     # hold: 20 s or 10 requests at the held rate, whichever is longer, before any probe
@@ -184,20 +179,68 @@ def test_the_pace_holds_then_probes_along_a_cubic_doubling_after_eight_seconds_o
 
 def test_a_refusal_while_probing_holds_the_last_rate_that_was_admitted():
     pace = LearnedPace()
-    answered(pace, 0.0, math.inf)
-    first_refusal(pace, sent_at=0.0, now=0.0, wait_s=1.0)  # 1 a second, held at 0.98 for 20.4 s
-    admitted_at = 20.0 + 8.0 * 0.5  # halfway up the probe, where the pace is 0.98 x 1.125
-    answered(pace, admitted_at, 1 / 1.05)  # sent 0.95 s after the one before it
-    refuse(pace, sent_at=admitted_at + 0.9, now=admitted_at + 0.9, wait_s=1.0)
-    assert pace.held == pytest.approx(1.05 * (1 - MARGIN))  # the gap admitted, below the probe's rate then
-    answered(pace, 100.0, 0.5)  # far up the next probe, 2 a second admitted
+    pace.sent(0.0)
+    first_refusal(pace, sent_at=0.0, now=0.0, wait_s=1.0)  # 1 a second, held at 0.98 for 20 s
+    pace.sent(23.05)
+    pace.sent(24.0)  # halfway up the probe, where the pace is 0.98 x 1.125: admitted 0.95 s apart
+    refuse(pace, sent_at=24.9, now=24.9, wait_s=1.0)  # then one 0.9 s on, refused
+    assert pace.held == pytest.approx(1 / 0.95 * (1 - MARGIN))  # the gap admitted, below the probe's rate then
+    pace.sent(99.5)
+    pace.sent(100.0)  # far up the next probe, 2 a second admitted
     refuse(pace, sent_at=100.5, now=100.5, wait_s=1.0)
     assert pace.held == pytest.approx(2 * (1 - MARGIN))
 
 
+def test_after_a_burst_a_probe_is_measured_over_as_many_requests_as_the_provider_let_through_at_once():
+    """A sliding window of 10 per 10 s lets a probe's quicker requests through until it is full: the last gap
+    admitted (0.5 s) says nothing about its rate, the last ten admitted (9.5 s) do."""
+    pace = LearnedPace()
+    for i in range(10):
+        pace.sent(i * 0.01)  # ten let through at once, then the window is full
+    first_refusal(pace, sent_at=0.1, now=0.1, wait_s=10.0)
+    for t in [30.0 + i for i in range(10)] + [39.5]:
+        pace.sent(t)  # a second apart, then quicker as the probe climbs
+    refuse(pace, sent_at=40.0, now=40.0, wait_s=1.0)
+    assert pace.held == pytest.approx(10 / 9.5 * (1 - MARGIN / 10))  # the margin over ten requests, a tenth
+
+
+def paced(pace: LearnedPace, start: float, end: float, rate: float) -> float:
+    """Requests sent at `rate` from `start` while before `end`; the time the next one would go."""
+    t = start
+    while t < end:
+        pace.sent(t)
+        t += 1 / rate
+    return t
+
+
+def test_each_probe_that_finds_the_limit_where_it_was_held_doubles_the_next_hold_up_to_a_minute():
+    pace = LearnedPace()
+    pace.sent(0.0)
+    first_refusal(pace, sent_at=0.0, now=0.0, wait_s=1.0)  # 1 a second, held at 0.98 for 20 s
+    cut = 0.0
+    for hold in (20.0, 40.0, 60.0, 60.0):
+        assert (pace.rate(cut + hold), pace.rate(cut + hold + 4)) == (pytest.approx(0.98), pytest.approx(0.98 * 1.125))
+        refused_at = paced(pace, cut + 1.5, cut + hold + 3, 0.98) - 0.03  # the probe's first request, 1.0 a second
+        refuse(pace, sent_at=refused_at, now=refused_at, wait_s=1.0)
+        cut = refused_at
+        assert pace.held == pytest.approx(0.98)  # found where it was held
+
+
+def test_after_the_limit_fell_the_rate_held_before_is_sought_again_within_seconds():
+    pace = LearnedPace()
+    pace.sent(0.0)
+    first_refusal(pace, sent_at=0.0, now=0.0, wait_s=1.0)  # held at 0.98
+    refuse(pace, sent_at=5.0, now=5.0, wait_s=1.0)  # at the held rate, little admitted lately: the limit fell
+    fallen, back = 0.98 * BACK_OFF, 0.98 * (1 - MARGIN)
+    assert pace.rate(15.0) == pytest.approx(fallen)  # held for 10 s, not 20
+    # then up to the old rate quickly, and slowly near it (the probe spans 8 s): seven eighths of the way at 4 s
+    assert [pace.rate(15.0 + t) for t in (4.0, 8.0)] == [pytest.approx(fallen + (back - fallen) * 7 / 8),
+                                                         pytest.approx(back)]
+
+
 def test_a_refusal_while_probing_never_lowers_the_held_rate():
     pace = LearnedPace()
-    answered(pace, 0.0, math.inf)
+    pace.sent(0.0)
     first_refusal(pace, sent_at=0.0, now=0.0, wait_s=1.0)
     refuse(pace, sent_at=21.0, now=21.0, wait_s=1.0)  # probing (after 20.4 s), nothing admitted since the cut
     assert pace.held == pytest.approx(0.98)
@@ -205,17 +248,17 @@ def test_a_refusal_while_probing_never_lowers_the_held_rate():
 
 def test_a_single_early_request_refused_at_the_held_rate_costs_only_the_margin():
     pace = LearnedPace()
-    answered(pace, 0.0, math.inf)
+    pace.sent(0.0)
     first_refusal(pace, sent_at=0.0, now=0.0, wait_s=1.0)  # held at 0.98 a second
     for i in range(1, 11):
-        answered(pace, i / 0.98, 1 / 0.98)  # ten admitted at the held pace
+        pace.sent(i / 0.98)  # ten admitted at the held pace
     refuse(pace, sent_at=11 / 0.98, now=11 / 0.98, wait_s=1.0)  # then one that reached the provider early
     assert pace.held == pytest.approx(0.98 * (1 - MARGIN))
 
 
 def test_a_refusal_at_the_held_rate_with_few_admitted_lately_cuts_the_pace_by_a_quarter_at_most():
     pace = LearnedPace()
-    answered(pace, 0.0, math.inf)
+    pace.sent(0.0)
     first_refusal(pace, sent_at=0.0, now=0.0, wait_s=1.0)
     refuse(pace, sent_at=5.0, now=5.0, wait_s=2.0)
     assert pace.held == pytest.approx(0.98 * BACK_OFF)
@@ -223,7 +266,7 @@ def test_a_refusal_at_the_held_rate_with_few_admitted_lately_cuts_the_pace_by_a_
 
 def test_a_refusal_of_a_request_sent_before_the_last_cut_changes_nothing():
     pace = LearnedPace()
-    answered(pace, 0.0, math.inf)
+    pace.sent(0.0)
     refuse(pace, sent_at=0.0, now=1.0, wait_s=1.0)
     refuse(pace, sent_at=0.9, now=1.2, wait_s=1.0)  # already in flight when the first refusal came back
     assert pace.rate(2.0) == pytest.approx(1 / 2 * (1 - MARGIN))
@@ -241,7 +284,7 @@ async def test_after_a_429_waiting_requests_are_released_one_by_one_at_the_learn
         sent.append((await limiter.acquire()).sent_at)
 
     async def work() -> None:
-        limiter.admitted(await limiter.acquire())  # t=0: admitted
+        await limiter.acquire()  # t=0: admitted
         limiter.rate_limited(1.0, await limiter.acquire())  # t=0: refused, Retry-After 1
         async with anyio.create_task_group() as tg:
             for _ in range(4):
@@ -258,7 +301,7 @@ async def test_a_cancelled_waiter_gives_its_turn_to_the_next():
     sent: list[float] = []
 
     async def work() -> None:
-        limiter.admitted(await limiter.acquire())
+        await limiter.acquire()
         limiter.rate_limited(5.0, await limiter.acquire())
         async with anyio.create_task_group() as tg:
             with anyio.move_on_after(0):  # cancelled while it waits at the gate
@@ -288,7 +331,7 @@ async def test_the_learned_rate_shows_only_while_requests_wait_on_it():
     shown: list[float | None] = []
 
     async def work() -> None:
-        limiter.admitted(await limiter.acquire())
+        await limiter.acquire()
         limiter.rate_limited(1.0, await limiter.acquire())
         await limiter.acquire()  # through the gate a second later, when the pace is learned
         shown.append(limiter.held_back_rpm())  # learned, but nobody waits
@@ -312,14 +355,32 @@ async def test_the_issues_server_one_a_second_no_burst_is_learned_with_few_refus
     once: about one refusal per successful call. Then, while the first
     estimate counted only answers already back, it saw one request in the
     second before the 429 and held half the limit for 20 s: 0.85 of ideal.
+    Then it probed every 23 s however often the probe found the limit where
+    it was held: 0.94 of ideal, 8 refusals. Now the hold doubles each time.
     """
     clock = VirtualClock()
     server = Server(clock, ModelLimiter(clock=clock, sleep=clock.sleep), latency_s=0.2)
     await run_callers(clock, lambda: server.verdicts(callers=4, calls=40, think_s=1.0))
     assert len(server.admitted) == 160
     ideal = 159.0
-    # goodput 0.94 of ideal, 8 refusals for 160 calls (5 %): the first, then one per probe about every 23 s
-    assert (round(ideal / server.admitted[-1], 2), len(server.refused)) == (0.94, 8)
+    # goodput 0.96 of ideal, 4 refusals for 160 calls (2.5 %): the first, then probes 20, 40 and 60 s apart
+    assert (round(ideal / server.admitted[-1], 2), len(server.refused)) == (0.96, 4)
+
+
+async def test_a_sliding_window_is_learned_with_few_refusals():
+    """4 verdicts of 40 calls against 10 calls per 10 s: 160 calls, ideally 159 s.
+
+    The window lets the probe's quicker requests through until it is full,
+    so the last gap admitted overstated its rate: the pace was set above
+    the limit and cut 2 % at a time, refusal after refusal (0.95 of ideal,
+    13 refusals). Measured over ten requests, the rate admitted is the limit.
+    """
+    clock = VirtualClock()
+    window = ModelFaults(rpm=10, rate_window_s=10.0)
+    server = Server(clock, ModelLimiter(clock=clock, sleep=clock.sleep), window, latency_s=0.2)
+    await run_callers(clock, lambda: server.verdicts(callers=4, calls=40, think_s=1.0))
+    assert len(server.admitted) == 160
+    assert (round(159.0 / server.admitted[-1], 2), len(server.refused)) == (0.97, 4)
 
 
 async def test_told_the_buckets_own_rate_requests_that_arrive_unevenly_meet_no_refusal():
@@ -346,7 +407,8 @@ async def test_a_limit_that_halves_is_followed_down_and_back_up():
     down = settled(server.refused, 60.0) - 60
     admitted_after = [t for t in server.admitted if t >= 120]
     up = next(b for a, b in itertools.pairwise(admitted_after) if b - a < 1 / 0.95) - 120
-    assert (round(down, 2), round(up, 2)) == (10.85, 21.49)  # seconds to follow it down, and back up
+    # seconds to follow it down, and back up (21.49 before the fallen-from rate was sought every 10 s)
+    assert (round(down, 2), round(up, 2)) == (10.89, 14.78)
 
 
 def settled(refusals: list[float], change_at: float) -> float:
@@ -370,7 +432,7 @@ async def test_the_progress_line_names_each_model_held_back_by_a_learned_limit_a
 
     async def work() -> None:
         lines.append(progress.line())
-        slow.admitted(await slow.acquire())
+        await slow.acquire()
         slow.rate_limited(2.0, await slow.acquire())  # one admitted, then 2 s named: 0.5 a second
         await slow.acquire()  # through the gate
         async with anyio.create_task_group() as tg:

@@ -162,10 +162,7 @@ class ChatClient:
             except ProviderError as exc:
                 if exc.status == 429:
                     limiter.rate_limited(exc.retry_after, ticket)
-                elif exc.status is not None:  # answered, so past the provider's rate limit
-                    limiter.admitted(ticket)
                 raise
-            limiter.admitted(ticket)
             return result
 
         return await call_with_retries(attempt, self.policy, sleep=self._sleep)

@@ -3,7 +3,7 @@
 All three are about the model's quota, not about any one request, so one
 ModelLimiter per model holds them and every attempt for that model passes it
 (ChatClient acquires it before each attempt, retries included, and tells it
-how each attempt was answered).
+of each 429).
 
 The cap is what the user told us (requests_per_minute): one request every
 60/N seconds, no burst, a hard bound nothing learned can raise. A bucket of
@@ -44,7 +44,12 @@ MARGIN = 0.02
 CAP_SPARE = 0.005
 """The user's cap is paced this far below the rate given, so a request a few ms early is not refused."""
 HOLD_S, HOLD_REQUESTS, HOLD_MAX_S = 20.0, 10, 60.0
-"""After a cut, hold the pace for HOLD_S or HOLD_REQUESTS, whichever is longer, but never past HOLD_MAX_S."""
+"""After a cut, hold the pace for HOLD_S or HOLD_REQUESTS, whichever is longer, doubled for each probe in a row
+that found the limit where it was held, but never past HOLD_MAX_S."""
+RECOVER_HOLD_S = 10.0
+"""The hold while the pace is below the rate held before the limit last fell: limits that fall come back."""
+FORGET_S = 120.0
+"""How long after the limit fell the rate held before it is still sought (RECOVER_HOLD_S apart)."""
 UNSETTLED_HOLD_S = 5.0
 """The hold after a cut that leaves the limit unsettled (it fell, or the probe stepped past it by more than
 SETTLED): short, since the held rate may be well below the limit."""
@@ -65,7 +70,7 @@ _EARLY_S = 1e-6
 
 
 class LearnedPace:
-    """The rate a provider admits, learned from its refusals: additive-increase's cousin, a cubic probe.
+    """The rate a provider admits, learned from its refusals: held just below it, probed along a cubic.
 
     Before any refusal there is no pace. The first refusal estimates the
     admitted rate once the wait the provider names is over: S requests sent
@@ -79,29 +84,43 @@ class LearnedPace:
     refused with it whose 429s were still on their way. Told the limit
     (`ceiling`), the estimate is the cap less MARGIN: a refusal at the cap
     is a request that arrived early, and one request admitted before it
-    would estimate half the cap. Then:
+    would estimate half the cap.
 
-    - hold that rate (less MARGIN) for HOLD_S or HOLD_REQUESTS,
+    The first refusal also shows whether the provider allows a burst: two
+    or more requests let through beyond the rate estimated mean a sliding
+    window or a bucket with a burst, and how many it let through is kept as
+    `burst` (1 when it allows none). Then:
+
+    - hold that rate (less MARGIN) for HOLD_S or HOLD_REQUESTS, doubled for
+      each probe in a row that found the limit where it was held, up to
+      HOLD_MAX_S: a limit that stays put is probed less and less often;
     - probe upward along a cubic (as TCP CUBIC does around its last known
       limit): a fraction of a percent in the first second, double the held
-      rate after PROBE_S,
-    - a refusal while probing sets the held rate to the probe's last rate
-      that was admitted (less MARGIN), never below the rate held before:
-      the limit lies between that one and the refused one (when they are
-      further apart than SETTLED, the next probe comes after UNSETTLED_HOLD_S),
+      rate after PROBE_S;
+    - a refusal while probing holds the rate of the last `burst` requests
+      admitted before it, never below the rate held before. Without a burst
+      that is one gap, since a request sent too soon is refused; a window
+      lets any pace through until it is full, so only as many requests as
+      it lets through at once say anything about its rate, and the few
+      milliseconds a request may arrive early weigh a burst-th as much, so
+      the margin is MARGIN / burst. The limit lies between that rate and the
+      refused one; when they are further apart than SETTLED, the next probe
+      comes after UNSETTLED_HOLD_S;
     - a refusal at the held rate means the limit fell, or a request came
       early: cut to the rate admitted over RECENT_S, by MARGIN at least and by
-      BACK_OFF at most; when that is more than twice MARGIN the limit fell,
-      and the next probe comes after UNSETTLED_HOLD_S. Early requests refused
-      again and again so widen the margin, 2 % at a time.
+      BACK_OFF at most. Early requests refused again and again so widen the
+      margin, 2 % at a time. When the cut is more than twice MARGIN the limit
+      fell: for FORGET_S the rate held before is sought again every
+      RECOVER_HOLD_S, quickly and then slowly (CUBIC's concave side), since a
+      provider's limit that falls while it is busy comes back, and a probe
+      refused at the fallen limit costs one Retry-After.
 
     A refusal of a request sent before the latest cut is news already acted
     on and changes nothing (TCP's one decrease per round trip).
 
-    A probe refused costs one Retry-After; to follow a limit that rises within
-    30 s, one comes every HOLD_S + a few seconds, about 4 % of the calls at a
-    limit of one a second, with MARGIN the price of pacing without a
-    burst to absorb early arrivals.
+    What it costs, on the simulator at one request a second: MARGIN, one
+    Retry-After per probe (20, 40, then every 60 s once settled), and the
+    first estimate's Retry-After rounded up to whole seconds.
     """
 
     def __init__(self, ceiling: float | None = None) -> None:
@@ -110,8 +129,13 @@ class LearnedPace:
         self.held: float | None = None
         """Requests a second held since the last cut; None until the first refusal."""
         self._cut_at = -math.inf
-        self._last_admitted_rate: float | None = None
-        """1 / the gap before the latest request sent since the cut, when it was admitted."""
+        self._burst = 1
+        """Requests the provider let through at once before its first refusal (1 when it allows no burst)."""
+        self._confirmed = 0
+        """Probes in a row that found the limit where it was held (each doubles the next hold)."""
+        self._fell_from: float | None = None
+        """The rate held before the limit last fell, until the pace is back there or FORGET_S have passed."""
+        self._fell_at = -math.inf
         self._unsettled = False
         """The latest cut left the limit unsettled, so the next probe comes soon."""
         self._sent: deque[float] = deque()
@@ -126,18 +150,25 @@ class LearnedPace:
         if self.held is None:
             return None
         over = max(0.0, now - self._cut_at - self._hold_s()) / self._probe_s()
-        probe = self.held * (1.0 + over**3)
+        probe = self._probe(over)
         return probe if self.ceiling is None else min(probe, self.ceiling)
+
+    def _probe(self, over: float) -> float:
+        """The rate `over` probe spans into the probe: a cubic above the held rate (TCP CUBIC's convex side:
+        slow, then fast), or, while the rate held before a fall is sought, up to it quickly and then slowly
+        (CUBIC's concave side) and the cubic beyond."""
+        assert self.held is not None
+        back = None if self._fell_from is None else self._fell_from * (1.0 - MARGIN)
+        if back is None or back <= self.held:
+            return self.held * (1.0 + over**3)
+        if over < 1.0:
+            return self.held + (back - self.held) * (1.0 - (1.0 - over) ** 3)
+        return back * (1.0 + (over - 1.0) ** 3)
 
     def sent(self, at: float) -> None:
         """A request went out at `at`: it counts as admitted unless a 429 for it comes back."""
         self._sent.append(at)
         self._forget_before(at - WINDOW_S)
-
-    def admitted(self, sent_at: float, gap_s: float) -> None:
-        """A request sent `gap_s` after the one before it was admitted: the limit allows at least that pace."""
-        if self.held is not None and sent_at >= self._cut_at:
-            self._last_admitted_rate = 1.0 / gap_s if gap_s > 0 else math.inf
 
     def refused(self, sent_at: float, now: float, wait_s: float) -> None:
         """A 429 for a request sent at `sent_at`; the provider named `wait_s` (or it was assumed)."""
@@ -149,15 +180,32 @@ class LearnedPace:
             if self._first is None:
                 self._first, self._cut_at = (sent_at, now, wait_s), now
             return
-        if sent_at - self._cut_at > self._hold_s():
-            refused_rate = self.rate(sent_at) or self.held
-            admitted_rate = min(self._last_admitted_rate or self.held, refused_rate)
-            new = max(self.held, admitted_rate * (1.0 - MARGIN))
-            self._unsettled = refused_rate > admitted_rate * SETTLED
-        else:
-            new = self._after_a_fall(sent_at, now)
-            self._unsettled = new < self.held * (1.0 - 2 * MARGIN)  # fell, rather than one request early
-        self.held, self._cut_at, self._last_admitted_rate = new, now, None
+        new = self._after_a_probe(sent_at, now) if sent_at - self._cut_at > self._hold_s() else self._after_a_fall(sent_at, now)
+        self.held, self._cut_at = new, now
+
+    def _after_a_probe(self, sent_at: float, now: float) -> float:
+        """The probe's last rate admitted, never below the rate held before it."""
+        assert self.held is not None
+        admitted_rate, refused_rate = self._rates_before(sent_at)
+        admitted_rate = min(admitted_rate, refused_rate)
+        new = max(self.held, admitted_rate * (1.0 - MARGIN / self._burst))
+        self._unsettled = refused_rate > admitted_rate * SETTLED
+        rose = new > self.held * (1.0 + 2 * MARGIN)
+        self._confirmed = 0 if rose or self._unsettled else self._confirmed + 1
+        if self._fell_from is not None and (new >= self._fell_from * (1.0 - 2 * MARGIN) or now - self._fell_at > FORGET_S):
+            self._fell_from = None
+        return new
+
+    def _rates_before(self, sent_at: float) -> tuple[float, float]:
+        """The rates of the last `burst` requests admitted before `sent_at`, and of those with it (refused)."""
+        assert self.held is not None
+        before = [t for t in self._sent if t < sent_at]
+        k = min(self._burst, len(before) - 1)
+        if k < 1:
+            return self.held, self.rate(sent_at) or self.held
+        admitted_span, refused_span = before[-1] - before[-1 - k], sent_at - before[-k]
+        return (k / admitted_span if admitted_span > 0 else math.inf,
+                k / refused_span if refused_span > 0 else math.inf)
 
     def _estimate_first(self) -> None:
         """The first refusal's wait is over: every request sent before it and not refused by now was admitted.
@@ -173,7 +221,10 @@ class LearnedPace:
         if self.ceiling is not None:
             self.held = self.ceiling
         elif before:
-            self.held = len(before) / (now - before[0] + wait_s) * (1.0 - MARGIN)
+            estimate = len(before) / (now - before[0] + wait_s)
+            self.held = estimate * (1.0 - MARGIN)
+            beyond = len(before) - estimate * (sent_at - before[0])  # let through beyond the rate estimated
+            self._burst = len(before) if beyond >= 2 else 1
 
     def _after_a_fall(self, sent_at: float, now: float) -> float:
         """The rate admitted lately, below the held rate and above BACK_OFF of it.
@@ -185,7 +236,11 @@ class LearnedPace:
         assert self.held is not None
         lately = [t for t in self._sent if now - RECENT_S <= t <= sent_at]
         recent = len(lately) / (now - lately[0]) if lately and now > lately[0] else 0.0
-        return min(self.held * (1.0 - MARGIN), max(self.held * BACK_OFF, recent))
+        new = min(self.held * (1.0 - MARGIN), max(self.held * BACK_OFF, recent))
+        self._unsettled = new < self.held * (1.0 - 2 * MARGIN)  # fell, rather than one request early
+        if self._unsettled:
+            self._fell_from, self._fell_at, self._confirmed = max(self._fell_from or 0.0, self.held), now, 0
+        return new
 
     def _forget_before(self, when: float) -> None:
         while self._sent and self._sent[0] < when:
@@ -193,9 +248,11 @@ class LearnedPace:
 
     def _hold_s(self) -> float:
         assert self.held is not None
+        if self._fell_from is not None:
+            return RECOVER_HOLD_S
         if self._unsettled:
             return UNSETTLED_HOLD_S
-        return min(max(HOLD_S, HOLD_REQUESTS / self.held), HOLD_MAX_S)
+        return min(max(HOLD_S, HOLD_REQUESTS / self.held) * 2.0**self._confirmed, HOLD_MAX_S)
 
     def _probe_s(self) -> float:
         assert self.held is not None
@@ -206,8 +263,6 @@ class Ticket(NamedTuple):
     """A request's place in its model's pace, handed back with its answer."""
 
     sent_at: float
-    gap_s: float
-    """Seconds since the request before it was sent."""
 
 
 class ModelLimiter:
@@ -239,16 +294,12 @@ class ModelLimiter:
                 while (delay := self._ready_at() - self._clock()) > _EARLY_S:
                     await self._sleep(delay)
                 now = self._clock()
-                ticket = Ticket(now, now - self._last_sent)
+                ticket = Ticket(now)
                 self._last_sent = now
                 self._learned.sent(now)
                 return ticket
         finally:
             self._waiting -= 1
-
-    def admitted(self, ticket: Ticket) -> None:
-        """The provider answered the ticket's request with anything but a 429."""
-        self._learned.admitted(ticket.sent_at, ticket.gap_s)
 
     def rate_limited(self, retry_after: float | None, ticket: Ticket | None = None) -> None:
         """The provider answered 429: learn from it, and with a Retry-After hold every request back that long.
