@@ -260,7 +260,7 @@ class LearnedPace:
 
 
 class Ticket(NamedTuple):
-    """A request's place in its model's pace, handed back with its answer."""
+    """A request's send time, handed back with its 429 so the pace knows which request was refused."""
 
     sent_at: float
 
