@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import math
 from collections.abc import Callable
 
 import anyio
@@ -164,26 +163,34 @@ def test_a_refusal_with_nothing_admitted_lately_sets_no_pace():
     assert (pace.held, pace.rate(41.0)) == (None, None)
 
 
-def test_the_pace_holds_then_probes_along_a_cubic_doubling_after_eight_seconds_or_four_requests():
+def test_the_first_estimate_is_held_five_seconds_from_the_gate_opening_then_probed_along_a_cubic():
+    """The first estimate is rough (a Retry-After in whole seconds makes it low), so its hold is short."""
     pace = LearnedPace()
     pace.sent(0.0)
     refuse(pace, sent_at=0.5, now=0.5, wait_s=1.5)  # one admitted in 0.5 s, then 1.5 s of wait: 0.5 a second
-    held = 0.5 * (1 - MARGIN)
-    # hold: 20 s or 10 requests at the held rate, whichever is longer, before any probe
-    hold = 10 / held  # 10 requests: 20.4 s
-    assert [pace.rate(0.5 + t) for t in (1.5, hold)] == [held, held]
+    held, gate = 0.5 * (1 - MARGIN), 2.0
+    assert [pace.rate(gate), pace.rate(gate + 5)] == [held, held]
     probe = 4 / held  # 8 s or 4 requests (8.2 s): the longer
-    assert pace.rate(0.5 + hold + probe / 2) == pytest.approx(held * 1.125)
-    assert pace.rate(0.5 + hold + probe) == pytest.approx(held * 2)
+    assert pace.rate(gate + 5 + probe / 2) == pytest.approx(held * 1.125)
+    assert pace.rate(gate + 5 + probe) == pytest.approx(held * 2)
+
+
+def test_a_long_retry_after_is_not_counted_in_the_hold():
+    """A window of 60 a minute spent in 18 s names 42 s: the hold starts when the gate opens, not at the 429."""
+    pace = LearnedPace()
+    for i in range(60):
+        pace.sent(i * 0.3)
+    first_refusal(pace, sent_at=18.0, now=18.0, wait_s=42.0)  # 60 in 60 s: 1 a second
+    assert [pace.rate(60.0 + 4.9), pace.rate(60.0 + 5 + 4)] == [pytest.approx(0.98), pytest.approx(0.98 * 1.125)]
 
 
 def test_a_refusal_while_probing_holds_the_last_rate_that_was_admitted():
     pace = LearnedPace()
     pace.sent(0.0)
-    first_refusal(pace, sent_at=0.0, now=0.0, wait_s=1.0)  # 1 a second, held at 0.98 for 20 s
-    pace.sent(23.05)
-    pace.sent(24.0)  # halfway up the probe, where the pace is 0.98 x 1.125: admitted 0.95 s apart
-    refuse(pace, sent_at=24.9, now=24.9, wait_s=1.0)  # then one 0.9 s on, refused
+    first_refusal(pace, sent_at=0.0, now=0.0, wait_s=1.0)  # 1 a second, held at 0.98 for 5 s from 1.0
+    pace.sent(9.05)
+    pace.sent(10.0)  # halfway up the probe, where the pace is 0.98 x 1.125: admitted 0.95 s apart
+    refuse(pace, sent_at=10.9, now=10.9, wait_s=1.0)  # then one 0.9 s on, refused
     assert pace.held == pytest.approx(1 / 0.95 * (1 - MARGIN))  # the gap admitted, below the probe's rate then
     pace.sent(99.5)
     pace.sent(100.0)  # far up the next probe, 2 a second admitted
@@ -193,15 +200,28 @@ def test_a_refusal_while_probing_holds_the_last_rate_that_was_admitted():
 
 def test_after_a_burst_a_probe_is_measured_over_as_many_requests_as_the_provider_let_through_at_once():
     """A sliding window of 10 per 10 s lets a probe's quicker requests through until it is full: the last gap
-    admitted (0.5 s) says nothing about its rate, the last ten admitted (9.5 s) do."""
+    admitted (0.5 s) says nothing about its rate, the last ten intervals admitted (10.5 s) do."""
     pace = LearnedPace()
     for i in range(10):
         pace.sent(i * 0.01)  # ten let through at once, then the window is full
-    first_refusal(pace, sent_at=0.1, now=0.1, wait_s=10.0)
-    for t in [30.0 + i for i in range(10)] + [39.5]:
-        pace.sent(t)  # a second apart, then quicker as the probe climbs
-    refuse(pace, sent_at=40.0, now=40.0, wait_s=1.0)
-    assert pace.held == pytest.approx(10 / 9.5 * (1 - MARGIN / 10))  # the margin over ten requests, a tenth
+    first_refusal(pace, sent_at=0.1, now=0.1, wait_s=20.0)  # 10 in 20.1 s: held at 0.49 a second
+    for t in [30.0 + i * 1.1 for i in range(10)] + [40.5]:
+        pace.sent(t)  # 1.1 s apart, then 0.6 s as the probe climbs: each with at most 10 in 10 s
+    refuse(pace, sent_at=41.0, now=41.0, wait_s=1.0)  # the eleventh within 10 s
+    assert pace.held == pytest.approx(10 / 10.5 * (1 - MARGIN / 10))  # the margin over ten requests, a tenth
+
+
+def test_requests_paced_below_a_limit_with_no_burst_are_not_taken_for_a_burst():
+    """9 a second against 10 a second: the Retry-After rounded up makes the estimate 8.6, not 9; a probe is
+    still measured by its last gap."""
+    pace = LearnedPace()
+    for i in range(180):
+        pace.sent(i / 9)
+    first_refusal(pace, sent_at=20.0, now=20.0, wait_s=1.0)
+    pace.sent(30.0)
+    pace.sent(30.1)  # 10 a second admitted
+    refuse(pace, sent_at=30.19, now=30.19, wait_s=1.0)
+    assert pace.held == pytest.approx(10 * (1 - MARGIN))
 
 
 def paced(pace: LearnedPace, start: float, end: float, rate: float) -> float:
@@ -216,43 +236,56 @@ def paced(pace: LearnedPace, start: float, end: float, rate: float) -> float:
 def test_each_probe_that_finds_the_limit_where_it_was_held_doubles_the_next_hold_up_to_a_minute():
     pace = LearnedPace()
     pace.sent(0.0)
-    first_refusal(pace, sent_at=0.0, now=0.0, wait_s=1.0)  # 1 a second, held at 0.98 for 20 s
-    cut = 0.0
-    for hold in (20.0, 40.0, 60.0, 60.0):
-        assert (pace.rate(cut + hold), pace.rate(cut + hold + 4)) == (pytest.approx(0.98), pytest.approx(0.98 * 1.125))
-        refused_at = paced(pace, cut + 1.5, cut + hold + 3, 0.98) - 0.03  # the probe's first request, 1.0 a second
+    first_refusal(pace, sent_at=0.0, now=0.0, wait_s=1.0)  # 1 a second, held at 0.98
+    gate = 1.0
+    for hold in (5.0, 40.0, 60.0, 60.0):  # the first estimate's short hold, then 20 s doubled
+        assert (pace.rate(gate + hold), pace.rate(gate + hold + 4)) == (pytest.approx(0.98), pytest.approx(0.98 * 1.125))
+        refused_at = paced(pace, gate, gate + hold + 3, 0.98) - 0.03  # the probe's first request, 1.01 a second
         refuse(pace, sent_at=refused_at, now=refused_at, wait_s=1.0)
-        cut = refused_at
+        gate = refused_at + 1.0
         assert pace.held == pytest.approx(0.98)  # found where it was held
 
 
-def test_after_the_limit_fell_the_rate_held_before_is_sought_again_within_seconds():
+def test_after_the_limit_fell_the_rate_held_before_is_sought_again_within_seconds_for_two_minutes():
     pace = LearnedPace()
     pace.sent(0.0)
     first_refusal(pace, sent_at=0.0, now=0.0, wait_s=1.0)  # held at 0.98
     refuse(pace, sent_at=5.0, now=5.0, wait_s=1.0)  # at the held rate, little admitted lately: the limit fell
     fallen, back = 0.98 * BACK_OFF, 0.98 * (1 - MARGIN)
-    assert pace.rate(15.0) == pytest.approx(fallen)  # held for 10 s, not 20
+    assert pace.rate(16.0) == pytest.approx(fallen)  # held for 10 s from the gate opening, not 20
     # then up to the old rate quickly, and slowly near it (the probe spans 8 s): seven eighths of the way at 4 s
-    assert [pace.rate(15.0 + t) for t in (4.0, 8.0)] == [pytest.approx(fallen + (back - fallen) * 7 / 8),
+    assert [pace.rate(16.0 + t) for t in (4.0, 8.0)] == [pytest.approx(fallen + (back - fallen) * 7 / 8),
                                                          pytest.approx(back)]
+    # two minutes on, a probe refused at 0.87 a second, below the old rate: the next hold is 20 s again
+    pace.sent(128.75)
+    pace.sent(130.0)
+    refuse(pace, sent_at=131.15, now=131.15, wait_s=1.0)
+    assert pace.held == pytest.approx(0.8 * (1 - MARGIN))
+    assert pace.rate(132.15 + 19.9) == pytest.approx(0.8 * (1 - MARGIN))
+
+
+def test_a_probe_goes_no_further_than_eight_times_the_held_rate():
+    pace = LearnedPace()
+    pace.sent(0.0)
+    first_refusal(pace, sent_at=0.0, now=0.0, wait_s=1.0)
+    assert pace.rate(3600.0) == pytest.approx(0.98 * 8)  # an hour idle: not millions a second
 
 
 def test_a_refusal_while_probing_never_lowers_the_held_rate():
     pace = LearnedPace()
     pace.sent(0.0)
     first_refusal(pace, sent_at=0.0, now=0.0, wait_s=1.0)
-    refuse(pace, sent_at=21.0, now=21.0, wait_s=1.0)  # probing (after 20.4 s), nothing admitted since the cut
+    refuse(pace, sent_at=21.0, now=21.0, wait_s=1.0)  # probing (the first hold is 5 s), nothing admitted since
     assert pace.held == pytest.approx(0.98)
 
 
 def test_a_single_early_request_refused_at_the_held_rate_costs_only_the_margin():
     pace = LearnedPace()
     pace.sent(0.0)
-    first_refusal(pace, sent_at=0.0, now=0.0, wait_s=1.0)  # held at 0.98 a second
-    for i in range(1, 11):
-        pace.sent(i / 0.98)  # ten admitted at the held pace
-    refuse(pace, sent_at=11 / 0.98, now=11 / 0.98, wait_s=1.0)  # then one that reached the provider early
+    first_refusal(pace, sent_at=0.0, now=0.0, wait_s=1.0)  # held at 0.98 a second from 1.0
+    for i in range(4):
+        pace.sent(1.0 + i / 0.98)  # admitted at the held pace
+    refuse(pace, sent_at=5.0, now=5.0, wait_s=1.0)  # then one that reached the provider early
     assert pace.held == pytest.approx(0.98 * (1 - MARGIN))
 
 
@@ -267,9 +300,10 @@ def test_a_refusal_at_the_held_rate_with_few_admitted_lately_cuts_the_pace_by_a_
 def test_a_refusal_of_a_request_sent_before_the_last_cut_changes_nothing():
     pace = LearnedPace()
     pace.sent(0.0)
-    refuse(pace, sent_at=0.0, now=1.0, wait_s=1.0)
-    refuse(pace, sent_at=0.9, now=1.2, wait_s=1.0)  # already in flight when the first refusal came back
-    assert pace.rate(2.0) == pytest.approx(1 / 2 * (1 - MARGIN))
+    first_refusal(pace, sent_at=0.0, now=0.0, wait_s=1.0)
+    refuse(pace, sent_at=5.0, now=5.0, wait_s=1.0)  # the limit fell: cut by a quarter
+    pace.refused(4.9, 5.1, 1.0)  # already in flight when that refusal came back: news already acted on
+    assert pace.held == pytest.approx(0.98 * BACK_OFF)
 
 
 # --- the limiter on a virtual clock ------------------------------------------------------------
@@ -363,7 +397,7 @@ async def test_the_issues_server_one_a_second_no_burst_is_learned_with_few_refus
     await run_callers(clock, lambda: server.verdicts(callers=4, calls=40, think_s=1.0))
     assert len(server.admitted) == 160
     ideal = 159.0
-    # goodput 0.96 of ideal, 4 refusals for 160 calls (2.5 %): the first, then probes 20, 40 and 60 s apart
+    # goodput 0.96 of ideal, 4 refusals for 160 calls (2.5 %): the first, then probes after holds of 5, 40, 60 s
     assert (round(ideal / server.admitted[-1], 2), len(server.refused)) == (0.96, 4)
 
 
@@ -380,7 +414,7 @@ async def test_a_sliding_window_is_learned_with_few_refusals():
     server = Server(clock, ModelLimiter(clock=clock, sleep=clock.sleep), window, latency_s=0.2)
     await run_callers(clock, lambda: server.verdicts(callers=4, calls=40, think_s=1.0))
     assert len(server.admitted) == 160
-    assert (round(159.0 / server.admitted[-1], 2), len(server.refused)) == (0.97, 4)
+    assert (round(159.0 / server.admitted[-1], 2), len(server.refused)) == (0.97, 5)
 
 
 async def test_told_the_buckets_own_rate_requests_that_arrive_unevenly_meet_no_refusal():
@@ -408,7 +442,7 @@ async def test_a_limit_that_halves_is_followed_down_and_back_up():
     admitted_after = [t for t in server.admitted if t >= 120]
     up = next(b for a, b in itertools.pairwise(admitted_after) if b - a < 1 / 0.95) - 120
     # seconds to follow it down, and back up (21.49 before the fallen-from rate was sought every 10 s)
-    assert (round(down, 2), round(up, 2)) == (10.89, 14.78)
+    assert (round(down, 2), round(up, 2)) == (8.03, 6.8)
 
 
 def settled(refusals: list[float], change_at: float) -> float:

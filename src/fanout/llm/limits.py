@@ -45,22 +45,29 @@ CAP_SPARE = 0.005
 """The user's cap is paced this far below the rate given, so a request a few ms early is not refused."""
 HOLD_S, HOLD_REQUESTS, HOLD_MAX_S = 20.0, 10, 60.0
 """After a cut, hold the pace for HOLD_S or HOLD_REQUESTS, whichever is longer, doubled for each probe in a row
-that found the limit where it was held, but never past HOLD_MAX_S."""
+that found the limit where it was held, but never past HOLD_MAX_S. Holds count from when the gate opens."""
 RECOVER_HOLD_S = 10.0
-"""The hold while the pace is below the rate held before the limit last fell: limits that fall come back."""
+"""The hold for FORGET_S after the limit fell, while the rate held before is sought: limits that fall come back."""
 FORGET_S = 120.0
-"""How long after the limit fell the rate held before it is still sought (RECOVER_HOLD_S apart)."""
+"""How long after the limit fell the rate held before it is sought."""
 UNSETTLED_HOLD_S = 5.0
-"""The hold after a cut that leaves the limit unsettled (it fell, or the probe stepped past it by more than
-SETTLED): short, since the held rate may be well below the limit."""
+"""The hold after the first estimate, and after a probe stepped past the limit by more than SETTLED: short,
+since the held rate may be well below the limit."""
 SETTLED = 1.15
 """A probe refused within this factor of the last rate admitted has found the limit."""
 PROBE_S, PROBE_REQUESTS, PROBE_MAX_S = 8.0, 4, 30.0
-"""Probing doubles the held rate this long after the hold ends (a cubic: slow at first, then fast)."""
+"""A probe doubles the held rate (or reaches the rate sought after a fall) this long after the hold ends."""
+PROBE_CEILING = 8.0
+"""A probe goes no further than this many times the held rate: a model idle for an hour would otherwise
+come back to a pace of millions a second, and send what waits for it all at once."""
 BACK_OFF = 0.75
 """A refusal at the held rate: cut to the rate admitted over the last RECENT_S, by this factor at most."""
 WINDOW_S = 30.0
-"""The requests counted for the first estimate."""
+"""The requests counted for the first estimate; kept at least this long (longer for a large burst)."""
+BURST_PACE = 2.0
+"""Requests admitted before the first refusal at this many times the rate estimated from it or faster were
+let through at once (a window, a bucket with a burst); against a limit with no burst they come at about
+the rate estimated, the Retry-After rounded up to whole seconds making the estimate a little low."""
 RECENT_S = 10.0
 """The requests counted after a refusal at the held rate."""
 ASSUMED_WAIT_S = 1.0
@@ -86,19 +93,22 @@ class LearnedPace:
     is a request that arrived early, and one request admitted before it
     would estimate half the cap.
 
-    The first refusal also shows whether the provider allows a burst: two
-    or more requests let through beyond the rate estimated mean a sliding
-    window or a bucket with a burst, and how many it let through is kept as
-    `burst` (1 when it allows none). Then:
+    The first refusal also shows whether the provider allows a burst: the
+    requests counted, admitted at BURST_PACE times the rate estimated or
+    faster, mean a sliding window or a bucket with a burst, and their number
+    is kept as `burst` (1 when it allows none). Then, each hold counted from
+    when the gate opens:
 
-    - hold that rate (less MARGIN) for HOLD_S or HOLD_REQUESTS, doubled for
-      each probe in a row that found the limit where it was held, up to
-      HOLD_MAX_S: a limit that stays put is probed less and less often;
+    - hold that rate (less MARGIN) for UNSETTLED_HOLD_S: a Retry-After in
+      whole seconds makes the first estimate low. After each later cut, for
+      HOLD_S or HOLD_REQUESTS, doubled for each probe in a row that found
+      the limit where it was held, up to HOLD_MAX_S: a limit that stays put
+      is probed less and less often;
     - probe upward along a cubic (as TCP CUBIC does around its last known
       limit): a fraction of a percent in the first second, double the held
-      rate after PROBE_S;
-    - a refusal while probing holds the rate of the last `burst` requests
-      admitted before it, never below the rate held before. Without a burst
+      rate after PROBE_S, never past PROBE_CEILING times it;
+    - a refusal while probing holds the rate over the last `burst` intervals
+      between requests admitted before it, never below the rate held before. Without a burst
       that is one gap, since a request sent too soon is refused; a window
       lets any pace through until it is full, so only as many requests as
       it lets through at once say anything about its rate, and the few
@@ -119,7 +129,7 @@ class LearnedPace:
     on and changes nothing (TCP's one decrease per round trip).
 
     What it costs, on the simulator at one request a second: MARGIN, one
-    Retry-After per probe (20, 40, then every 60 s once settled), and the
+    Retry-After per probe (holds of 5, 40, then 60 s once settled), and the
     first estimate's Retry-After rounded up to whole seconds.
     """
 
@@ -130,7 +140,8 @@ class LearnedPace:
         """Requests a second held since the last cut; None until the first refusal."""
         self._cut_at = -math.inf
         self._burst = 1
-        """Requests the provider let through at once before its first refusal (1 when it allows no burst)."""
+        """Requests the provider let through at once before its first refusal (1 when it allows no burst): a
+        probe's rate is taken over that many intervals."""
         self._confirmed = 0
         """Probes in a row that found the limit where it was held (each doubles the next hold)."""
         self._fell_from: float | None = None
@@ -139,7 +150,7 @@ class LearnedPace:
         self._unsettled = False
         """The latest cut left the limit unsettled, so the next probe comes soon."""
         self._sent: deque[float] = deque()
-        """Send times within WINDOW_S of the requests not refused (so far: most are still being answered)."""
+        """Send times of the requests not refused (so far: most are still being answered), kept _keep_s()."""
         self._first: tuple[float, float, float] | None = None
         """The first refusal (sent_at, now, wait_s), until its wait is over and the first estimate is made."""
 
@@ -149,8 +160,9 @@ class LearnedPace:
             self._estimate_first()
         if self.held is None:
             return None
+        self._forget_the_fall(now)
         over = max(0.0, now - self._cut_at - self._hold_s()) / self._probe_s()
-        probe = self._probe(over)
+        probe = min(self._probe(over), self.held * PROBE_CEILING)
         return probe if self.ceiling is None else min(probe, self.ceiling)
 
     def _probe(self, over: float) -> float:
@@ -168,7 +180,8 @@ class LearnedPace:
     def sent(self, at: float) -> None:
         """A request went out at `at`: it counts as admitted unless a 429 for it comes back."""
         self._sent.append(at)
-        self._forget_before(at - WINDOW_S)
+        while self._sent[0] < at - self._keep_s():
+            self._sent.popleft()
 
     def refused(self, sent_at: float, now: float, wait_s: float) -> None:
         """A 429 for a request sent at `sent_at`; the provider named `wait_s` (or it was assumed)."""
@@ -178,12 +191,13 @@ class LearnedPace:
             return
         if self.held is None:
             if self._first is None:
-                self._first, self._cut_at = (sent_at, now, wait_s), now
+                self._first, self._cut_at = (sent_at, now, wait_s), now + wait_s
             return
-        new = self._after_a_probe(sent_at, now) if sent_at - self._cut_at > self._hold_s() else self._after_a_fall(sent_at, now)
-        self.held, self._cut_at = new, now
+        self._forget_the_fall(now)
+        new = self._after_a_probe(sent_at) if sent_at - self._cut_at > self._hold_s() else self._after_a_fall(sent_at, now)
+        self.held, self._cut_at = new, now + wait_s
 
-    def _after_a_probe(self, sent_at: float, now: float) -> float:
+    def _after_a_probe(self, sent_at: float) -> float:
         """The probe's last rate admitted, never below the rate held before it."""
         assert self.held is not None
         admitted_rate, refused_rate = self._rates_before(sent_at)
@@ -191,13 +205,18 @@ class LearnedPace:
         new = max(self.held, admitted_rate * (1.0 - MARGIN / self._burst))
         self._unsettled = refused_rate > admitted_rate * SETTLED
         rose = new > self.held * (1.0 + 2 * MARGIN)
-        self._confirmed = 0 if rose or self._unsettled else self._confirmed + 1
-        if self._fell_from is not None and (new >= self._fell_from * (1.0 - 2 * MARGIN) or now - self._fell_at > FORGET_S):
-            self._fell_from = None
+        self._confirmed = 0 if rose or self._unsettled else min(self._confirmed + 1, 3)
+        if self._fell_from is not None and new >= self._fell_from * (1.0 - 2 * MARGIN):
+            self._fell_from = None  # back where it was
         return new
 
+    def _forget_the_fall(self, now: float) -> None:
+        if self._fell_from is not None and now - self._fell_at > FORGET_S:
+            self._fell_from = None
+
     def _rates_before(self, sent_at: float) -> tuple[float, float]:
-        """The rates of the last `burst` requests admitted before `sent_at`, and of those with it (refused)."""
+        """The rate over the last `burst` intervals between requests admitted before `sent_at`, and over the
+        last `burst` up to it (refused)."""
         assert self.held is not None
         before = [t for t in self._sent if t < sent_at]
         k = min(self._burst, len(before) - 1)
@@ -220,11 +239,13 @@ class LearnedPace:
         before = [t for t in self._sent if now - WINDOW_S <= t <= sent_at]  # the refused one is gone
         if self.ceiling is not None:
             self.held = self.ceiling
-        elif before:
+        elif before and now + wait_s > before[0]:
             estimate = len(before) / (now - before[0] + wait_s)
             self.held = estimate * (1.0 - MARGIN)
-            beyond = len(before) - estimate * (sent_at - before[0])  # let through beyond the rate estimated
-            self._burst = len(before) if beyond >= 2 else 1
+            self._unsettled = True  # a Retry-After in whole seconds makes the estimate low by up to a second's worth
+            sent_span = before[-1] - before[0]
+            let_through_at_once = len(before) > 1 and (len(before) - 1) >= BURST_PACE * estimate * sent_span
+            self._burst = len(before) if let_through_at_once else 1
 
     def _after_a_fall(self, sent_at: float, now: float) -> float:
         """The rate admitted lately, below the held rate and above BACK_OFF of it.
@@ -237,14 +258,14 @@ class LearnedPace:
         lately = [t for t in self._sent if now - RECENT_S <= t <= sent_at]
         recent = len(lately) / (now - lately[0]) if lately and now > lately[0] else 0.0
         new = min(self.held * (1.0 - MARGIN), max(self.held * BACK_OFF, recent))
-        self._unsettled = new < self.held * (1.0 - 2 * MARGIN)  # fell, rather than one request early
-        if self._unsettled:
+        self._unsettled = False
+        if new < self.held * (1.0 - 2 * MARGIN):  # fell, rather than one request early
             self._fell_from, self._fell_at, self._confirmed = max(self._fell_from or 0.0, self.held), now, 0
         return new
 
-    def _forget_before(self, when: float) -> None:
-        while self._sent and self._sent[0] < when:
-            self._sent.popleft()
+    def _keep_s(self) -> float:
+        """Long enough for the first estimate, and for `burst` intervals at the held rate twice over."""
+        return WINDOW_S if self.held is None else max(WINDOW_S, 2 * self._burst / self.held)
 
     def _hold_s(self) -> float:
         assert self.held is not None
@@ -266,7 +287,7 @@ class Ticket(NamedTuple):
 
 
 class ModelLimiter:
-    """One model's cap, learned pace and gate: `acquire` before every request, then report its answer."""
+    """One model's cap, learned pace and gate: `acquire` before every request, then report its 429, if any."""
 
     def __init__(
         self,
