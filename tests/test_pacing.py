@@ -110,7 +110,6 @@ class Server:
 # --- the controller alone ---------------------------------------------------------------------
 
 
-
 def refuse(pace: LearnedPace, *, sent_at: float, now: float, wait_s: float) -> None:
     """A request sent at `sent_at` refused at `now`, the provider naming `wait_s`."""
     pace.sent(sent_at)
