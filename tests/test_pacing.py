@@ -210,6 +210,19 @@ def test_after_a_burst_a_probe_is_measured_over_as_many_requests_as_the_provider
     assert pace.held == pytest.approx(10 / 10.5 * (1 - MARGIN / 10))  # the margin over ten requests, a tenth
 
 
+def test_a_burst_sent_at_under_twice_the_rate_estimated_is_still_taken_for_one():
+    """Ten admitted in 4.5 s, then 4 s named: 1.11 a second estimated, but since a Retry-After in whole
+    seconds may be a second long, as fast as 1.25 a second, and ten in 4.5 s are 3.75 beyond that."""
+    pace = LearnedPace()
+    for i in range(10):
+        pace.sent(i * 0.5)
+    first_refusal(pace, sent_at=5.0, now=5.0, wait_s=4.0)
+    for t in [20.0 + i * 0.85 for i in range(10)] + [28.15]:
+        pace.sent(t)
+    refuse(pace, sent_at=28.5, now=28.5, wait_s=1.0)
+    assert pace.held == pytest.approx(10 / 8.15 * (1 - MARGIN / 10))  # over ten intervals, not the last gap
+
+
 def test_requests_paced_below_a_limit_with_no_burst_are_not_taken_for_a_burst():
     """9 a second against 10 a second: the Retry-After rounded up makes the estimate 8.6, not 9; a probe is
     still measured by its last gap."""

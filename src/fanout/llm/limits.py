@@ -64,10 +64,9 @@ BACK_OFF = 0.75
 """A refusal at the held rate: cut to the rate admitted over the last RECENT_S, by this factor at most."""
 WINDOW_S = 30.0
 """The requests counted for the first estimate; kept at least this long (longer for a large burst)."""
-BURST_PACE = 2.0
-"""Requests admitted before the first refusal at this many times the rate estimated from it or faster were
-let through at once (a window, a bucket with a burst); against a limit with no burst they come at about
-the rate estimated, the Retry-After rounded up to whole seconds making the estimate a little low."""
+BURST_BEYOND = 2
+"""This many requests admitted before the first refusal beyond the highest rate it allows mean the provider
+lets a burst through at once (a sliding window, a bucket with a burst)."""
 RECENT_S = 10.0
 """The requests counted after a refusal at the held rate."""
 ASSUMED_WAIT_S = 1.0
@@ -93,10 +92,11 @@ class LearnedPace:
     is a request that arrived early, and one request admitted before it
     would estimate half the cap.
 
-    The first refusal also shows whether the provider allows a burst: the
-    requests counted, admitted at BURST_PACE times the rate estimated or
-    faster, mean a sliding window or a bucket with a burst, and their number
-    is kept as `burst` (1 when it allows none). Then, each hold counted from
+    The first refusal also shows whether the provider allows a burst:
+    BURST_BEYOND or more of the requests counted admitted beyond the highest
+    rate the refusal allows (its Retry-After may be up to a second longer
+    than the wait) mean a sliding window or a bucket with a burst, and their
+    number is kept as `burst` (1 when it allows none). Then, each hold counted from
     when the gate opens:
 
     - hold that rate (less MARGIN) for UNSETTLED_HOLD_S: a Retry-After in
@@ -243,9 +243,10 @@ class LearnedPace:
             estimate = len(before) / (now - before[0] + wait_s)
             self.held = estimate * (1.0 - MARGIN)
             self._unsettled = True  # a Retry-After in whole seconds makes the estimate low by up to a second's worth
-            sent_span = before[-1] - before[0]
-            let_through_at_once = len(before) > 1 and (len(before) - 1) >= BURST_PACE * estimate * sent_span
-            self._burst = len(before) if let_through_at_once else 1
+            # A Retry-After in whole seconds may be up to a second longer than the wait: at most this fast.
+            highest = len(before) / max(now - before[0] + wait_s - 1.0, 1e-9)
+            beyond = len(before) - highest * (sent_at - before[0])
+            self._burst = len(before) if beyond >= BURST_BEYOND else 1
 
     def _after_a_fall(self, sent_at: float, now: float) -> float:
         """The rate admitted lately, below the held rate and above BACK_OFF of it.
