@@ -96,8 +96,8 @@ class LearnedPace:
     BURST_BEYOND or more of the requests counted admitted beyond the highest
     rate the refusal allows (its Retry-After may be up to a second longer
     than the wait) mean a sliding window or a bucket with a burst, and their
-    number is kept as `burst` (1 when it allows none). Then, each hold counted from
-    when the gate opens:
+    number is kept as `burst` (1 when it allows none). Then, each hold
+    counted from when the gate opens:
 
     - hold that rate (less MARGIN) for UNSETTLED_HOLD_S: a Retry-After in
       whole seconds makes the first estimate low. After each later cut, for
@@ -108,12 +108,12 @@ class LearnedPace:
       limit): a fraction of a percent in the first second, double the held
       rate after PROBE_S, never past PROBE_CEILING times it;
     - a refusal while probing holds the rate over the last `burst` intervals
-      between requests admitted before it, never below the rate held before. Without a burst
-      that is one gap, since a request sent too soon is refused; a window
-      lets any pace through until it is full, so only as many requests as
-      it lets through at once say anything about its rate, and the few
-      milliseconds a request may arrive early weigh a burst-th as much, so
-      the margin is MARGIN / burst. The limit lies between that rate and the
+      between requests admitted before it, never below the rate held before.
+      Without a burst that is one gap, since a request sent too soon is
+      refused; a window lets any pace through until it is full, so only as
+      many requests as it lets through at once say anything about its rate,
+      and the few milliseconds a request may arrive early weigh a burst-th
+      as much, so the margin is MARGIN / burst. The limit lies between that rate and the
       refused one; when they are further apart than SETTLED, the next probe
       comes after UNSETTLED_HOLD_S;
     - a refusal at the held rate means the limit fell, or a request came
@@ -242,8 +242,9 @@ class LearnedPace:
         elif before and now + wait_s > before[0]:
             estimate = len(before) / (now - before[0] + wait_s)
             self.held = estimate * (1.0 - MARGIN)
-            self._unsettled = True  # a Retry-After in whole seconds makes the estimate low by up to a second's worth
-            # A Retry-After in whole seconds may be up to a second longer than the wait: at most this fast.
+            # A Retry-After in whole seconds may be up to a second longer than the wait: so the estimate is
+            # probed soon, and the provider admits at most this fast.
+            self._unsettled = True
             highest = len(before) / max(now - before[0] + wait_s - 1.0, 1e-9)
             beyond = len(before) - highest * (sent_at - before[0])
             self._burst = len(before) if beyond >= BURST_BEYOND else 1
