@@ -122,6 +122,14 @@ def first_refusal(pace: LearnedPace, *, sent_at: float, now: float, wait_s: floa
     pace.rate(now + wait_s)
 
 
+def held_at_one_a_second() -> LearnedPace:
+    """One request admitted, then one refused at once naming 1 s: held at 0.98 a second, the gate open at 1.0."""
+    pace = LearnedPace()
+    pace.sent(0.0)
+    first_refusal(pace, sent_at=0.0, now=0.0, wait_s=1.0)
+    return pace
+
+
 def test_the_first_refusal_paces_at_what_was_admitted_over_the_span_plus_the_wait_named():
     pace = LearnedPace()
     for i in range(25):  # a sliding window of 25 per 10 s, spent in the first 0.24 s
@@ -184,9 +192,7 @@ def test_a_long_retry_after_is_not_counted_in_the_hold():
 
 
 def test_a_refusal_while_probing_holds_the_last_rate_that_was_admitted():
-    pace = LearnedPace()
-    pace.sent(0.0)
-    first_refusal(pace, sent_at=0.0, now=0.0, wait_s=1.0)  # 1 a second, held at 0.98 for 5 s from 1.0
+    pace = held_at_one_a_second()  # 1 a second, held at 0.98 for 5 s from 1.0
     pace.sent(9.05)
     pace.sent(10.0)  # halfway up the probe, where the pace is 0.98 x 1.125: admitted 0.95 s apart
     refuse(pace, sent_at=10.9, now=10.9, wait_s=1.0)  # then one 0.9 s on, refused
@@ -246,9 +252,7 @@ def paced(pace: LearnedPace, start: float, end: float, rate: float) -> float:
 
 
 def test_each_probe_that_finds_the_limit_where_it_was_held_doubles_the_next_hold_up_to_a_minute():
-    pace = LearnedPace()
-    pace.sent(0.0)
-    first_refusal(pace, sent_at=0.0, now=0.0, wait_s=1.0)  # 1 a second, held at 0.98
+    pace = held_at_one_a_second()
     gate = 1.0
     for hold in (5.0, 40.0, 60.0, 60.0):  # the first estimate's short hold, then 20 s doubled
         assert (pace.rate(gate + hold), pace.rate(gate + hold + 4)) == (pytest.approx(0.98), pytest.approx(0.98 * 1.125))
@@ -259,9 +263,7 @@ def test_each_probe_that_finds_the_limit_where_it_was_held_doubles_the_next_hold
 
 
 def test_after_the_limit_fell_the_rate_held_before_is_sought_again_within_seconds_for_two_minutes():
-    pace = LearnedPace()
-    pace.sent(0.0)
-    first_refusal(pace, sent_at=0.0, now=0.0, wait_s=1.0)  # held at 0.98
+    pace = held_at_one_a_second()
     refuse(pace, sent_at=5.0, now=5.0, wait_s=1.0)  # at the held rate, little admitted lately: the limit fell
     fallen, back = 0.98 * BACK_OFF, 0.98 * (1 - MARGIN)
     assert pace.rate(16.0) == pytest.approx(fallen)  # held for 10 s from the gate opening, not 20
@@ -277,24 +279,18 @@ def test_after_the_limit_fell_the_rate_held_before_is_sought_again_within_second
 
 
 def test_a_probe_goes_no_further_than_eight_times_the_held_rate():
-    pace = LearnedPace()
-    pace.sent(0.0)
-    first_refusal(pace, sent_at=0.0, now=0.0, wait_s=1.0)
+    pace = held_at_one_a_second()
     assert pace.rate(3600.0) == pytest.approx(0.98 * 8)  # an hour idle: not millions a second
 
 
 def test_a_refusal_while_probing_never_lowers_the_held_rate():
-    pace = LearnedPace()
-    pace.sent(0.0)
-    first_refusal(pace, sent_at=0.0, now=0.0, wait_s=1.0)
+    pace = held_at_one_a_second()
     refuse(pace, sent_at=21.0, now=21.0, wait_s=1.0)  # probing (the first hold is 5 s), nothing admitted since
     assert pace.held == pytest.approx(0.98)
 
 
 def test_a_single_early_request_refused_at_the_held_rate_costs_only_the_margin():
-    pace = LearnedPace()
-    pace.sent(0.0)
-    first_refusal(pace, sent_at=0.0, now=0.0, wait_s=1.0)  # held at 0.98 a second from 1.0
+    pace = held_at_one_a_second()  # held at 0.98 a second from 1.0
     for i in range(4):
         pace.sent(1.0 + i / 0.98)  # admitted at the held pace
     refuse(pace, sent_at=5.0, now=5.0, wait_s=1.0)  # then one that reached the provider early
@@ -302,17 +298,13 @@ def test_a_single_early_request_refused_at_the_held_rate_costs_only_the_margin()
 
 
 def test_a_refusal_at_the_held_rate_with_few_admitted_lately_cuts_the_pace_by_a_quarter_at_most():
-    pace = LearnedPace()
-    pace.sent(0.0)
-    first_refusal(pace, sent_at=0.0, now=0.0, wait_s=1.0)
+    pace = held_at_one_a_second()
     refuse(pace, sent_at=5.0, now=5.0, wait_s=2.0)
     assert pace.held == pytest.approx(0.98 * BACK_OFF)
 
 
 def test_a_refusal_of_a_request_sent_before_the_last_cut_changes_nothing():
-    pace = LearnedPace()
-    pace.sent(0.0)
-    first_refusal(pace, sent_at=0.0, now=0.0, wait_s=1.0)
+    pace = held_at_one_a_second()
     refuse(pace, sent_at=5.0, now=5.0, wait_s=1.0)  # the limit fell: cut by a quarter
     pace.refused(4.9, 5.1, 1.0)  # already in flight when that refusal came back: news already acted on
     assert pace.held == pytest.approx(0.98 * BACK_OFF)
