@@ -9,7 +9,7 @@ COMPOSE := $(shell if command -v podman >/dev/null 2>&1 && podman compose versio
 
 help:
 	@echo "make demo          the whole pipeline offline, against the bundled simulator"
-	@echo "make test          the type checker (mypy --strict), then the test suite"
+	@echo "make test          the type checker (mypy --strict), the layer contracts (lint-imports), then the test suite"
 	@echo "make e2e           demo run interrupted with Ctrl-C, resumed, and checked"
 	@echo "make chaos         kill fanout run at random moments many times (ARGS=--kills N), then check the log and views"
 	@echo "make e2e-live      three edits through the four real models (needs OPENROUTER_API_KEY and SearXNG)"
@@ -33,6 +33,7 @@ $(STAMP): requirements.lock pyproject.toml
 
 test: $(STAMP)
 	$(PY) -m mypy
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest
 
 demo: $(STAMP)

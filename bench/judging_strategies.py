@@ -33,9 +33,12 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from workload import cloned_edits  # noqa: E402
 
+from fanout.analysis.measured import measure_accuracy  # noqa: E402
 from fanout.analysis.committee import majority_vote  # noqa: E402
 from fanout.analysis.load import read_latest_records  # noqa: E402
-from fanout.config import DEFAULT_MODELS, RunOptions, RunSettings, package_data  # noqa: E402
+from fanout.config import package_data
+from fanout.engine.settings import RunOptions, RunSettings
+from fanout.llm.models import DEFAULT_MODELS  # noqa: E402
 from fanout.engine.runner import RunRequest, run  # noqa: E402
 from fanout.judging.scales import STANCE_OF_TRUTH, stance  # noqa: E402
 from fanout.records import VerdictRecord  # noqa: E402
@@ -113,7 +116,8 @@ async def bench(n: int, seed: int, cascade_options: dict[str, object]) -> int:
             cascade = await run_strategy(sim, snapshot, folder / "cascade", strategy="cascade", **cascade_options)
             by_cost = await run_strategy(sim, snapshot, folder / "router-cost", strategy="router")
             by_accuracy = await run_strategy(sim, snapshot, folder / "router-accuracy", strategy="router",
-                                             router_accuracy=folder / "all", labels_file=labels)
+                                             router_accuracy=measure_accuracy(folder / "all", labels),
+                                             router_accuracy_source=f"{folder / 'all'} scored against {labels}")
     rows = [("all models + majority", majority(every), cost(every)),
             ("cascade", final_stances(cascade), cost(cascade)),
             ("router by cost", final_stances(by_cost), cost(by_cost)),

@@ -22,7 +22,8 @@ from typing import Any
 from harness import RunMeasure, Simulator, log_statuses, require_success, run_fanout
 from workload import write_snapshot
 
-from fanout.config import DEFAULT_MODELS, package_data
+from fanout.config import package_data
+from fanout.llm.models import DEFAULT_MODELS
 
 MODELS = len(DEFAULT_MODELS)
 
@@ -368,7 +369,7 @@ def resume(work: Workdir, *, pairs: int = 1_000_000, pending_edits: int = 10) ->
     """
     from fanout.store.checkpoint import log_path, read_index, restore_missing_views
     from fanout.sift.edit import Edit
-    from fanout.store.edit_spool import cache_edits
+    from fanout.sift.edit_spool import cache_edits
     from fanout.store.layout import INDEX_NAME
     from fanout.store.log_index import save_index
     from fanout.records import verdict_file_name

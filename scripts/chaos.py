@@ -27,7 +27,8 @@ from pathlib import Path
 import anyio
 import yaml
 
-from fanout.config import DEFAULT_MODELS, package_data
+from fanout.config import package_data
+from fanout.llm.models import DEFAULT_MODELS
 from fanout.sim import SimConfig, profile_from_dict, running_simulator
 
 SAMPLE = package_data("sample_snapshot.yaml")

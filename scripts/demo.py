@@ -29,7 +29,8 @@ from typing import Iterator
 import httpx
 import yaml
 
-from fanout.config import DEFAULT_MODELS, package_data
+from fanout.config import package_data
+from fanout.llm.models import DEFAULT_MODELS
 from fanout.store.attempts import read_abandoned
 
 SAMPLE = package_data("sample_snapshot.yaml")

@@ -36,7 +36,7 @@ import anyio
 import httpx
 from aiohttp import web
 
-from fanout.config import ToolSettings
+from fanout.tools.settings import ToolSettings
 from fanout.http.client import make_http_client
 from fanout.tools import ToolBox
 from fanout.tools.providers.searxng import check_searxng

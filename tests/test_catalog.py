@@ -11,7 +11,8 @@ import respx
 
 from fanout.llm.catalog import check_key, check_models, fill_spec, require_models
 from fanout.tools.providers.searxng import check_searxng
-from fanout.config import OPENROUTER_BASE_URL, ModelSpec
+from fanout.llm.keys import OPENROUTER_BASE_URL
+from fanout.llm.models import ModelSpec
 from fanout.errors import ConfigError
 from fanout.sim import running_simulator
 

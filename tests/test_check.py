@@ -12,7 +12,8 @@ import httpx
 import respx
 
 from fanout.cli import main
-from fanout.config import DEFAULT_MODELS, OPENROUTER_BASE_URL
+from fanout.llm.keys import OPENROUTER_BASE_URL
+from fanout.llm.models import DEFAULT_MODELS
 from fanout.sim import running_simulator
 
 SECRET = "sk-or-v1-" + "TESTSECRET0123456789abcdef"  # built at run time: no key-shaped literal in git

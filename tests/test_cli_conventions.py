@@ -10,7 +10,9 @@ import anyio
 import pytest
 
 from fanout.cli import main
-from fanout.config import ModelSpec, RunSettings, package_data
+from fanout.config import package_data
+from fanout.engine.settings import RunSettings
+from fanout.llm.models import ModelSpec
 from fanout.engine.runner import RunRequest, run
 from fanout.records import VerdictRecord
 
@@ -177,7 +179,7 @@ def test_every_help_names_the_environment_it_reads_its_exit_codes_and_examples(c
 
 @pytest.mark.parametrize("command", ["run", "check"])
 def test_run_and_check_help_list_the_default_models_by_name(command, capsys):
-    from fanout.config import DEFAULT_MODELS
+    from fanout.llm.models import DEFAULT_MODELS
 
     text = help_of(command, capsys)
     listed = text[text.index("default models (without -m):\n"):text.index("\nenvironment:")].splitlines()[1:]

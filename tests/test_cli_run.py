@@ -14,7 +14,9 @@ import pytest
 import yaml
 
 from fanout.cli import main
-from fanout.config import ModelSpec, RunSettings, package_data
+from fanout.config import package_data
+from fanout.engine.settings import RunSettings
+from fanout.llm.models import ModelSpec
 from fanout.records import VerdictRecord
 from fanout.engine.runner import RunRequest, run
 

@@ -8,7 +8,11 @@ import dataclasses
 import pytest
 
 from fanout.cli import run as run_cli
-from fanout.config import ModelSpec, RunOptions, RunSettings, ToolSettings, api_key_from_env, is_openrouter, key_env, package_data
+from fanout.config import package_data
+from fanout.engine.settings import RunOptions, RunSettings
+from fanout.llm.keys import api_key_from_env, is_openrouter, key_env
+from fanout.llm.models import ModelSpec
+from fanout.tools.settings import ToolSettings
 from fanout.engine.runner import RunRequest, run
 from fanout.errors import ConfigError
 from fanout.sim import SimConfig, profile_from_dict, running_simulator

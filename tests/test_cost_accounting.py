@@ -24,14 +24,17 @@ import pytest
 from fanout.analysis.report import build_report
 from fanout.analysis.summary import render_summary
 from fanout.cli import main
-from fanout.config import ModelSpec, RunSettings, package_data
+from fanout.config import package_data
+from fanout.engine.settings import RunSettings
+from fanout.llm.models import ModelSpec
 from fanout.engine.progress import Tally
 from fanout.engine.runner import RunRequest, run
 from fanout.engine.status import read_status, render_status
 from fanout.llm.reply import ChatResult
 from fanout.records import VerdictRecord
 from fanout.sim import SimConfig, profile_from_dict, running_simulator
-from fanout.store.attempts import AttemptFile, Pricing, read_abandoned, settle_abandoned
+from fanout.llm.cost import Pricing
+from fanout.store.attempts import AttemptFile, read_abandoned, settle_abandoned
 from fanout.store.checkpoint import CheckpointWriter, log_path, read_index
 from fanout.store.layout import INDEX_NAME, INFLIGHT_DIR
 

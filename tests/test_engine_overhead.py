@@ -20,7 +20,8 @@ from anyio import wait_all_tasks_blocked
 
 from fanout.store.checkpoint import CheckpointWriter, log_path, read_index
 from fanout.cli import run as run_cli
-from fanout.config import ModelSpec, RunSettings
+from fanout.engine.settings import RunSettings
+from fanout.llm.models import ModelSpec
 from fanout.errors import ProviderError
 from fanout.llm.chat import ChatClient
 from fanout.engine.loop_lag import watch_loop_lag

@@ -21,7 +21,9 @@ from fanout.judging.policy import (
     confidence,
     infer_datatype,
 )
+from fanout.judging.cascade import CascadeReplay
 from fanout.judging.policy_file import load_gates, load_policies
+from fanout.judging.router import RouterReplay
 
 
 class Rec(NamedTuple):
@@ -149,8 +151,9 @@ def test_a_policy_file_fills_in_the_cascade_order_from_cost(tmp_path: Path) -> N
     path.write_text("- strategy: cascade\n  autopass: 0.8\n- name: gated\n  strategy: router\n"
                     "  gates: {time: [dear]}\n  weights: {mid: 0}\n", encoding="utf-8")
     cascade, router = [spec.build(["dear", "mid", "cheap"], ROUTER_COST) for spec in load_policies(path)]
-    assert cascade == Cascade(("cheap", "mid", "dear"), 0.8)
-    assert isinstance(router, Router)
+    assert isinstance(cascade, CascadeReplay) and isinstance(router, RouterReplay)
+    assert cascade.cascade == Cascade(("cheap", "mid", "dear"), 0.8)
+    router = router.router
     assert router.choose(Aspect("time", "value_added")).model == "dear"
     assert router.choose(Aspect("url", "value_added")).model == "mid"  # its weight, not its price
     assert [s.name for s in load_policies(path)] == ["cascade 1", "gated"]

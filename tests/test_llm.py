@@ -18,7 +18,9 @@ import pytest
 import respx
 from openai.types.chat import ChatCompletion
 
-from fanout.config import OPENROUTER_BASE_URL, ModelSpec, package_data
+from fanout.config import package_data
+from fanout.llm.keys import OPENROUTER_BASE_URL
+from fanout.llm.models import ModelSpec
 from fanout.sift.edit_context import build_edit_context
 from fanout.errors import ProviderError
 from fanout.llm.chat import CHAT_RETRY, ChatClient, ToolCall

@@ -18,7 +18,8 @@ import pytest
 from anyio import wait_all_tasks_blocked
 
 from fanout.store.checkpoint import CheckpointWriter, LogIndex, log_path, read_index, read_records, repair_torn_tail, restore_missing_views
-from fanout.config import ModelSpec, RunSettings
+from fanout.engine.settings import RunSettings
+from fanout.llm.models import ModelSpec
 from fanout.engine.orchestrator import Pair, ProgressSink, Schedule, StopControl, orchestrate
 from fanout.engine.progress import Progress, Tally
 from fanout.records import VerdictRecord

@@ -16,7 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from fanout.config import ModelSpec, RunSettings, ToolSettings, package_data
+from fanout.config import package_data
+from fanout.engine.settings import RunSettings
+from fanout.llm.models import ModelSpec
+from fanout.tools.settings import ToolSettings
 from fanout.engine.runner import RunRequest, run
 from fanout.sim import SimConfig, load_profile, running_simulator
 from peer_replay import load_fixture, replaying, strict_problems

@@ -13,7 +13,9 @@ import itertools
 import anyio
 
 from fanout.cli.run import finish
-from fanout.config import ModelSpec, RunSettings, package_data
+from fanout.config import package_data
+from fanout.engine.settings import RunSettings
+from fanout.llm.models import ModelSpec
 from fanout.engine.runner import RunRequest, run
 from fanout.records import VerdictRecord
 
@@ -156,7 +158,7 @@ def busy_progress():
     """Four default models, 300 records each of every kind, 4 in flight each, and a long last error."""
     from collections import Counter
 
-    from fanout.config import DEFAULT_MODELS
+    from fanout.llm.models import DEFAULT_MODELS
     from fanout.engine.progress import Progress, Tally
 
     models = [m.name for m in DEFAULT_MODELS]

@@ -17,7 +17,9 @@ from test_analysis_support import make_record, write_run
 
 from fanout.analysis import build_report, render_summary
 from fanout.analysis.html import render_html
-from fanout.config import ModelSpec, ToolSettings, load_limits, model_spec, package_data
+from fanout.config import package_data
+from fanout.llm.models import ModelSpec, load_limits, model_spec
+from fanout.tools.settings import ToolSettings
 from fanout.errors import ConfigError
 from fanout.llm.catalog import fill_spec
 from fanout.llm.chat import ChatClient

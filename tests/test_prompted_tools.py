@@ -10,7 +10,7 @@ import json
 
 import respx
 
-from fanout.config import ModelSpec
+from fanout.llm.models import ModelSpec
 from fanout.llm.chat import ChatClient
 from fanout.sift.prompt import VERDICT_REQUEST, Prompt
 from fanout.sift.prompted import INSTRUCTIONS, RESULT_PREFIX, parse_action

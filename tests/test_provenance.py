@@ -13,7 +13,8 @@ import httpx
 import pytest
 import respx
 
-from fanout.config import ModelSpec, ToolSettings
+from fanout.llm.models import ModelSpec
+from fanout.tools.settings import ToolSettings
 from fanout.llm.chat import ChatClient
 from fanout.sift.prompt import Prompt
 from fanout.sift.provenance import check_provenance, fetched_pages, normalise_url

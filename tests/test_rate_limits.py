@@ -16,7 +16,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from fanout.config import DEFAULT_MODELS, package_data
+from fanout.config import package_data
+from fanout.llm.models import DEFAULT_MODELS
 from fanout.sim import SimConfig, profile_from_dict, running_simulator
 
 pytestmark = pytest.mark.timeout(300)

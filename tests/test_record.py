@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from edits import edit_data, make_edit
-from fanout.config import ModelSpec
+from fanout.llm.models import ModelSpec
 from fanout.engine.orchestrator import failure_record
 from fanout.errors import ConfigError
 from fanout.records import STATUSES, TranscriptEntry, Usage, VerdictRecord, utc_now
@@ -18,7 +18,7 @@ from fanout.sift.prompt import Prompt
 from fanout.sift.record import new_record
 from fanout.sift.snapshot import load_snapshot
 from fanout.sift.verdict import Investigation, Outcome, build_record
-from fanout.store.edit_spool import spool_snapshot
+from fanout.sift.edit_spool import spool_snapshot
 from test_snapshot import write_yaml
 
 NOW = "2026-11-22T10:00:00Z"

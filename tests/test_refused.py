@@ -19,7 +19,9 @@ import respx
 
 from fanout.cli import main
 from fanout.cli.run import finish
-from fanout.config import ModelSpec, RunSettings, package_data
+from fanout.config import package_data
+from fanout.engine.settings import RunSettings
+from fanout.llm.models import ModelSpec
 from fanout.engine.runner import RunRequest, run
 from fanout.llm.chat import ChatClient
 from fanout.records import VerdictRecord

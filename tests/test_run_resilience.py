@@ -19,7 +19,8 @@ import anyio
 import pytest
 import yaml
 
-from fanout.config import DEFAULT_MODELS, package_data
+from fanout.config import package_data
+from fanout.llm.models import DEFAULT_MODELS
 from fanout.sim import SimConfig, profile_from_dict, running_simulator
 
 SAMPLE = package_data("sample_snapshot.yaml")

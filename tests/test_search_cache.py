@@ -15,7 +15,7 @@ import anyio
 import httpx
 import pytest
 
-from fanout.config import ToolSettings
+from fanout.tools.settings import ToolSettings
 from fanout.errors import ConfigError
 from fanout.sim import SimHandle, running_simulator
 from fanout.tools import ToolBox, ToolCache, ToolResult, open_run_toolbox

@@ -14,7 +14,7 @@ import httpx
 import pytest
 import respx
 
-from fanout.config import ToolSettings
+from fanout.tools.settings import ToolSettings
 from fanout.errors import ConfigError
 from fanout.engine.progress import Progress, Tally, show_progress
 from fanout.secret import Secret

@@ -20,7 +20,7 @@ import httpx
 import pytest
 from aiohttp import web
 
-from fanout.config import ToolSettings
+from fanout.tools.settings import ToolSettings
 from fanout.errors import ConfigError
 from fanout.http.client import make_http_client
 from fanout.tools import ToolBox, ToolCache

@@ -20,11 +20,16 @@ import pytest
 import yaml
 
 from fanout.cli import main
-from fanout.config import ModelSpec, RunSettings, package_data
+from fanout.config import package_data
+from fanout.engine.settings import RunSettings
+from fanout.llm.models import ModelSpec
 from fanout.engine.orchestrator import Schedule
 from fanout.engine.runner import RunRequest, run
 from fanout.errors import ConfigError
+from fanout.analysis.measured import measure_accuracy
+from fanout.judging.cascade import CascadeStrategy
 from fanout.judging.policy import Cascade
+from fanout.judging.router import RouterStrategy
 from fanout.records import VerdictRecord
 from fanout.sift.record import new_record
 from fanout.sim import SimConfig, running_simulator
@@ -105,7 +110,7 @@ ESCALATING = Script({
 
 
 def test_a_cascade_asks_the_cheapest_first_and_escalates_exactly_as_the_cascade_rules_say(tmp_path):
-    out = run_scripted(tmp_path, ESCALATING, settings(strategy="cascade"), limit=5)
+    out = run_scripted(tmp_path, ESCALATING, settings(strategy=CascadeStrategy()), limit=5)
     assert paths(tmp_path) == {
         0: [(1, "m/cheap", "ok", "cheapest model first")],
         1: [(1, "m/cheap", "ok", "cheapest model first"),
@@ -126,7 +131,7 @@ def test_a_cascade_asks_the_cheapest_first_and_escalates_exactly_as_the_cascade_
 
 def test_autopass_below_the_stability_or_outside_the_verdicts_escalates_with_the_reason(tmp_path):
     script = Script({(0, "m/cheap"): ("ok", "verified-low")})
-    run_scripted(tmp_path, script, settings(strategy="cascade", autopass_verdicts=frozenset({"verified-high"})), limit=1)
+    run_scripted(tmp_path, script, settings(strategy=CascadeStrategy(autopass_verdicts=frozenset({"verified-high"}))), limit=1)
     assert paths(tmp_path)[0] == [
         (1, "m/cheap", "ok", "cheapest model first"),
         (2, "m/mid", "ok", "m/cheap said verified-low, which does not pass on one model's word"),
@@ -136,10 +141,10 @@ def test_autopass_below_the_stability_or_outside_the_verdicts_escalates_with_the
 def test_a_stopped_cascade_resumes_mid_escalation_and_asks_no_pair_twice(tmp_path):
     script = Script({(i, "m/cheap"): ("ok", "suspect") for i in range(12)}
                     | {(i, "m/mid"): ("ok", "plausible") for i in range(12)})
-    first = settings(strategy="cascade", max_cost_usd=0.075)  # a stop after about 7 verdicts, mid-escalation
+    first = settings(strategy=CascadeStrategy(), max_cost_usd=0.075)  # a stop after about 7 verdicts, mid-escalation
     run_scripted(tmp_path, script, first)
     assert 0 < len(logged(tmp_path)) < 36
-    run_scripted(tmp_path, script, settings(strategy="cascade"))
+    run_scripted(tmp_path, script, settings(strategy=CascadeStrategy()))
     assert max(script.asked.values()) == 1
     assert sum(script.asked.values()) == len(logged(tmp_path)) == 36  # every edit: cheap, mid, dear
     assert all([s for s, *_ in steps] == [1, 2, 3] for steps in paths(tmp_path).values())
@@ -147,11 +152,11 @@ def test_a_stopped_cascade_resumes_mid_escalation_and_asks_no_pair_twice(tmp_pat
 
 def test_an_errored_step_waits_for_the_resume_which_asks_that_model_again_and_goes_on_from_its_answer(tmp_path):
     script = Script({(0, "m/cheap"): ("ok", "suspect"), (0, "m/mid"): ("error", None)})
-    out = run_scripted(tmp_path, script, settings(strategy="cascade"), limit=1)
+    out = run_scripted(tmp_path, script, settings(strategy=CascadeStrategy()), limit=1)
     assert "1 edit(s) wait for a resume to retry their last step" in out
     assert [(r["model"], r["status"]) for r in logged(tmp_path)] == [("m/cheap", "ok"), ("m/mid", "error")]
     script.plan[(0, "m/mid")] = ("ok", "plausible")
-    run_scripted(tmp_path, script, settings(strategy="cascade"), limit=1)
+    run_scripted(tmp_path, script, settings(strategy=CascadeStrategy()), limit=1)
     assert paths(tmp_path)[0] == [
         (1, "m/cheap", "ok", "cheapest model first"),
         (2, "m/mid", "ok", "m/cheap said suspect, which does not pass on one model's word"),
@@ -163,9 +168,9 @@ def test_an_errored_step_waits_for_the_resume_which_asks_that_model_again_and_go
 def test_a_resume_whose_measured_costs_reorder_the_models_keeps_each_edits_asked_models_first(tmp_path):
     # m/cheap is priced cheapest but its records cost more than m/mid's price: after the resume m/mid leads.
     script = Script({(i, "m/cheap"): ("ok", "suspect") for i in range(12)}, cost={"m/cheap": 0.02})
-    run_scripted(tmp_path, script, settings(strategy="cascade", max_cost_usd=0.045))
+    run_scripted(tmp_path, script, settings(strategy=CascadeStrategy(), max_cost_usd=0.045))
     begun = {edit for edit, steps in paths(tmp_path).items() if len(steps) == 1 and steps[0][1] == "m/cheap"}
-    out = run_scripted(tmp_path, script, settings(strategy="cascade"))
+    out = run_scripted(tmp_path, script, settings(strategy=CascadeStrategy()))
     assert "(cost per verdict): m/mid $0.01425, m/cheap $0.02000, m/dear $0.12825." in out
     assert max(script.asked.values()) == 1
     for edit, steps in paths(tmp_path).items():
@@ -177,7 +182,7 @@ def test_a_resume_whose_measured_costs_reorder_the_models_keeps_each_edits_asked
 
 def test_the_router_asks_one_model_per_edit_the_cheapest_within_the_aspects_gate(tmp_path):
     gates = {"time": ("m/dear",), "wikibase-item/value_added": ("m/mid", "m/dear")}
-    out = run_scripted(tmp_path, Script({}), settings(strategy="router", gates=gates), limit=4)
+    out = run_scripted(tmp_path, Script({}), settings(strategy=RouterStrategy(gates=gates)), limit=4)
     assert paths(tmp_path) == {
         0: [(1, "m/dear", "ok", "router: cheapest allowed for time/value_changed (gate 'time')")],
         1: [(1, "m/mid", "ok", "router: cheapest allowed for wikibase-item/value_added (gate 'wikibase-item/value_added')")],
@@ -190,7 +195,7 @@ def test_the_router_asks_one_model_per_edit_the_cheapest_within_the_aspects_gate
 def test_the_router_by_measured_accuracy_takes_the_most_accurate_and_the_cheaper_of_near_equals(tmp_path):
     accuracy = {("*", "m/cheap"): 0.60, ("*", "m/mid"): 0.80, ("*", "m/dear"): 0.81,
                 ("time", "m/cheap"): 0.95, ("time", "m/dear"): 0.90}
-    run_scripted(tmp_path, Script({}), settings(strategy="router", router_accuracy=accuracy), limit=3)
+    run_scripted(tmp_path, Script({}), settings(strategy=RouterStrategy(accuracy=accuracy)), limit=3)
     assert [steps[0][1:] for steps in paths(tmp_path).values()] == [
         ("m/cheap", "ok", "router: accuracy 0.95 on time/value_changed (best 0.95; gate '*')"),
         ("m/mid", "ok", "router: accuracy 0.80 on wikibase-item/value_added (best 0.81; gate '*')"),
@@ -203,8 +208,6 @@ def test_router_accuracy_is_measured_per_aspect_and_model_from_a_labelled_all_ru
     run_scripted(tmp_path / "all", script, settings())
     labels = tmp_path / "labels.yaml"
     labels.write_text(yaml.safe_dump({"labels": [{"rcid": r, "truth": "correct"} for r in RCIDS]}))
-    from fanout.judging.measured import measure_accuracy
-
     accuracy = measure_accuracy(tmp_path / "all", labels)
     assert accuracy[("*", "m/cheap")] == 0.0 and accuracy[("*", "m/mid")] == 1.0
     assert accuracy[("wikibase-item", "m/dear")] == 1.0  # 6 of the 12 edits
@@ -218,7 +221,7 @@ def test_router_accuracy_is_measured_per_aspect_and_model_from_a_labelled_all_ru
 async def test_the_lead_bound_never_deadlocks_a_cascade_whose_every_edit_escalates(tmp_path, max_lead):
     """The cheap model runs ahead until the lead bound holds it; the escalations it made must still run."""
     script = Script({(i, m): ("ok", v) for i in range(12) for m, v in (("m/cheap", "suspect"), ("m/mid", "plausible"))})
-    run_settings = RunSettings(models=MODELS, concurrency=3, max_lead=max_lead, strategy="cascade")
+    run_settings = RunSettings(models=MODELS, concurrency=3, max_lead=max_lead, strategy=CascadeStrategy())
     request = RunRequest(SAMPLE, tmp_path, run_settings, handle_signals=False, out=StringIO(), progress_interval_s=3600)
     with anyio.fail_after(60):
         await run(request, verdict_fn=script)
@@ -240,7 +243,7 @@ def test_a_run_directory_started_with_one_strategy_refuses_to_resume_with_anothe
     run_scripted(tmp_path, Script({}), settings(), limit=2)
     before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
     with pytest.raises(ConfigError, match="started with --strategy all"):
-        run_scripted(tmp_path, Script({}), settings(strategy="cascade"), limit=2)
+        run_scripted(tmp_path, Script({}), settings(strategy=CascadeStrategy()), limit=2)
     code = main(["run", str(SAMPLE), "--run-dir", str(tmp_path), "--limit", "2", "-m", "m/dear,m/cheap,m/mid",
                  "--strategy", "cascade", "--autopass", "0.8", *LOCAL])
     assert code == 2

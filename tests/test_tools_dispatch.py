@@ -8,7 +8,7 @@ import anyio
 import httpx
 import pytest
 
-from fanout.config import ToolSettings
+from fanout.tools.settings import ToolSettings
 from fanout.tools import TOOL_NAMES, TOOL_SCHEMAS, ToolBox, ToolResult
 
 

@@ -20,7 +20,9 @@ import pytest
 import respx
 from aiohttp import web
 
-from fanout.config import ModelSpec, ToolSettings, package_data
+from fanout.config import package_data
+from fanout.llm.models import ModelSpec
+from fanout.tools.settings import ToolSettings
 from fanout.llm.chat import ChatClient
 from fanout.sift.prompt import Prompt
 from fanout.sift.snapshot import load_snapshot

@@ -19,7 +19,7 @@ import httpx
 import pytest
 from aiohttp import web
 
-from fanout.config import ToolSettings
+from fanout.tools.settings import ToolSettings
 from fanout.tools import ToolBox
 from fanout.tools.body import read_capped
 

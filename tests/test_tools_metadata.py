@@ -18,7 +18,7 @@ import httpx
 import pytest
 from aiohttp import web
 
-from fanout.config import ToolSettings
+from fanout.tools.settings import ToolSettings
 from fanout.http import addresses
 from fanout.http.addresses import AddressRefused
 from fanout.http.client import make_http_client

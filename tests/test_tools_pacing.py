@@ -13,7 +13,7 @@ import httpx
 import pytest
 from aiohttp import web
 
-from fanout.config import ToolSettings
+from fanout.tools.settings import ToolSettings
 from fanout.tools import ToolBox
 from fanout.tools.pacing import HostPacer
 from loopback import app_with, serving

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from aiohttp import web
 
-from fanout.config import ToolSettings
+from fanout.tools.settings import ToolSettings
 from fanout.tools import ToolBox
 from fanout.tools.extract_pool import ExtractionPool
 from pdfs import make_pdf

@@ -9,7 +9,7 @@ import httpx
 import pytest
 import respx
 
-from fanout.config import ToolSettings
+from fanout.tools.settings import ToolSettings
 from fanout.http.client import make_http_client
 from fanout.tools import ToolBox, ToolResult
 from fanout.tools.search import _host_by_httpx, host_if_web

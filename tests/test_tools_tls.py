@@ -15,7 +15,7 @@ import httpx
 import pytest
 from aiohttp import web
 
-from fanout.config import ToolSettings
+from fanout.tools.settings import ToolSettings
 from fanout.http.client import make_http_client, pool_limits
 from fanout.http.transport import AiohttpTransport
 from fanout.tools import ToolBox

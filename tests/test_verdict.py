@@ -23,7 +23,9 @@ import pytest
 import respx
 import yaml
 
-from fanout.config import ModelSpec, ToolSettings, package_data
+from fanout.config import package_data
+from fanout.llm.models import ModelSpec
+from fanout.tools.settings import ToolSettings
 from fanout.sift.edit import Edit
 from fanout.sift.edit_context import build_edit_context
 from fanout.llm.chat import ChatClient

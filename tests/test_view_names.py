@@ -10,7 +10,9 @@ from pathlib import Path
 import anyio
 import yaml
 
-from fanout.config import ModelSpec, RunSettings, package_data
+from fanout.config import package_data
+from fanout.engine.settings import RunSettings
+from fanout.llm.models import ModelSpec
 from fanout.engine.runner import RunRequest, run
 from fanout.records import VerdictRecord, legacy_model_slug, model_slug
 

@@ -10,7 +10,7 @@ import httpx
 import pytest
 import respx
 
-from fanout.config import ToolSettings
+from fanout.tools.settings import ToolSettings
 from fanout.tools import ToolBox
 from fanout.wikidata.api import ApiSettings, WikidataClient
 from fanout.wikidata.enrich import Enricher

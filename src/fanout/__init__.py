@@ -21,17 +21,17 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from fanout.version import __version__
 
 _EXPORTS = {
     "run": "fanout.engine.runner",
     "run_sync": "fanout.engine.runner",
     "RunRequest": "fanout.engine.runner",
     "RunReport": "fanout.engine.runner",
-    "RunSettings": "fanout.config",
-    "ToolSettings": "fanout.config",
-    "ModelSpec": "fanout.config",
-    "DEFAULT_MODELS": "fanout.config",
+    "RunSettings": "fanout.engine.settings",
+    "ToolSettings": "fanout.tools.settings",
+    "ModelSpec": "fanout.llm.models",
+    "DEFAULT_MODELS": "fanout.llm.models",
     "load_snapshot": "fanout.sift.snapshot",
     "load_prompt": "fanout.sift.prompt",
     "run_verdict": "fanout.sift.verdict",
@@ -49,7 +49,9 @@ _EXPORTS = {
 __all__ = ["__version__", *_EXPORTS]
 
 if TYPE_CHECKING:
-    from fanout.config import DEFAULT_MODELS, ModelSpec, RunSettings, ToolSettings
+    from fanout.engine.settings import RunSettings
+    from fanout.llm.models import DEFAULT_MODELS, ModelSpec
+    from fanout.tools.settings import ToolSettings
     from fanout.engine.runner import RunReport, RunRequest, run, run_sync
     from fanout.errors import ConfigError, FanoutError, ProviderError, ToolFailure
     from fanout.http.client import make_http_client

@@ -108,7 +108,7 @@ class TranscriptEntry:
 
 @dataclass
 class Escalation:
-    """Where a record stands in its edit's judging strategy (fanout.engine.strategy)."""
+    """Where a record stands in its edit's judging strategy (fanout.judging.strategy)."""
 
     step: int
     """1 = the first model asked for the edit; a cascade's later steps count up from there."""

@@ -15,10 +15,11 @@ from typing import NamedTuple
 
 from fanout.analysis.load import RunData
 from fanout.errors import FanoutError
-from fanout.judging.policy import Aspect, aspect_of
+from fanout.judging.policy import Aspect
+from fanout.judging.strategy import edit_aspect
 from fanout.sift.edit import Edit
 from fanout.sift.precheck import make_verification_question, show_property, show_value
-from fanout.store.edit_spool import edit_rcids, spool_snapshot
+from fanout.sift.edit_spool import edit_rcids, spool_snapshot
 
 DIFF_URL = "https://www.wikidata.org/w/index.php?diff={revid}"
 DIFF_URL_FROM = DIFF_URL + "&oldid={parent}"
@@ -50,13 +51,6 @@ def diff_url(revid: int, parent: int | None = None) -> str:
     if parent is None:
         return DIFF_URL.format(revid=int(revid))
     return DIFF_URL_FROM.format(revid=int(revid), parent=int(parent))
-
-
-def edit_aspect(edit: Edit) -> Aspect:
-    """What a router's gate reads: the datatype the snapshot names (property_datatype), else the value's shape."""
-    datatype = edit.parsed.fields.get("property_datatype")
-    return aspect_of(datatype if isinstance(datatype, str) else None, edit.parsed.value_raw, edit.diff_type,
-                     term_edit=edit.is_term_edit)
 
 
 def describe(edit: Edit) -> Change:

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, NamedTuple
 
 from fanout.analysis.fmt import percent, usd
-from fanout.config import KNOWN_MODELS, ModelSpec
+from fanout.llm.models import KNOWN_MODELS, ModelSpec
 from fanout.llm.cost import cache_savings
 from fanout.records import VerdictRecord
 

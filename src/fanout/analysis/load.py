@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from fanout.analysis.cost import AttemptCost
-from fanout.config import ModelSpec, model_spec
+from fanout.llm.models import ModelSpec, model_spec
 from fanout.errors import ConfigError
 from fanout.records import VerdictRecord
 from fanout.store.attempts import read_abandoned

@@ -4,7 +4,7 @@ A run with `--strategy all` holds every model's record on every edit, so a
 policy can be played over it without spending anything: the cascade is fed
 the records of the models it asks, in its order, until it settles, and costs
 what those records cost; the router costs what its chosen model's record
-cost. Both decide with fanout.judging.policy, as a run of the policy would.
+cost. Each is replayed by its strategy (fanout.judging), as a run of it decides.
 
 Every row of the table (each policy, each single model, each committee rule)
 counts the same edits: those every policy could replay. An edit a policy
@@ -20,57 +20,21 @@ from typing import Any, NamedTuple
 from fanout.analysis.load import RunData
 from fanout.analysis.scoring import score
 from fanout.errors import ConfigError
-from fanout.judging.policy import Aspect, Cascade, Judged, Router, Settled, aspect_of
+from fanout.judging.policy import Aspect, aspect_of
 from fanout.judging.policy_file import PolicySpec
+from fanout.judging.registry import asks_every_model
 from fanout.judging.scales import stance
+from fanout.judging.strategy import Replayed, Replayer
 from fanout.records import VerdictRecord
 from fanout.sift.edit import is_term_diff
-
-ALL = "all"
-"""The only strategy whose runs can be replayed: every model asked on every edit."""
-
-
-class Replayed(NamedTuple):
-    """One policy on one edit."""
-
-    verdict: str | None
-    cost_usd: float
-    """The known costs of the records the policy used (an unknown cost adds nothing)."""
-    steps: int
-    """Models asked."""
-    agreed: bool | None
-    """For a cascade, Settled.agreed; None for a router."""
 
 
 def check_replayable(run: RunData) -> None:
     """A run of a cascade or router lacks the records a replay needs: refuse it in one line."""
-    others = sorted({str(getattr(r, "strategy", ALL)) for r in run.records} - {ALL})
+    others = sorted({str(getattr(r, "strategy", "all")) for r in run.records if not asks_every_model(r.strategy)})
     if others:
         raise ConfigError(f"--policy replays a run that asked every model on every edit (--strategy all); "
                           f"{run.run_dir} was run with --strategy {', '.join(others)}.")
-
-
-def replay_cascade(cascade: Cascade, records: Mapping[str, VerdictRecord]) -> Replayed | None:
-    """The cascade fed this edit's records in its order until it settles; None if it asks a model with no record."""
-    answered: list[Judged] = []
-    cost = 0.0
-    while True:
-        step = cascade.next_step(answered)
-        if isinstance(step, Settled):
-            return Replayed(step.verdict, cost, len(answered), step.agreed)
-        record = records.get(step.model)
-        if record is None:
-            return None
-        answered.append(record)
-        cost += record.cost_usd or 0.0
-
-
-def replay_router(router: Router, records: Mapping[str, VerdictRecord], aspect: Aspect) -> Replayed | None:
-    """The chosen model's record; None if it has none for this edit."""
-    record = records.get(router.choose(aspect).model)
-    if record is None:
-        return None
-    return Replayed(record.verdict, record.cost_usd or 0.0, 1, None)
 
 
 def record_aspect(records: Mapping[str, VerdictRecord], known: Aspect | None, diff_type: str | None) -> Aspect:
@@ -105,30 +69,28 @@ def replay_table(specs: Sequence[PolicySpec], given: ReplayInput) -> tuple[list[
     by_edit = given.run.by_edit()
     results = {spec.name: _replay(policy, by_edit, given.aspects) for spec, policy in policies}
     kept = [rcid for rcid in by_edit if all(rcid in done for done in results.values())]
-    rows = [_policy_row(spec.name, spec.strategy, results[spec.name], kept, given.truth, len(models))
+    rows = [_policy_row(spec.name, spec.strategy.name, results[spec.name], kept, given.truth, len(models))
             for spec, _ in policies]
     rows += [_model_row(m, by_edit, kept, given.truth, len(models)) for m in models]
     edit_cost = {rcid: sum(r.cost_usd or 0.0 for r in by_edit[rcid].values()) for rcid in kept}
     rows += [_row(rule, "committee", {r: decided[r] for r in kept}, edit_cost, given.truth, len(models))
              for rule, decided in given.committee.items()]
-    return rows, _notes(len(by_edit) - len(kept), len(by_edit), any(s.strategy == "router" for s in specs))
+    notes = dict.fromkeys(note for spec in specs for note in spec.strategy.replay_notes())
+    return rows, _notes(len(by_edit) - len(kept), len(by_edit)) + list(notes)
 
 
-def _build(spec: PolicySpec, models: Sequence[str], cost: Mapping[str, float | None]) -> Cascade | Router:
+def _build(spec: PolicySpec, models: Sequence[str], cost: Mapping[str, float | None]) -> Replayer:
     try:
         return spec.build(models, cost)
     except ConfigError as exc:
         raise ConfigError(f"--policy: {exc}") from None
 
 
-def _replay(policy: Cascade | Router, by_edit: Mapping[int, Mapping[str, VerdictRecord]],
+def _replay(policy: Replayer, by_edit: Mapping[int, Mapping[str, VerdictRecord]],
             aspects: Mapping[int, Aspect]) -> dict[int, Replayed]:
     done = {}
     for rcid, records in by_edit.items():
-        if isinstance(policy, Cascade):
-            result = replay_cascade(policy, records)
-        else:
-            result = replay_router(policy, records, aspects[rcid])
+        result = policy.replay(records, aspects[rcid])
         if result is not None:
             done[rcid] = result
     return done
@@ -141,7 +103,7 @@ def _policy_row(name: str, strategy: str, done: Mapping[int, Replayed], kept: Se
                truth, models)
     n = len(replayed)
     row["escalation_rate"] = sum(r.steps > 1 for r in replayed) / n if n else None
-    if strategy == "cascade" and n:
+    if any(r.agreed is not None for r in replayed):
         row["unagreed"] = sum(r.agreed is False for r in replayed) / n
     for step in range(1, models + 1):
         row[f"settled_at_step_{step}"] = sum(r.steps == step for r in replayed) / n if n else None
@@ -174,13 +136,10 @@ def _row(subject: str, kind: str, predictions: Mapping[int, str | None], costs: 
     }
 
 
-def _notes(skipped: int, edits: int, router: bool) -> list[str]:
+def _notes(skipped: int, edits: int) -> list[str]:
     notes = ["Policy replay: every row counts the same edits; a cascade costs the records of the models it asked, "
              "in its order (by default cheapest first by this run's mean cost per verdict)."]
     if skipped:
         notes.append(f"{skipped} of {edits} edits could not be replayed (a model a policy asks has no record "
                      "there): they are left out of every row of the replay table.")
-    if router:
-        notes.append("A replayed router chooses by cost weight within each gate: accuracy measured on this run's "
-                     "labels would be scored on the labels it was chosen with.")
     return notes

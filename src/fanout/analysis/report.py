@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from fanout import __version__
+from fanout.version import __version__
 from fanout.analysis.agreement import (
     model_agreement,
     overall_agreement,

@@ -14,7 +14,7 @@ import sys
 import textwrap
 from typing import TYPE_CHECKING
 
-from fanout import __version__
+from fanout.version import __version__
 from fanout.errors import ConfigError
 
 if TYPE_CHECKING:

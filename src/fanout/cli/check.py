@@ -11,7 +11,9 @@ from fanout.checks import Check
 from fanout.cli.epilog import BAD_INPUT, ENDPOINT_KEYS, SEARCH_KEYS, epilog
 from fanout.cli.model_options import add_model_options
 from fanout.llm.catalog import check_key, check_models
-from fanout.config import DEFAULT_MODELS, DEFAULT_SEARXNG_URL, KEY_HELP, OPENROUTER_BASE_URL, ToolSettings, api_key_for
+from fanout.llm.keys import KEY_HELP, OPENROUTER_BASE_URL, api_key_for
+from fanout.llm.models import DEFAULT_MODELS
+from fanout.tools.settings import DEFAULT_SEARXNG_URL, ToolSettings
 from fanout.http.client import make_http_client
 from fanout.tools.search_config import add_search_arguments, apply_search_options
 

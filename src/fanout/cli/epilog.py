@@ -9,7 +9,8 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Sequence
 
-from fanout.config import API_KEY_ENV, DEFAULT_MODELS, ENDPOINT_KEY_ENV
+from fanout.llm.keys import API_KEY_ENV, ENDPOINT_KEY_ENV
+from fanout.llm.models import DEFAULT_MODELS
 
 SEARCH_KEYS = "TAVILY_API_KEY, BRAVE_API_KEY (only for --search-providers tavily, brave)"
 ENDPOINT_KEYS = f"{API_KEY_ENV} (sent to OpenRouter only), {ENDPOINT_KEY_ENV} (any other --base-url; optional)"

@@ -13,7 +13,7 @@ import argparse
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from fanout.config import DEFAULT_MODELS
+from fanout.llm.models import DEFAULT_MODELS
 
 LIST_OPTION = "--models"
 DEFAULT_NAMES = ", ".join(m.name for m in DEFAULT_MODELS)

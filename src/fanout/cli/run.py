@@ -11,16 +11,11 @@ from fanout.cli.epilog import BAD_INPUT, ENDPOINT_KEYS, INTERRUPTED, SEARCH_KEYS
 from fanout.cli.model_options import add_model_options, trailing_positional
 from fanout.engine.loop_lag import ENV_VAR as LAG_ENV
 from fanout.errors import ConfigError, DiskFull
-from fanout.config import (
-    KEY_HELP,
-    LEAD_PER_SLOT,
-    MAX_SAMPLES,
-    RETRY_CHOICES,
-    STRATEGIES,
-    RunOptions,
-    RunSettings,
-    ToolSettings,
-)
+from fanout.engine.settings import LEAD_PER_SLOT, MAX_SAMPLES, RETRY_CHOICES, RunOptions, RunSettings
+from fanout.judging.cascade import CascadeStrategy
+from fanout.judging.registry import STRATEGIES
+from fanout.llm.keys import KEY_HELP
+from fanout.tools.settings import ToolSettings
 from fanout.records import VERDICTS
 from fanout.tools.search_config import add_search_arguments
 
@@ -102,10 +97,10 @@ def add_strategy_arguments(parser: argparse.ArgumentParser) -> None:
                             "one model per edit, chosen by the edit's aspect (property datatype and change type)")
     group.add_argument("--autopass", type=float, metavar="X",
                        help=f"cascade: accept one model's verdict in --autopass-verdicts when its stability (measured "
-                            f"with --samples 2 or more) reaches X, 0 to 1 (default {RunSettings.autopass:g})")
+                            f"with --samples 2 or more) reaches X, 0 to 1 (default {CascadeStrategy.autopass:g})")
     group.add_argument("--autopass-verdicts", metavar="V[,V...]",
                        help=f"cascade: verdicts one model may settle, from {','.join(VERDICTS)} "
-                            f"(default {','.join(sorted(RunSettings.autopass_verdicts))}); others need two models to agree")
+                            f"(default {','.join(sorted(CascadeStrategy.autopass_verdicts))}); others need two models to agree")
     group.add_argument("--gates", type=Path, metavar="FILE",
                        help="router: YAML mapping of aspect (time, time/value_changed, value_changed or *) to the "
                             "models allowed for it; the cheapest allowed is chosen (default: every model allowed)")
@@ -151,6 +146,7 @@ def snapshot_argument(args: argparse.Namespace) -> Path:
 
 def settings_from_args(args: argparse.Namespace) -> RunSettings:
     """The flags as RunOptions, checked and completed by the settings; a lead that caps --concurrency is warned about."""
+    accuracy, measured_on = router_accuracy(args.router_accuracy, args.labels)
     settings = RunSettings.from_options(RunOptions(
         models=tuple(args.models or ()), limits_file=args.limits,
         per_model_concurrency=args.per_model_concurrency, requests_per_minute=args.rpm,
@@ -159,13 +155,24 @@ def settings_from_args(args: argparse.Namespace) -> RunSettings:
         concurrency=args.concurrency, verdict_timeout_s=args.timeout, chat_timeout_s=args.request_timeout,
         max_turns=args.max_turns, max_lead=args.max_lead, grace_s=args.grace, max_cost_usd=args.max_cost,
         retry=args.retry, strategy=args.strategy, gates_file=args.gates, autopass=args.autopass,
-        autopass_verdicts=args.autopass_verdicts, router_accuracy=args.router_accuracy, labels_file=args.labels,
+        autopass_verdicts=args.autopass_verdicts, router_accuracy=accuracy, router_accuracy_source=measured_on,
         samples=args.samples, swap_labels=args.swap_labels,
     ))
     warning = settings.lead_warning()
     if warning is not None:
         print(f"warning: {warning}", file=sys.stderr)
     return settings
+
+
+def router_accuracy(run_dir: Path | None, labels: Path | None) -> tuple[dict[tuple[str, str], float] | None, str | None]:
+    """--router-accuracy RUN_DIR scored against --labels FILE: read here, by the command that asks for it."""
+    if (run_dir is None) != (labels is None):
+        raise ConfigError("--router-accuracy RUN_DIR and --labels FILE go together: the run is scored against the labels.")
+    if run_dir is None or labels is None:
+        return None, None
+    from fanout.analysis.measured import measure_accuracy
+
+    return measure_accuracy(run_dir, labels), f"{run_dir} scored against {labels}"
 
 
 def finish(report, request) -> int:  # type: ignore[no-untyped-def]

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from fanout.cli.epilog import BAD_INPUT, SEARCH_KEYS, epilog
-from fanout.config import DEFAULT_SEARXNG_URL, ToolSettings
+from fanout.tools.settings import DEFAULT_SEARXNG_URL, ToolSettings
 from fanout.tools.schemas import REQUIRED_ARGUMENT, TOOL_NAMES
 from fanout.tools.search_config import add_search_arguments, apply_search_options
 

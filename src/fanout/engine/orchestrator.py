@@ -45,11 +45,13 @@ from anyio.abc import ObjectSendStream
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from fanout.store.checkpoint import CheckpointWriter, LogEntry
-from fanout.config import ModelSpec, RunSettings
+from fanout.engine.settings import RunSettings
+from fanout.llm.models import ModelSpec
 from fanout.errors import DiskFull, ModelRefused
-from fanout.store.edit_spool import edit_rcids
+from fanout.sift.edit_spool import edit_rcids
 from fanout.records import VerdictRecord
-from fanout.engine.strategy import Tracker, edit_aspect
+from fanout.engine.strategy import Tracker
+from fanout.judging.strategy import edit_aspect
 from fanout.sift.edit import Edit
 from fanout.sift.record import new_record
 

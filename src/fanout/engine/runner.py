@@ -23,20 +23,25 @@ import anyio
 from fanout.store.checkpoint import (
     CheckpointWriter, LogIndex, log_path, read_index, repair_torn_tail, restore_missing_views, set_aside_damaged,
 )
-from fanout.config import ModelSpec, RunSettings, api_key_from_env, is_openrouter, require_count
+from fanout.config import require_count
+from fanout.engine.settings import RunSettings
+from fanout.llm.keys import api_key_from_env, is_openrouter
+from fanout.llm.cost import Pricing
+from fanout.llm.models import ModelSpec
 from fanout.errors import ConfigError, ModelRefused
 from fanout.records import VerdictRecord, slug_clash, utc_now
 from fanout.sift.edit import Edit
 from fanout.store.attempts import (
-    AttemptFile, Pricing, abandoned_totals, discard_attempt, read_abandoned, settle_abandoned,
+    AttemptFile, abandoned_totals, discard_attempt, read_abandoned, settle_abandoned,
 )
-from fanout.store.edit_spool import SpooledSnapshot, edit_rcids, spool_snapshot
+from fanout.sift.edit_spool import SpooledSnapshot, edit_rcids, spool_snapshot
 from fanout.engine.loop_lag import lag_log_path, watch_loop_lag
 from fanout.store.run_lock import hold_run_lock
-from fanout.store.manifest import Manifest, describe_strategy, load_manifest, reconcile, settings_summary, write_manifest
+from fanout.store.manifest import Manifest, load_manifest, reconcile, write_manifest
+from fanout.judging.strategy import check_resume, describe_settings
 from fanout.engine.orchestrator import RunOutcome, StopControl, VerdictFn, orchestrate
 from fanout.engine.progress import Progress, Tally, show_progress
-from fanout.engine.strategy import Plan, Tracker, cost_per_verdict, logged_answers
+from fanout.engine.strategy import Tracker, cost_per_verdict, logged_answers
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 """Each stops the run the same way: a closed terminal (SIGHUP) gives verdicts in flight their grace too."""
@@ -85,15 +90,18 @@ async def _checked_run(request: RunRequest, snapshot: SpooledSnapshot, verdict_f
     settings = request.settings
     edits = snapshot.edits[: request.limit] if request.limit else snapshot.edits
     prompt = load_prompt()
+    previous = load_manifest(request.run_dir)
+    if previous is not None:
+        check_resume(settings.strategy, previous.settings.get("strategy"))
     manifest = reconcile(
-        load_manifest(request.run_dir),
+        previous,
         Manifest(
             snapshot_path=str(request.snapshot_path),
             snapshot_sha256=snapshot.sha256,
             edits=len(edits),
             models=[m.name for m in settings.models],
             prompt_sha256=prompt.sha256,
-            settings=settings_summary(settings),
+            settings=settings.summary(),
             starts=[utc_now()],
         ),
         force=request.force,
@@ -152,7 +160,7 @@ async def _run_in(
     abandoned = abandoned_totals(read_abandoned(run_dir))
     tracker = await _strategy_tracker(run_dir, index, edits, settings, hooks.pricing)
     # A router asks one model per edit; a cascade at most every model, which is the total its ETA assumes.
-    pairs = len(edits) * (1 if settings.strategy == "router" else len(settings.models))
+    pairs = len(edits) * settings.strategy.most_pairs(len(settings.models))
     tally = Tally.from_index(index, total=pairs, models=[m.name for m in settings.models], abandoned=abandoned)
     progress = Progress(tally, health=hooks.search_health, held_back=hooks.held_back,
                         strategy=tracker.summary if tracker is not None else None)
@@ -187,11 +195,15 @@ async def _strategy_tracker(run_dir: Path, index: LogIndex, edits: Sequence[Edit
                             pricing: Pricing | None) -> Tracker | None:
     """Under --strategy cascade|router: each edit's answers so far, read from the log (in a thread: a resume of a
     long run reads many lines), the models' costs per verdict, and from them each edit's next step."""
-    if settings.strategy == "all":
+    strategy = settings.strategy
+    if strategy.asks_every_model:
         return None
-    answered = await anyio.to_thread.run_sync(lambda: logged_answers(log_path(run_dir), index, edits, settings.strategy))
+    answered = await anyio.to_thread.run_sync(lambda: logged_answers(log_path(run_dir), index, edits, strategy.name))
     priced = [(pricing.models.get(m.name, m) if pricing else m) for m in settings.models]
-    return Tracker(Plan(settings, cost_per_verdict(priced, answered)), edits, answered)
+    plan = strategy.plan([m.name for m in settings.models], cost_per_verdict(priced, answered), settings.retry_statuses)
+    if plan is None:
+        return None
+    return Tracker(strategy.name, plan, settings.retry_statuses, edits, answered)
 
 
 async def _settle_cut_off_attempts(run_dir: Path, index: LogIndex, pricing: Pricing, out: TextIO) -> None:
@@ -216,8 +228,8 @@ def start_line(index: LogIndex, edits: Sequence[Edit], settings: RunSettings) ->
     total = len(rcids) * len(settings.models)
     skipped = logged - again
     retried = f", {again} of them logged as {','.join(sorted(settings.retry_statuses))} before" if again else ""
-    if settings.strategy != "all":
-        return (f"{logged} of at most {total} pairs already logged; the {settings.strategy} asks each unsettled "
+    if not settings.strategy.asks_every_model:
+        return (f"{logged} of at most {total} pairs already logged; the {settings.strategy.name} asks each unsettled "
                 f"edit's next step{retried}, at concurrency {settings.concurrency}.")
     return f"{skipped}/{total} pairs already done; running {total - skipped}{retried}, at concurrency {settings.concurrency}."
 
@@ -330,8 +342,8 @@ def describe_plan(request: RunRequest, edits: Sequence[Edit], manifest: Manifest
     print(f"Pairs: {len(edits) * len(models)}; already done in {request.run_dir}: {done}", file=out)
     print(f"Concurrency {request.settings.concurrency}, timeout {request.settings.verdict_timeout_s:g}s per verdict, "
           f"max lead {request.settings.max_lead} edits; base URL {request.settings.base_url}", file=out)
-    if request.settings.strategy != "all":
-        print(f"Strategy: {describe_strategy(manifest.settings['strategy'])}; it asks at most the pairs above.", file=out)
+    if not request.settings.strategy.asks_every_model:
+        print(f"Strategy: {describe_settings(manifest.settings['strategy'])}; it asks at most the pairs above.", file=out)
     print("Dry run: nothing was contacted or written.", file=out)
 
 

@@ -1,8 +1,8 @@
 """A judging strategy at run time: which model an edit asks next, from the records it already has.
 
-The decisions are fanout.judging.policy's (Cascade.next_step, Router.choose),
-the same functions the report's replay calls, so a run and a replay of the
-same policy agree. This module adds what only a run needs: each model's cost
+The decisions are the strategy's (fanout.judging), the same the report's
+replay asks, so a run and a replay of the same policy agree. This module
+adds what only a run needs: each model's cost
 per verdict for the cascade's order and the router's weights, an edit's
 records rebuilt from the log on resume, and the step and reason each record
 carries.
@@ -23,10 +23,9 @@ import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
 
-from fanout.config import ModelSpec, RunSettings
-from fanout.judging.policy import Aspect, Ask, Cascade, Router, aspect_of, cheapest_first
+from fanout.judging.strategy import Answer, Plan
+from fanout.llm.models import ModelSpec
 from fanout.records import Escalation, VerdictRecord
 from fanout.sift.edit import Edit
 from fanout.store.log_index import LogIndex
@@ -37,38 +36,6 @@ COMPLETION_TOKENS_PER_VERDICT = 250
 completion tokens on 48 verdicts (an investigation resends its growing conversation every turn)."""
 MIN_MEASURED = 3
 """Records with a known cost a model needs in this run before their mean replaces its price estimate."""
-
-
-class Answer(NamedTuple):
-    """What a strategy reads of a logged record (fanout.judging.policy.Judged, plus its place)."""
-
-    model: str
-    verdict: str | None
-    stability: float | None
-    status: str
-    step: int
-    reason: str
-    cost_usd: float | None
-
-    @classmethod
-    def of(cls, record: VerdictRecord) -> Answer:
-        escalation = record.escalation or Escalation(1, "")
-        return cls(record.model, record.verdict, getattr(record, "stability", None), record.status,
-                   escalation.step, escalation.reason, record.cost_usd)
-
-
-class Step(NamedTuple):
-    """The next model to ask for an edit, and the step and reason its record will carry."""
-
-    model: str
-    escalation: Escalation
-
-
-def edit_aspect(edit: Edit) -> Aspect:
-    """The edit's aspect for the router's gates; the snapshot may name the property's datatype in parsed_edit."""
-    datatype = edit.parsed.fields.get("property_datatype")
-    return aspect_of(datatype if isinstance(datatype, str) else None, edit.parsed.value_raw, edit.diff_type,
-                     term_edit=edit.is_term_edit)
 
 
 def price_per_verdict(spec: ModelSpec) -> float | None:
@@ -94,61 +61,6 @@ def cost_per_verdict(models: Sequence[ModelSpec], answered: Mapping[int, Sequenc
                 counted[answer.model] += 1
     return {m.name: spent[m.name] / counted[m.name] if counted[m.name] >= MIN_MEASURED else price_per_verdict(m)
             for m in models}
-
-
-class Plan:
-    """One strategy over the run's models: the next step of an edit, given its answers in step order."""
-
-    def __init__(self, settings: RunSettings, cost: Mapping[str, float | None]) -> None:
-        self.name = settings.strategy
-        self.retry_statuses = settings.retry_statuses
-        names = [m.name for m in settings.models]
-        self.cost = dict(cost)
-        self.order = cheapest_first(names, cost)
-        self.cascade = Cascade(self.order, settings.autopass, settings.autopass_verdicts)
-        self.router = Router(tuple(names), cost, settings.gates, settings.router_accuracy)
-
-    def describe(self) -> str:
-        """One line for the start of a run: the order and what each model is taken to cost."""
-        costs = ", ".join(f"{m} {_usd(self.cost.get(m))}" for m in self.order)
-        if self.name == "cascade":
-            return f"Cascade, cheapest first (cost per verdict): {costs}."
-        return f"Router, one model per edit by {'measured accuracy, then ' if self.router.accuracy else ''}cost: {costs}."
-
-    def resume_step(self, edit: Edit, answered: Sequence[Answer]) -> Step | None:
-        """The step an edit takes when the run (re)starts: its last step again when that record is to be retried."""
-        if answered and answered[-1].status in self.retry_statuses:
-            last = answered[-1]
-            return Step(last.model, Escalation(last.step, last.reason))
-        return self.next_step(edit, answered)
-
-    def next_step(self, edit: Edit, answered: Sequence[Answer]) -> Step | None:
-        """The next model, or None when the edit is settled, or waits for a resume to retry its last step."""
-        if answered and answered[-1].status in self.retry_statuses:
-            return None
-        if self.name == "router":
-            return None if answered else self._route(edit)
-        decision = self._cascade_after(answered).next_step(answered)
-        if not isinstance(decision, Ask):
-            return None
-        return Step(decision.model, Escalation(len(answered) + 1, decision.reason))
-
-    def _route(self, edit: Edit) -> Step:
-        route = self.router.choose(edit_aspect(edit))
-        return Step(route.model, Escalation(1, f"router: {route.reason}"))
-
-    def _cascade_after(self, answered: Sequence[Answer]) -> Cascade:
-        """The cascade an edit continues: the models it asked, in their order, then the rest cheapest first.
-        Only a resume whose costs reorder the models makes it differ from the run's cascade."""
-        asked = tuple(a.model for a in answered)
-        if asked == self.order[: len(asked)]:
-            return self.cascade
-        rest = tuple(m for m in self.order if m not in asked)
-        return Cascade(asked + rest, self.cascade.autopass, self.cascade.autopass_verdicts)
-
-
-def _usd(value: float | None) -> str:
-    return "unknown" if value is None else f"${value:.5f}"
 
 
 def logged_answers(log: Path, index: LogIndex, edits: Sequence[Edit], strategy: str) -> dict[int, list[Answer]]:
@@ -181,8 +93,11 @@ class Tracker:
     """One run's strategy state: each unsettled edit's answers, the step each asked pair carries, and
     how far the edits went (for the progress line and the last lines)."""
 
-    def __init__(self, plan: Plan, edits: Sequence[Edit], answered: Mapping[int, Sequence[Answer]]) -> None:
+    def __init__(self, name: str, plan: Plan, retry_statuses: frozenset[str], edits: Sequence[Edit],
+                 answered: Mapping[int, Sequence[Answer]]) -> None:
+        self.name = name
         self.plan = plan
+        self.retry_statuses = retry_statuses
         self._edits = edits
         self._answers: dict[int, list[Answer]] = {}
         self._asked: dict[tuple[int, str], Escalation] = {}
@@ -215,7 +130,7 @@ class Tracker:
 
     def tag(self, index: int, record: VerdictRecord) -> None:
         """Stamp a record with the strategy, the edit's aspect and the step it answers."""
-        record.strategy = self.plan.name
+        record.strategy = self.name
         record.escalation = self._asked.pop((index, record.model), None)
 
     def logged(self, index: int, record: VerdictRecord) -> str | None:
@@ -224,7 +139,7 @@ class Tracker:
         answers.append(Answer.of(record))
         step = self.plan.next_step(self._edits[index], answers)
         if step is None:
-            if answers[-1].status in self.plan.retry_statuses:
+            if answers[-1].status in self.retry_statuses:
                 self.waiting_retry += 1
             else:
                 self.settled_at[len(answers)] += 1
@@ -237,7 +152,7 @@ class Tracker:
     def summary(self) -> str:
         """`cascade: 40 edits settled at step 1, 7 at step 2; 12 escalations`."""
         steps = ", ".join(f"{n} at step {s}" for s, n in sorted(self.settled_at.items()) if s)
-        text = f"{self.plan.name}: {sum(n for s, n in self.settled_at.items() if s)} edit(s) settled"
+        text = f"{self.name}: {sum(n for s, n in self.settled_at.items() if s)} edit(s) settled"
         text += f" ({steps})" if steps else ""
         text += f"; {self.escalations} escalation(s)"
         if self.waiting_retry:

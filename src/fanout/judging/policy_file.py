@@ -21,46 +21,32 @@ A gates file is the `gates` mapping alone.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from fanout.errors import ConfigError
-from fanout.judging.policy import AUTOPASS_VERDICTS, Cascade, Router, Thresholds, check_autopass, cheapest_first
-
-STRATEGIES = ("cascade", "router")
-_KEYS = {"cascade": {"name", "strategy", "order", "autopass", "autopass_verdicts"},
-         "router": {"name", "strategy", "gates", "weights"}}
-
+from fanout.judging.file_values import gate_map
+from fanout.judging.registry import POLICIES, ReplayableStrategy
+from fanout.judging.strategy import Replayer
 
 @dataclass(frozen=True)
 class PolicySpec:
     """One policy as the file gives it; `build` fills in what it leaves to the run."""
 
     name: str
-    strategy: str
-    order: tuple[str, ...] | None = None
-    autopass: float = Thresholds.autopass
-    autopass_verdicts: frozenset[str] = AUTOPASS_VERDICTS
-    gates: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    weights: Mapping[str, float] = field(default_factory=dict)
+    strategy: ReplayableStrategy
 
-    def build(self, models: Sequence[str], cost: Mapping[str, float | None],
-              accuracy: Mapping[tuple[str, str], float] | None = None) -> Cascade | Router:
+    def build(self, models: Sequence[str], cost: Mapping[str, float | None]) -> Replayer:
         """The policy over the run's models; a model the file names that the run lacks is a ConfigError."""
-        named = set(self.order or ()) | set(self.weights) | {m for allowed in self.gates.values() for m in allowed}
-        missing = sorted(named - set(models))
+        missing = sorted(self.strategy.named_models() - set(models))
         if missing:
             raise ConfigError(f"policy {self.name!r} names {', '.join(missing)}, which the run does not have "
                               f"(its models: {', '.join(models)}).")
-        if self.strategy == "cascade":
-            return Cascade(self.order or cheapest_first(models, cost), self.autopass, self.autopass_verdicts)
-        weights: Mapping[str, float | None] = {**cost, **self.weights}
-        return Router(tuple(models), weights, self.gates, accuracy or {})
+        return self.strategy.replayer(models, cost)
 
 
 def load_policies(path: Path) -> list[PolicySpec]:
@@ -83,7 +69,7 @@ def load_gates(path: Path) -> dict[str, tuple[str, ...]]:
     if not isinstance(data, dict):
         raise ConfigError(f"--gates {path}: expected a mapping of aspect (like time, time/value_changed or *) "
                           "to a list of models.")
-    return _gates(data, f"--gates {path}")
+    return gate_map(data, f"--gates {path}")
 
 
 def _read(path: Path, option: str) -> Any:
@@ -94,52 +80,18 @@ def _read(path: Path, option: str) -> Any:
 
 
 def _spec(entry: dict[str, Any], index: int, path: Path) -> PolicySpec:
-    strategy = entry.get("strategy")
+    name = entry.get("strategy")
     where = f"--policy {path}: policy {index}"
-    if strategy not in STRATEGIES:
-        raise ConfigError(f"{where}: strategy must be one of {', '.join(STRATEGIES)} (got {strategy!r}).")
-    unknown = sorted(set(entry) - _KEYS[strategy])
+    kind = POLICIES.get(name) if isinstance(name, str) else None
+    if kind is None:
+        raise ConfigError(f"{where}: strategy must be one of {', '.join(POLICIES)} (got {name!r}).")
+    settings = {key: value for key, value in entry.items() if key not in ("name", "strategy")}
+    unknown = sorted(set(settings) - set(kind.policy_keys))
     if unknown:
-        raise ConfigError(f"{where}: {', '.join(unknown)} is not a {strategy} setting; "
-                          f"allowed: {', '.join(sorted(_KEYS[strategy]))}.")
-    name = str(entry.get("name") or f"{strategy} {index}")
+        raise ConfigError(f"{where}: {', '.join(unknown)} is not a {name} setting; "
+                          f"allowed: {', '.join(sorted({'name', 'strategy', *kind.policy_keys}))}.")
     try:
-        spec = PolicySpec(
-            name=name,
-            strategy=strategy,
-            order=_models(entry["order"], f"{where}: order") if "order" in entry else None,
-            autopass=entry.get("autopass", Thresholds.autopass),
-            autopass_verdicts=frozenset(_models(entry["autopass_verdicts"], f"{where}: autopass_verdicts"))
-            if "autopass_verdicts" in entry else AUTOPASS_VERDICTS,
-            gates=_gates(entry.get("gates") or {}, f"{where}: gates"),
-            weights=_weights(entry.get("weights") or {}, f"{where}: weights"),
-        )
-        check_autopass(spec.autopass, spec.autopass_verdicts)  # before any run is read
-        if spec.order is not None:
-            Cascade(spec.order, spec.autopass, spec.autopass_verdicts)
+        strategy = kind.from_policy(settings, where)
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None
-    return spec
-
-
-def _models(value: Any, where: str) -> tuple[str, ...]:
-    if not isinstance(value, list) or not value or not all(isinstance(m, str) and m.strip() for m in value):
-        raise ConfigError(f"{where} must be a non-empty list of names.")
-    return tuple(m.strip() for m in value)
-
-
-def _gates(data: Any, where: str) -> dict[str, tuple[str, ...]]:
-    if not isinstance(data, dict):
-        raise ConfigError(f"{where} must map an aspect to a list of models.")
-    return {str(key): _models(models, f"{where}: {key}") for key, models in data.items()}
-
-
-def _weights(data: Any, where: str) -> dict[str, float]:
-    if not isinstance(data, dict):
-        raise ConfigError(f"{where} must map a model to a number (lower is cheaper).")
-    weights = {}
-    for model, weight in data.items():
-        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 <= weight < math.inf:
-            raise ConfigError(f"{where}: {model} must be a finite number of 0 or more (got {weight!r}).")
-        weights[str(model)] = float(weight)
-    return weights
+    return PolicySpec(str(entry.get("name") or f"{name} {index}"), strategy)

@@ -49,7 +49,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fanout.config import ModelSpec
+from fanout.llm.models import ModelSpec
 
 BREAKPOINT: dict[str, str] = {"type": "ephemeral"}
 MAX_BREAKPOINTS = 4

@@ -17,7 +17,8 @@ from typing import Any
 import httpx
 
 from fanout.checks import Check, Level
-from fanout.config import API_KEY_ENV, ModelSpec, is_openrouter, model_spec
+from fanout.llm.keys import API_KEY_ENV, is_openrouter
+from fanout.llm.models import ModelSpec, model_spec
 from fanout.errors import ConfigError
 from fanout.llm.cost import is_priced
 

@@ -28,10 +28,11 @@ from typing import Any, Protocol
 import anyio
 import httpx
 
-from fanout.config import ModelSpec, RunSettings, is_openrouter
+from fanout.llm.keys import is_openrouter
+from fanout.llm.models import CHAT_TIMEOUT_S, ModelSpec
 from fanout.errors import ProviderError
 from fanout.llm.caching import uses_breakpoints, with_breakpoints
-from fanout.llm.cost import estimate_cost
+from fanout.llm.cost import call_cost
 from fanout.llm.limits import ModelLimiter
 from fanout.llm.reply import ChatResult, ToolCall
 from fanout.retry import RetryPolicy, Sleep, call_with_retries, is_retryable_status
@@ -64,7 +65,7 @@ class ChatClient:
         api_key: str | None,
         http: httpx.AsyncClient,
         retry: RetryPolicy = CHAT_RETRY,
-        request_timeout_s: float = RunSettings.chat_timeout_s,
+        request_timeout_s: float = CHAT_TIMEOUT_S,
         sleep: Sleep = anyio.sleep,
         clock: Callable[[], float] = time.monotonic,
         generation_lookup: bool | None = None,
@@ -136,14 +137,9 @@ class ChatClient:
         """Fill in a cost the response left out: OpenRouter's /generation, else tokens x the model's prices."""
         if result.cost_usd is not None:
             return
-        if self._generation_lookup and result.response_id:
-            result.cost_usd = await self.generation_cost(result.response_id)
-            if result.cost_usd is not None:
-                result.cost_source = "generation"
-                return
-        result.cost_usd = estimate_cost(model, result.prompt_tokens, result.completion_tokens, result.cached_tokens,
-                                        result.cache_write_tokens)
-        result.cost_source = "estimated" if result.cost_usd is not None else "unknown"
+        lookup = self.generation_cost if self._generation_lookup else None
+        tokens = (result.prompt_tokens, result.completion_tokens, result.cached_tokens, result.cache_write_tokens)
+        result.cost_usd, result.cost_source = await call_cost(model, None, result.response_id, tokens, lookup)
 
     async def _complete_with_retries(
         self,

@@ -13,15 +13,18 @@ call makes the whole figure estimated, one unknown call makes it incomplete.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Literal
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
-from fanout.config import ModelSpec
+from fanout.llm.models import ModelSpec
 
 CostSource = Literal["reported", "generation", "estimated", "unknown"]
 COST_SOURCES: tuple[CostSource, ...] = ("reported", "generation", "estimated", "unknown")
 """Best first: `weakest` picks the latest of these."""
 PER_MILLION = 1_000_000
+GenerationCost = Callable[[str], Awaitable[float | None]]
+"""OpenRouter's /generation lookup: a response id in, its cost (or None) out."""
 
 
 def weakest(sources: Iterable[CostSource]) -> CostSource | None:
@@ -74,3 +77,43 @@ def cache_savings(model: ModelSpec | None, cached_tokens: int, cache_write_token
         return None
     full = (cached_tokens + cache_write_tokens) * model.input_price
     return (full - cached_tokens * read_price - cache_write_tokens * write_price) / PER_MILLION
+
+
+async def call_cost(model: ModelSpec, reported: float | None, response_id: str | None, tokens: Sequence[int],
+                    generation_cost: GenerationCost | None) -> tuple[float | None, CostSource]:
+    """One call's cost, in the one order every cost in fanout follows: reported, /generation, estimated, unknown.
+
+    `tokens` are prompt, completion, cached and cache-write tokens (see estimate_cost).
+    """
+    if reported is not None:
+        return reported, "reported"
+    if generation_cost is not None and response_id:
+        looked_up = await generation_cost(response_id)
+        if looked_up is not None:
+            return looked_up, "generation"
+    estimate = estimate_cost(model, *tokens)
+    return (estimate, "estimated") if estimate is not None else (None, "unknown")
+
+
+@dataclass(frozen=True)
+class Pricing:
+    """How calls are priced after the fact (an attempt cut off by a kill): each model's spec (its prices),
+    and OpenRouter's /generation lookup when the endpoint is OpenRouter."""
+
+    models: Mapping[str, ModelSpec] = field(default_factory=dict)
+    generation_cost: GenerationCost | None = None
+
+    async def attempt_cost(self, model: str, answered: Sequence[Mapping[str, Any]],
+                           cut_off: int) -> tuple[float | None, CostSource]:
+        """The answered calls' known cost and its weakest source; a call cut off makes the source unknown."""
+        spec = self.models.get(model, ModelSpec(model))
+        priced = [await call_cost(spec, _number(call.get("cost")), str(call.get("id") or "") or None,
+                                  [int(call.get(k) or 0) for k in ("prompt", "completion", "cached", "written")],
+                                  self.generation_cost) for call in answered]
+        sources: list[CostSource] = [source for _, source in priced] + ["unknown"] * cut_off
+        known = [cost for cost, _ in priced if cost is not None]
+        return (sum(known) if known else None), weakest(sources) or "unknown"
+
+
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None

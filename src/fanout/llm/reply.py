@@ -60,6 +60,11 @@ class ChatResult:
     json_mode_used: bool = False
     """False when json_mode was asked for but this model rejects response_format."""
 
+    def call_record(self) -> dict[str, Any]:
+        """What an in-flight file keeps of the call (fanout.store.attempts), so a kill cannot lose its cost."""
+        return {"id": self.response_id, "cost": self.cost_usd, "prompt": self.prompt_tokens,
+                "completion": self.completion_tokens, "cached": self.cached_tokens, "written": self.cache_write_tokens}
+
 
 def parse_completion(completion: ChatCompletion, *, secret: str | None = None) -> ChatResult:
     """A completion as a ChatResult, or the ProviderError an error inside it carries."""

@@ -35,7 +35,8 @@ from typing import Any, NamedTuple
 
 import anyio
 
-from fanout.config import ModelSpec, RunSettings
+from fanout.llm.models import ModelSpec
+from fanout.sift.budget import MAX_TURNS, VERDICT_TIMEOUT_S
 from fanout.sift.edit import Edit
 from fanout.sift.edit_context import build_edit_context, shown_reference_urls
 from fanout.errors import ModelRefused, ProviderError
@@ -187,11 +188,11 @@ async def run_verdict(
     chat: ChatClient,
     tools: ToolBox,
     prompt: Prompt,
-    max_turns: int = RunSettings.max_turns,
-    timeout_s: float = RunSettings.verdict_timeout_s,
+    max_turns: int = MAX_TURNS,
+    timeout_s: float = VERDICT_TIMEOUT_S,
     watcher: CallWatcher | None = None,
-    samples: int = RunSettings.samples,
-    swap_labels: bool = RunSettings.swap_labels,
+    samples: int = 1,
+    swap_labels: bool = True,
 ) -> VerdictRecord:
     """Both phases for one (edit, model) pair, within `timeout_s`; always returns a record.
 

@@ -11,10 +11,9 @@ cut. The checkpoint writer removes the file once the verdict's record is in
 the log.
 
 On the next start every file still there is an abandoned attempt, settled
-once (`settle_abandoned`): each answered call costs what it reported, else
-what OpenRouter's /generation says for its response id, else tokens x prices;
-a call sent and never answered may have been billed too, so it makes the
-attempt's cost unknown. One line per attempt goes to `abandoned.jsonl`
+once (`settle_abandoned`): the pricer the run passes in (fanout.llm.cost.Pricing)
+prices each answered call in the one cost order; a call sent and never
+answered may have been billed too, so it makes the attempt's cost unknown. One line per attempt goes to `abandoned.jsonl`
 (fsynced), which progress, `fanout status`, the report and --max-cost count.
 """
 
@@ -26,23 +25,32 @@ import os
 import time
 from collections import Counter
 from contextlib import contextmanager
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
-from fanout.config import ModelSpec
-from fanout.llm.cost import CostSource, estimate_cost, weakest
 from fanout.records import utc_now
 from fanout.store.atomic import DISK_FULL
 from fanout.store.layout import ABANDONED_NAME, INFLIGHT_DIR
 from fanout.store.log_index import LogIndex
 
-if TYPE_CHECKING:
-    from fanout.llm.reply import ChatResult
 
-GenerationCost = Callable[[str], Awaitable[float | None]]
-"""OpenRouter's /generation lookup: a response id in, its cost (or None) out."""
+class AnsweredCall(Protocol):
+    """A chat call that came back (fanout.llm.reply.ChatResult): what its line in the in-flight file keeps."""
+
+    def call_record(self) -> dict[str, Any]:
+        """Response id, reported cost and token counts, as plain data."""
+        ...
+
+
+class AttemptPricer(Protocol):
+    """What an abandoned attempt cost (fanout.llm.cost.Pricing): the store keeps the calls, not their prices."""
+
+    async def attempt_cost(self, model: str, answered: Sequence[Mapping[str, Any]],
+                           cut_off: int) -> tuple[float | None, str]:
+        """The known cost of the answered calls and its source; calls cut off make it unknown in part."""
+        ...
 
 
 def attempt_path(run_dir: Path, edit_rcid: int, model: str) -> Path:
@@ -72,11 +80,9 @@ class AttemptFile:
     def sent(self) -> None:
         self._write({"e": "sent"})
 
-    def answered(self, result: ChatResult) -> None:
+    def answered(self, result: AnsweredCall) -> None:
         self.answered_calls += 1
-        self._write({"e": "answered", "id": result.response_id, "cost": result.cost_usd, "prompt": result.prompt_tokens,
-                     "completion": result.completion_tokens, "cached": result.cached_tokens,
-                     "written": result.cache_write_tokens})
+        self._write({"e": "answered", **result.call_record()})
 
     def failed(self) -> None:
         self._write({"e": "failed"})
@@ -117,7 +123,8 @@ class Abandoned:
     cut_off: int
     """Calls sent and never answered: billed or not, nobody can say."""
     cost_usd: float | None
-    cost_source: CostSource
+    cost_source: str
+    """reported, generation, estimated or unknown (fanout.llm.cost)."""
     response_ids: list[str] = field(default_factory=list)
     settled_at: str = ""
 
@@ -172,16 +179,7 @@ def unsettled_attempts(run_dir: Path) -> Counter[str]:
     return found
 
 
-@dataclass(frozen=True)
-class Pricing:
-    """How calls are priced when settling: each model's spec (its prices), and OpenRouter's /generation
-    lookup when the endpoint is OpenRouter."""
-
-    models: Mapping[str, ModelSpec] = field(default_factory=dict)
-    generation_cost: GenerationCost | None = None
-
-
-async def settle_abandoned(run_dir: Path, index: LogIndex, pricing: Pricing) -> list[Abandoned]:
+async def settle_abandoned(run_dir: Path, index: LogIndex, pricing: AttemptPricer) -> list[Abandoned]:
     """Turn every in-flight file left by an earlier process into a line of abandoned.jsonl; returns the new lines.
 
     A file whose pair has a record logged after the attempt started is not
@@ -225,33 +223,18 @@ def _logged_since(index: LogIndex, header: Mapping[str, Any]) -> bool:
     return end is not None and end > int(header.get("log_bytes", 0))
 
 
-async def _settle(header: Mapping[str, Any], calls: list[dict[str, Any]], attempt: str, pricing: Pricing) -> Abandoned:
+async def _settle(header: Mapping[str, Any], calls: list[dict[str, Any]], attempt: str,
+                  pricing: AttemptPricer) -> Abandoned:
     model = str(header["model"])
-    spec = pricing.models.get(model, ModelSpec(model))
     answered = [c for c in calls if c.get("e") == "answered"]
     sent = sum(c.get("e") == "sent" for c in calls)
     cut_off = max(sent - len(answered) - sum(c.get("e") == "failed" for c in calls), 0)
-    priced = [await _call_cost(call, spec, pricing.generation_cost) for call in answered]
-    sources: list[CostSource] = [source for _, source in priced] + ["unknown"] * cut_off
-    known = [cost for cost, _ in priced if cost is not None]
+    cost, source = await pricing.attempt_cost(model, answered, cut_off)
     return Abandoned(
         edit_rcid=int(header["edit_rcid"]), model=model, attempt=attempt, calls=sent, cut_off=cut_off,
-        cost_usd=sum(known) if known else None,
-        cost_source=weakest(sources) or "unknown",
+        cost_usd=cost, cost_source=source,
         response_ids=[str(c["id"]) for c in answered if c.get("id")], settled_at=utc_now(),
     )
-
-
-async def _call_cost(call: Mapping[str, Any], spec: ModelSpec, generation_cost: GenerationCost | None) -> tuple[float | None, CostSource]:
-    if isinstance(call.get("cost"), (int, float)):
-        return float(call["cost"]), "reported"
-    if generation_cost is not None and call.get("id"):
-        looked_up = await generation_cost(str(call["id"]))
-        if looked_up is not None:
-            return looked_up, "generation"
-    estimate = estimate_cost(spec, int(call.get("prompt") or 0), int(call.get("completion") or 0),
-                             int(call.get("cached") or 0), int(call.get("written") or 0))
-    return (estimate, "estimated") if estimate is not None else (None, "unknown")
 
 
 def _append_abandoned(run_dir: Path, entry: Abandoned) -> None:

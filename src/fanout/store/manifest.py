@@ -1,7 +1,9 @@
 """The run's manifest: what a run directory was started with, so a resume can't mix inputs.
 
 A resume with a different snapshot or prompt would put verdicts about
-different questions into one log; that is refused unless `--force`. Models
+different questions into one log; that is refused unless `--force`. The
+settings are plain data the run gives (fanout.engine.settings); what a
+resume may change of them is the run's to check, not the store's. Models
 may be added between runs (fanning out to one more model is normal), and
 every start is appended to `starts` so the history stays visible.
 """
@@ -15,12 +17,10 @@ from typing import Any
 
 import yaml
 
-from fanout import __version__
+from fanout.version import __version__
+from fanout.errors import ConfigError
 from fanout.store.atomic import dump_yaml, write_atomically
 from fanout.store.layout import MANIFEST_NAME
-from fanout.config import RunSettings
-from fanout.errors import ConfigError
-
 
 
 @dataclass
@@ -42,45 +42,6 @@ class Manifest:
         return self.edits * len(self.models)
 
 
-def settings_summary(settings: RunSettings) -> dict[str, Any]:
-    """The settings worth pinning, as plain data (no secrets live in RunSettings)."""
-    return {
-        "base_url": settings.base_url,
-        "searxng_url": settings.tools.searxng_url,
-        "search_providers": list(settings.tools.search_providers),
-        "concurrency": settings.concurrency,
-        "max_turns": settings.max_turns,
-        "verdict_timeout_s": settings.verdict_timeout_s,
-        "max_lead": settings.max_lead,
-        "max_cost_usd": settings.max_cost_usd,
-        "strategy": strategy_summary(settings),
-        "samples": settings.samples,
-        "swap_labels": settings.swap_labels,
-        "models": {
-            m.name: {k: v for k, v in dataclasses.asdict(m).items() if k != "name" and v is not None}
-            for m in settings.models
-        },
-    }
-
-
-def strategy_summary(settings: RunSettings) -> dict[str, Any]:
-    """The strategy and the settings its decisions read: a resume must decide as the run began."""
-    summary: dict[str, Any] = {"name": settings.strategy}
-    if settings.strategy == "cascade":
-        summary.update(autopass=settings.autopass, autopass_verdicts=sorted(settings.autopass_verdicts))
-    if settings.strategy == "router":
-        summary.update(gates={key: list(models) for key, models in sorted(settings.gates.items())},
-                       router_accuracy=settings.router_accuracy_source)
-    return summary
-
-
-def describe_strategy(summary: dict[str, Any]) -> str:
-    """`--strategy cascade (autopass 0.9, autopass_verdicts verified-high,verified-low)`."""
-    details = [f"{key} {','.join(map(str, value)) if isinstance(value, list) else value}"
-               for key, value in summary.items() if key != "name"]
-    return f"--strategy {summary.get('name')}" + (f" ({'; '.join(details)})" if details else "")
-
-
 def load_manifest(run_dir: Path) -> Manifest | None:
     path = run_dir / MANIFEST_NAME
     if not path.exists():
@@ -96,7 +57,6 @@ def reconcile(previous: Manifest | None, current: Manifest, *, force: bool) -> M
     """Check a resume against what the run started with; return the manifest to write."""
     if previous is None:
         return current
-    _refuse_other_strategy(previous, current)
     problems = []
     if previous.snapshot_sha256 != current.snapshot_sha256:
         problems.append(f"the snapshot differs (run started with {previous.snapshot_path})")
@@ -111,16 +71,6 @@ def reconcile(previous: Manifest | None, current: Manifest, *, force: bool) -> M
     current.models = models
     current.starts = previous.starts + current.starts
     return current
-
-
-def _refuse_other_strategy(previous: Manifest, current: Manifest) -> None:
-    """A run's records were chosen by its strategy, and a resume rebuilds each edit's escalation from them:
-    another strategy (or other settings of it) would decide on records it did not choose. Not even --force."""
-    before = previous.settings.get("strategy") or {"name": "all"}
-    now = current.settings.get("strategy") or {"name": "all"}
-    if before != now:
-        raise ConfigError(f"cannot resume this run directory with {describe_strategy(now)}: it was started with "
-                          f"{describe_strategy(before)}. Resume with those settings, or use a new --run-dir.")
 
 
 def write_manifest(run_dir: Path, manifest: Manifest) -> None:

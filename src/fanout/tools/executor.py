@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 import httpx
 
-from fanout.config import ToolSettings
+from fanout.tools.settings import ToolSettings
 from fanout.errors import ToolFailure
 from fanout.tools.blocklist import load_blocked_domains
 from fanout.tools.cache import ToolCache, page_key

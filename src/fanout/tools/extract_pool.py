@@ -30,7 +30,7 @@ import anyio
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from fanout.config import ToolSettings
+from fanout.tools.settings import ToolSettings
 from fanout.errors import ToolFailure
 
 Kind = Literal["html", "pdf"]

@@ -14,7 +14,7 @@ from typing import Literal, NamedTuple
 import anyio
 import httpx
 
-from fanout.config import ToolSettings
+from fanout.tools.settings import ToolSettings
 from fanout.errors import ToolFailure
 from fanout.http.addresses import AddressRefused
 from fanout.tools.body import ACCEPT_ENCODING, read_capped

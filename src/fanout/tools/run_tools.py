@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 
-from fanout.config import ToolSettings
+from fanout.tools.settings import ToolSettings
 from fanout.tools.cache import RUN_CACHE_NAME, ToolCache
 from fanout.tools.executor import ToolBox
 from fanout.tools.extract_pool import ExtractionPool

@@ -24,7 +24,8 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from fanout.config import ToolSettings, read_yaml_mapping
+from fanout.config import read_yaml_mapping
+from fanout.tools.settings import ToolSettings
 from fanout.errors import ConfigError
 from fanout.tools.providers.registry import available_providers, parse_provider_names
 

@@ -31,7 +31,7 @@ from urllib.parse import urlsplit, urlunsplit
 import anyio
 import httpx
 
-from fanout import __version__
+from fanout.version import __version__
 from fanout.errors import ConfigError
 from fanout.retry import RetryPolicy, Sleep, call_with_retries, is_retryable_status, parse_retry_after
 from fanout.secret import Secret

@@ -21,8 +21,9 @@ from typing import Any, TextIO
 
 import httpx
 
-from fanout import __version__
-from fanout.config import ToolSettings, require_count
+from fanout.version import __version__
+from fanout.config import require_count
+from fanout.tools.settings import ToolSettings
 from fanout.errors import ConfigError
 from fanout.http.client import make_http_client
 from fanout.tools.extract_pool import ExtractionPool

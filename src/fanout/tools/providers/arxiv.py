@@ -18,7 +18,7 @@ import xml.etree.ElementTree as ET
 
 import httpx
 
-from fanout.config import ToolSettings
+from fanout.tools.settings import ToolSettings
 from fanout.tools.pacing import HostPacer
 from fanout.tools.providers.base import ProviderResult, SearchFailure, SearchHit, check_status, send
 

@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 import httpx
 
-from fanout.config import ToolSettings
+from fanout.tools.settings import ToolSettings
 from fanout.errors import ConfigError
 from fanout.tools.providers.base import ProviderResult, SearchFailure, SearchHit, text_of
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from importlib.metadata import EntryPoint, entry_points
 from typing import cast
 
-from fanout.config import ToolSettings
+from fanout.tools.settings import ToolSettings
 from fanout.errors import ConfigError
 from fanout.tools.providers.arxiv import ArxivProvider
 from fanout.tools.providers.base import SearchProvider

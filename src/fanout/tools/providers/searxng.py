@@ -26,7 +26,7 @@ import anyio
 import httpx
 
 from fanout.checks import Check
-from fanout.config import ToolSettings
+from fanout.tools.settings import ToolSettings
 from fanout.retry import is_retryable_status, parse_retry_after
 from fanout.tools.providers.base import ProviderResult, SearchFailure, SearchHit, text_of
 

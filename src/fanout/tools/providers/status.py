@@ -14,7 +14,7 @@ from typing import TextIO
 import httpx
 
 from fanout.checks import Check
-from fanout.config import ToolSettings
+from fanout.tools.settings import ToolSettings
 from fanout.errors import ConfigError
 from fanout.tools.providers.base import SearchProvider, ask_provider
 from fanout.tools.providers.registry import build_providers, make_provider, parse_provider_names

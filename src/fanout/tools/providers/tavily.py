@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 
-from fanout.config import ToolSettings
+from fanout.tools.settings import ToolSettings
 from fanout.secret import Secret
 from fanout.tools.providers.base import (
     ProviderResult,

@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 import httpx
 
-from fanout.config import ToolSettings
+from fanout.tools.settings import ToolSettings
 from fanout.errors import ConfigError
 from fanout.tools.providers.base import (
     ProviderResult,

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+from fanout.analysis.labels import load_labels
+from fanout.analysis.load import load_run
 from fanout.errors import ConfigError
 from fanout.judging.policy import DEFAULT_GATE, Aspect
 from fanout.judging.scales import STANCE_OF_TRUTH, stance
@@ -25,9 +27,6 @@ MIN_LABELLED = 5
 
 def measure_accuracy(run_dir: Path, labels_path: Path) -> dict[tuple[str, str], float]:
     """(gate key, model) -> accuracy; a ConfigError when the run or the labels cannot be read or do not meet."""
-    from fanout.analysis.labels import load_labels
-    from fanout.analysis.load import load_run
-
     try:
         run = load_run(run_dir)
     except ConfigError as exc:

@@ -1,0 +1,163 @@
+"""One type for every judging strategy: which models an edit asks, when it is settled, and how a report replays it.
+
+A strategy is a frozen settings object (`AllModels`, `CascadeStrategy`,
+`RouterStrategy`) behind the `Strategy` protocol. The engine, the manifest,
+the run's settings and the report's policy replay ask it; none of them
+compares a strategy's name. Adding a strategy is one new module here that
+defines the class and registers it in `STRATEGIES` (fanout.judging.registry).
+
+At run time a strategy that does not ask every model of every edit makes a
+`Plan` over the run's models and their cost per verdict: the step an edit
+takes when the run (re)starts, and the next one after each answer. The same
+decision functions (fanout.judging.policy) serve the replay, so a replayed
+policy scores exactly what a run of it would have done.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, NamedTuple, Protocol
+
+from fanout.errors import ConfigError
+from fanout.judging.policy import Aspect, Judged, aspect_of
+from fanout.records import Escalation, VerdictRecord
+from fanout.sift.edit import Edit
+
+
+class Answer(NamedTuple):
+    """What a strategy reads of a logged record (fanout.judging.policy.Judged, plus its place)."""
+
+    model: str
+    verdict: str | None
+    stability: float | None
+    status: str
+    step: int
+    reason: str
+    cost_usd: float | None
+
+    @classmethod
+    def of(cls, record: VerdictRecord) -> Answer:
+        escalation = record.escalation or Escalation(1, "")
+        return cls(record.model, record.verdict, getattr(record, "stability", None), record.status,
+                   escalation.step, escalation.reason, record.cost_usd)
+
+
+class Step(NamedTuple):
+    """The next model to ask for an edit, and the step and reason its record will carry."""
+
+    model: str
+    escalation: Escalation
+
+
+class Replayed(NamedTuple):
+    """One replayed policy on one edit."""
+
+    verdict: str | None
+    cost_usd: float
+    """The known costs of the records the policy used (an unknown cost adds nothing)."""
+    steps: int
+    """Models asked."""
+    agreed: bool | None
+    """For a cascade, Settled.agreed; None where a strategy has no notion of agreement."""
+
+
+def edit_aspect(edit: Edit) -> Aspect:
+    """The edit's aspect for the router's gates; the snapshot may name the property's datatype in parsed_edit."""
+    datatype = edit.parsed.fields.get("property_datatype")
+    return aspect_of(datatype if isinstance(datatype, str) else None, edit.parsed.value_raw, edit.diff_type,
+                     term_edit=edit.is_term_edit)
+
+
+class Plan(Protocol):
+    """A strategy over one run's models: each edit's steps, decided from its answers in step order."""
+
+    def describe(self) -> str:
+        """One line for the start of a run: the order and what each model is taken to cost."""
+        ...
+
+    def next_step(self, edit: Edit, answered: Sequence[Answer]) -> Step | None:
+        """The next model, or None when the edit is settled (or waits for a resume to retry its last step)."""
+        ...
+
+    def resume_step(self, edit: Edit, answered: Sequence[Answer]) -> Step | None:
+        """The step an edit takes when the run (re)starts: its last step again when that record is to be retried."""
+        ...
+
+
+class Replayer(Protocol):
+    """A strategy replayed over a run that asked every model on every edit (`fanout report --policy`)."""
+
+    def replay(self, records: Mapping[str, Judged], aspect: Aspect) -> Replayed | None:
+        """The strategy's result on one edit, or None when it asks a model that has no record there."""
+        ...
+
+
+class Strategy(Protocol):
+    """Which models judge an edit, and everything the rest of fanout asks of that choice."""
+
+    name: ClassVar[str]
+    """The --strategy value, and what each record it chose carries in `strategy`."""
+    asks_every_model: ClassVar[bool]
+    """Every model on every edit: a run of it can be replayed as any other strategy."""
+
+    def settings(self) -> dict[str, Any]:
+        """The strategy and the settings its decisions read, as plain data for the manifest."""
+        ...
+
+    def most_pairs(self, models: int) -> int:
+        """The most (edit, model) pairs it asks of one edit."""
+        ...
+
+    def plan(self, models: Sequence[str], cost: Mapping[str, float | None],
+             retry_statuses: frozenset[str]) -> Plan | None:
+        """Its steps over the run's models; None when every pair is asked at once."""
+        ...
+
+    def replayer(self, models: Sequence[str], cost: Mapping[str, float | None]) -> Replayer:
+        """The strategy as the report replays it over a run of every model."""
+        ...
+
+    def replay_notes(self) -> list[str]:
+        """What a reader of its replayed row must know."""
+        ...
+
+
+def retry_step(answered: Sequence[Answer], retry_statuses: frozenset[str]) -> Step | None:
+    """An edit whose last record ended in a status --retry runs again takes that same step again on resume."""
+    if answered and answered[-1].status in retry_statuses:
+        last = answered[-1]
+        return Step(last.model, Escalation(last.step, last.reason))
+    return None
+
+
+def usd(value: float | None) -> str:
+    return "unknown" if value is None else f"${value:.5f}"
+
+
+def describe_settings(settings: Mapping[str, Any]) -> str:
+    """`--strategy cascade (autopass 0.9; autopass_verdicts verified-high,verified-low)`, from the manifest's entry."""
+    details = [f"{key} {','.join(map(str, value)) if isinstance(value, list) else value}"
+               for key, value in settings.items() if key != "name"]
+    return f"--strategy {settings.get('name')}" + (f" ({'; '.join(details)})" if details else "")
+
+
+def check_resume(strategy: Strategy, recorded: Mapping[str, Any] | None) -> None:
+    """A run's records were chosen by its strategy, and a resume rebuilds each edit's steps from them:
+    another strategy (or other settings of it) would decide on records it did not choose. Not even --force."""
+    before = dict(recorded) if recorded else {"name": "all"}
+    now = strategy.settings()
+    if before != now:
+        raise ConfigError(f"cannot resume this run directory with {describe_settings(now)}: it was started with "
+                          f"{describe_settings(before)}. Resume with those settings, or use a new --run-dir.")
+
+
+@dataclass(frozen=True)
+class StrategyOptions:
+    """A strategy's settings as the command line gives them: None is "not given"."""
+
+    autopass: float | None = None
+    autopass_verdicts: frozenset[str] | None = None
+    gates: Mapping[str, tuple[str, ...]] | None = None
+    router_accuracy: Mapping[tuple[str, str], float] | None = None
+    router_accuracy_source: str | None = None

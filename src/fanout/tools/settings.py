@@ -1,0 +1,93 @@
+"""How web_search and web_fetch behave: one ToolSettings per run, each field checked when it is built."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from fanout.config import require_count, require_http_url, require_not_negative, require_positive
+from fanout.errors import ConfigError
+
+DEFAULT_SEARXNG_URL = "http://127.0.0.1:8080"
+
+
+_LANGUAGE = re.compile(r"[a-z]{2,3}(-[A-Za-z]{2,4})?|all|auto")
+
+
+def require_searxng_language(value: str | None) -> None:
+    """A language SearXNG knows the shape of: `nb`, `en-US`, `zh-Hant`, `all` or `auto`."""
+    if value is not None and not (isinstance(value, str) and _LANGUAGE.fullmatch(value)):
+        raise ConfigError(f"searxng_language must be a language code such as nb, en-US, all or auto (got {value!r}).")
+
+
+
+@dataclass(frozen=True)
+class ToolSettings:
+    """How web_search and web_fetch behave; one instance per run."""
+
+    searxng_url: str = DEFAULT_SEARXNG_URL
+    allow_private_urls: bool = False
+    """Only for local testing: the simulator lives on 127.0.0.1."""
+    blocked_domains_file: Path | None = None
+    """None = the list shipped in the package."""
+    max_results: int = 10
+    fetch_max_bytes: int = 2_000_000
+    fetch_max_chars: int = 15_000
+    fetch_timeout_s: float = 20.0
+    search_timeout_s: float = 15.0
+    per_host_delay_s: float = 0.5
+    user_agent: str = "fanout/0.1 (+https://github.com/fanout; verification research)"
+    allowed_networks: tuple[str, ...] = ()
+    """CIDRs web_fetch may reach although they are private (e.g. a test server
+    on 127.0.0.1/32); narrower than allow_private_urls, which turns the guard off."""
+    max_redirects: int = 5
+    """Redirect hops web_fetch follows, each checked like the first URL."""
+    search_providers: tuple[str, ...] = ("searxng",)
+    """web_search backends in priority order; the next is asked when one fails or finds nothing."""
+    wikipedia_language: str = "en"
+    """Which Wikipedia the `wikipedia` provider searches (`de` = de.wikipedia.org)."""
+    searxng_language: str | None = None
+    """SearXNG's `language` (`nb`, `en-US`, `all`, `auto`), also sent as Accept-Language; None = the instance's default."""
+    searxng_safesearch: int | None = None
+    """SearXNG's `safesearch`: 0 off, 1 moderate, 2 strict; None = the instance's default."""
+    searxng_pageno: int = 1
+    """Which page of SearXNG's results web_search reads."""
+    search_cache_ttl_s: float | None = None
+    """How long a run's cached search answer stays valid; None = for the whole run, so every
+    model that asks the same query sees the same results however long the run takes."""
+    global_cache_dir: Path | None = None
+    """A search cache shared by all runs (optional); answers older than global_cache_ttl_s are asked again."""
+    global_cache_ttl_s: float = 7 * 86_400.0
+    extract_workers: int = 2
+    """Processes that turn fetched pages into text (at most; started when needed)."""
+    extract_timeout_s: float = 10.0
+    """Seconds one page's text may take; its worker is then killed (`extraction_timeout` for the model)."""
+    extract_memory_mb: int = 512
+    """Address space of one extraction worker; a page needing more gets `extraction_too_large`."""
+    pdf_max_pages: int = 50
+    """Pages of a PDF that web_fetch reads; the text says when it stopped early."""
+    pdf_max_bytes: int = 10_000_000
+    """Byte cap for a PDF (reports are larger than web pages); HTML and text keep fetch_max_bytes."""
+
+    def __post_init__(self) -> None:
+        require_http_url(self.searxng_url, "--searxng-url")
+        require_not_negative(self.per_host_delay_s, "--fetch-delay")
+        require_count(self.fetch_max_chars, "--max-chars")
+        require_count(self.max_results, "max_results")
+        require_count(self.fetch_max_bytes, "fetch_max_bytes")
+        require_count(self.max_redirects, "max_redirects", minimum=0)
+        require_positive(self.fetch_timeout_s, "fetch_timeout_s")
+        require_positive(self.search_timeout_s, "search_timeout_s")
+        require_positive(self.search_cache_ttl_s, "search_cache_ttl_s")
+        require_positive(self.global_cache_ttl_s, "global_cache_ttl_s")
+        require_searxng_language(self.searxng_language)
+        if self.searxng_safesearch not in (None, 0, 1, 2):
+            raise ConfigError(f"searxng_safesearch must be 0, 1 or 2 (got {self.searxng_safesearch!r}).")
+        require_count(self.searxng_pageno, "searxng_pageno")
+        require_count(self.extract_workers, "extract_workers")
+        require_positive(self.extract_timeout_s, "extract_timeout_s")
+        require_count(self.extract_memory_mb, "extract_memory_mb", minimum=128)
+        require_count(self.pdf_max_pages, "pdf_max_pages")
+        require_count(self.pdf_max_bytes, "pdf_max_bytes")
+
