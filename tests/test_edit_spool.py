@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from fanout.sift import snapshot
-from fanout.store import edit_spool
+from fanout.sift import edit_spool
 from fanout.config import package_data
 from fanout.store.layout import SPOOL_NAME
 from fanout.sift.edit_spool import HEADER_BYTES, EditSpool, cache_edits, edit_rcids, spool_snapshot

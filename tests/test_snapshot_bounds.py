@@ -22,7 +22,7 @@ from fanout.errors import ConfigError
 from fanout.sift.edit import Edit
 from fanout.sift.snapshot import file_sha256, load_snapshot, stream_snapshot
 from fanout.sift.snapshot_bounds import MAX_NESTING, MAX_REPEATED, MAX_SNAPSHOT_BYTES, MAX_TEXT_CHARS
-from fanout.store import edit_spool
+from fanout.sift import edit_spool
 from fanout.sift.edit_spool import cache_edits, spool_snapshot
 from fanout.store.layout import SPOOL_NAME
 from edits import edit_data

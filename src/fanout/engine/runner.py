@@ -31,6 +31,7 @@ from fanout.llm.models import ModelSpec
 from fanout.errors import ConfigError, ModelRefused
 from fanout.records import VerdictRecord, slug_clash, utc_now
 from fanout.sift.edit import Edit
+from fanout.sift.prompt import load_prompt
 from fanout.store.attempts import (
     AttemptFile, abandoned_totals, discard_attempt, read_abandoned, settle_abandoned,
 )
@@ -85,8 +86,6 @@ async def run(request: RunRequest, *, verdict_fn: VerdictFn | None = None) -> Ru
 
 
 async def _checked_run(request: RunRequest, snapshot: SpooledSnapshot, verdict_fn: VerdictFn | None) -> RunReport | None:
-    from fanout.sift.prompt import load_prompt
-
     settings = request.settings
     edits = snapshot.edits[: request.limit] if request.limit else snapshot.edits
     prompt = load_prompt()
@@ -312,7 +311,6 @@ async def preflight(http: Any, settings: RunSettings, api_key: str | None) -> di
     endpoint's listing, so the verdicts warn and trim at the right sizes.
     """
     from fanout.llm.catalog import check_key, check_models, require_known_cost, require_models
-    from fanout.errors import ConfigError
     from fanout.tools.providers.status import require_search
 
     if is_openrouter(settings.base_url):
