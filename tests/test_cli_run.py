@@ -16,6 +16,8 @@ import yaml
 from fanout.cli import main
 from fanout.config import package_data
 from fanout.engine.settings import RunSettings
+from fanout.errors import ConfigError
+from fanout.judging.cascade import CascadeStrategy
 from fanout.llm.models import ModelSpec
 from fanout.records import VerdictRecord
 from fanout.engine.runner import RunRequest, run
@@ -186,8 +188,59 @@ def test_resuming_with_a_different_snapshot_is_refused_and_the_run_is_untouched(
     code = main(["run", str(other), "--run-dir", str(run_dir), *LOCAL])
     assert code == 2
     message = one_line_error(capsys)
-    assert "cannot resume this run directory: the snapshot differs" in message and "--force" in message
+    assert "cannot resume this run directory: the snapshot differs" in message and "--allow-settings-change" in message
     assert {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()} == before
+
+
+def scripted_settings_run(run_dir: Path, settings: RunSettings, *, allow: bool = False) -> None:
+    async def verdict(edit, model):
+        return VerdictRecord(model=model.name, edit_rcid=edit.rcid, edit_revid=edit.revid, qid=edit.title,
+                             property=edit.parsed.property, diff_type=edit.diff_type,
+                             timestamp="2026-11-22T10:00:00Z", status="ok", verdict="plausible", cost_usd=0.25)
+
+    request = RunRequest(SAMPLE, run_dir, settings, limit=1, handle_signals=False, progress_interval_s=3600,
+                         allow_settings_change=allow)
+    anyio.run(lambda: run(request, verdict_fn=verdict))
+
+
+def test_a_resume_that_changes_samples_is_refused_naming_it_and_leaves_the_run_as_it_was(tmp_path):
+    run_dir = tmp_path / "run"
+    scripted_settings_run(run_dir, RunSettings(models=(ModelSpec("m/a"),)))
+    before = {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()}
+    with pytest.raises(ConfigError) as refused:
+        scripted_settings_run(run_dir, RunSettings(models=(ModelSpec("m/a"),), samples=3))
+    assert str(refused.value) == (
+        "cannot resume this run directory: --samples was 1 and is now 3. Resume with the settings it started with, "
+        "use a new --run-dir, or --allow-settings-change to mix them knowingly (the manifest then records both).")
+    assert {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()} == before
+
+
+def test_allow_settings_change_resumes_and_the_manifest_records_what_changed(tmp_path):
+    run_dir = tmp_path / "run"
+    scripted_settings_run(run_dir, RunSettings(models=(ModelSpec("m/a"),)))
+    scripted_settings_run(run_dir, RunSettings(models=(ModelSpec("m/a"),), samples=3), allow=True)
+    manifest = yaml.safe_load((run_dir / "manifest.yaml").read_text())
+    assert manifest["settings"]["samples"] == 3
+    [change] = manifest["changes"]
+    assert (change["what"], change["was"], change["now"], change["at"]) == (
+        "--samples was 1 and is now 3", 1, 3, manifest["starts"][1])
+
+
+def test_a_cascade_resumed_with_its_models_in_another_order_is_refused(tmp_path):
+    run_dir = tmp_path / "run"
+    models = (ModelSpec("m/a"), ModelSpec("m/b"))
+    scripted_settings_run(run_dir, RunSettings(models=models, strategy=CascadeStrategy()))
+    with pytest.raises(ConfigError, match=r"^cannot resume this run directory: the models or their order differ "
+                                          r"\(run started with m/a, m/b\)\."):
+        scripted_settings_run(run_dir, RunSettings(models=models[::-1], strategy=CascadeStrategy()))
+
+
+def test_a_run_of_every_model_may_add_a_model_on_resume(tmp_path):
+    run_dir = tmp_path / "run"
+    scripted_settings_run(run_dir, RunSettings(models=(ModelSpec("m/a"),)))
+    scripted_settings_run(run_dir, RunSettings(models=(ModelSpec("m/b"), ModelSpec("m/a"))))
+    manifest = yaml.safe_load((run_dir / "manifest.yaml").read_text())
+    assert (manifest["models"], manifest["changes"]) == (["m/a", "m/b"], [])
 
 
 def test_a_renamed_but_identical_snapshot_resumes(tmp_path):

@@ -84,8 +84,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              f"its stability (share of samples agreeing). Each sample is paid for (default {RunSettings.samples})")
     # For bench/judging_samples.py only: every sample lists the labels in their natural order, to measure what the swap fixes.
     parser.add_argument("--no-label-swap", dest="swap_labels", action="store_false", help=argparse.SUPPRESS)
-    parser.add_argument("--force", action="store_true", help="resume even if the snapshot or prompt changed "
-                        "(never with another --strategy or other strategy settings)")
+    parser.add_argument("--allow-settings-change", "--force", dest="allow_settings_change", action="store_true",
+                        help="resume although the snapshot, the prompt, --samples or a cascade's models changed; the "
+                             "manifest records each change (never with another --strategy or other strategy settings)")
     parser.add_argument("--dry-run", action="store_true", help="show the plan; contact and write nothing (no key needed)")
 
 
@@ -120,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
         run_dir=args.run_dir or Path("runs") / snapshot.stem,
         settings=settings_from_args(args),
         limit=args.limit,
-        force=args.force,
+        allow_settings_change=args.allow_settings_change,
         dry_run=args.dry_run,
     )
     try:

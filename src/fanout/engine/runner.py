@@ -54,7 +54,8 @@ class RunRequest:
     run_dir: Path
     settings: RunSettings
     limit: int | None = None
-    force: bool = False
+    allow_settings_change: bool = False
+    """Resume although the snapshot, the prompt or a setting that changes results differs (the manifest records it)."""
     dry_run: bool = False
     handle_signals: bool = True
     out: TextIO = field(default_factory=lambda: sys.stdout)
@@ -103,7 +104,8 @@ async def _checked_run(request: RunRequest, snapshot: SpooledSnapshot, verdict_f
             settings=settings.summary(),
             starts=[utc_now()],
         ),
-        force=request.force,
+        pinned=RunSettings.PINNED, pin_models=not settings.strategy.asks_every_model,
+        allow_change=request.allow_settings_change,
     )
     _refuse_shared_view_names(manifest.models)
     if request.dry_run:  # contacts nothing, so it needs no key

@@ -13,7 +13,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from fanout.config import require_count, require_http_url, require_not_negative, require_positive
 from fanout.errors import ConfigError
@@ -69,6 +69,10 @@ class RunSettings:
     swap_labels: bool = True
     """Under samples > 1, list the verdict labels in another order in each sample (fanout.sift.swap);
     False only for the benchmark that measures what the swap fixes (the hidden --no-label-swap)."""
+
+    PINNED: ClassVar[Mapping[str, str]] = {"samples": "--samples", "swap_labels": "--no-label-swap"}
+    """Settings (keys of `summary`) a resume may not change without --allow-settings-change: each changes what a
+    verdict is. The strategy is pinned apart, not even with that flag (fanout.judging.strategy.check_resume)."""
 
     def __post_init__(self) -> None:
         if not self.models:

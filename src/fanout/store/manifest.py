@@ -1,16 +1,19 @@
 """The run's manifest: what a run directory was started with, so a resume can't mix inputs.
 
-A resume with a different snapshot or prompt would put verdicts about
-different questions into one log; that is refused unless `--force`. The
+A resume with a different snapshot, prompt or result-changing setting would
+put verdicts about different questions into one log; that is refused unless
+`--allow-settings-change`, and the manifest then records each change. The
 settings are plain data the run gives (fanout.engine.settings); what a
-resume may change of them is the run's to check, not the store's. Models
-may be added between runs (fanning out to one more model is normal), and
-every start is appended to `starts` so the history stays visible.
+resume may change of them is the run's to say (`pinned`). Models may be
+added between runs of every model (fanning out to one more is normal); a
+strategy that orders its models pins them. Every start is appended to
+`starts` so the history stays visible.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +39,8 @@ class Manifest:
     settings: dict[str, Any]
     fanout_version: str = __version__
     starts: list[str] = field(default_factory=list)
+    changes: list[dict[str, Any]] = field(default_factory=list)
+    """Settings a resume changed with --allow-settings-change: what, when, what it was and became."""
 
     @property
     def total_pairs(self) -> int:
@@ -53,24 +58,47 @@ def load_manifest(run_dir: Path) -> Manifest | None:
         raise ConfigError(f"{path} is not a fanout manifest ({exc}); is --run-dir the right folder?") from None
 
 
-def reconcile(previous: Manifest | None, current: Manifest, *, force: bool) -> Manifest:
-    """Check a resume against what the run started with; return the manifest to write."""
+def reconcile(previous: Manifest | None, current: Manifest, *, pinned: Mapping[str, str], pin_models: bool,
+              allow_change: bool) -> Manifest:
+    """Check a resume against what the run started with; return the manifest to write.
+
+    `pinned` maps each setting that changes results (a key of `settings`) to the flag that sets it;
+    `pin_models` holds the models and their order too (a cascade's order). A change is refused in one
+    line naming it, unless `allow_change`: then the manifest records what it was and what it became.
+    """
     if previous is None:
         return current
-    problems = []
-    if previous.snapshot_sha256 != current.snapshot_sha256:
-        problems.append(f"the snapshot differs (run started with {previous.snapshot_path})")
-    if previous.prompt_sha256 != current.prompt_sha256:
-        problems.append("the SIFT prompt differs from the one the run started with")
-    if problems and not force:
+    changes = _changes(previous, current, pinned, pin_models)
+    if changes and not allow_change:
         raise ConfigError(
-            "cannot resume this run directory: " + "; ".join(problems)
-            + ". Use a new --run-dir, or --force to mix them knowingly."
+            "cannot resume this run directory: " + "; ".join(change["what"] for change in changes)
+            + ". Resume with the settings it started with, use a new --run-dir, or --allow-settings-change "
+            "to mix them knowingly (the manifest then records both)."
         )
-    models = previous.models + [m for m in current.models if m not in previous.models]
-    current.models = models
+    stamp = current.starts[-1] if current.starts else ""
+    current.changes = previous.changes + [{**change, "at": stamp} for change in changes]
+    if not pin_models:
+        current.models = previous.models + [m for m in current.models if m not in previous.models]
     current.starts = previous.starts + current.starts
     return current
+
+
+def _changes(previous: Manifest, current: Manifest, pinned: Mapping[str, str], pin_models: bool) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    if previous.snapshot_sha256 != current.snapshot_sha256:
+        found.append({"what": f"the snapshot differs (run started with {previous.snapshot_path})",
+                      "was": previous.snapshot_sha256, "now": current.snapshot_sha256})
+    if previous.prompt_sha256 != current.prompt_sha256:
+        found.append({"what": "the SIFT prompt differs from the one the run started with",
+                      "was": previous.prompt_sha256, "now": current.prompt_sha256})
+    for key, flag in pinned.items():
+        was, now = previous.settings.get(key), current.settings.get(key)
+        if key in previous.settings and was != now:
+            found.append({"what": f"{flag} was {was} and is now {now}", "was": was, "now": now})
+    if pin_models and previous.models != current.models:
+        found.append({"what": f"the models or their order differ (run started with {', '.join(previous.models)})",
+                      "was": previous.models, "now": current.models})
+    return found
 
 
 def write_manifest(run_dir: Path, manifest: Manifest) -> None:
