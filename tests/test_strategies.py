@@ -8,12 +8,16 @@ runs the whole thing end to end, as a child process killed with -9 mid-way.
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from io import StringIO
 from pathlib import Path
+from typing import Any, ClassVar
 
 import anyio
 import pytest
@@ -29,8 +33,10 @@ from fanout.errors import ConfigError
 from fanout.analysis.measured import measure_accuracy
 from fanout.judging.cascade import CascadeStrategy
 from fanout.judging.policy import Cascade
+from fanout.judging.registry import STRATEGIES, build_strategy
 from fanout.judging.router import RouterStrategy
-from fanout.records import VerdictRecord
+from fanout.judging.strategy import Plan, Replayer, Step, StrategyOptions, retry_step
+from fanout.records import Escalation, VerdictRecord
 from fanout.sift.record import new_record
 from fanout.sim import SimConfig, running_simulator
 
@@ -321,3 +327,74 @@ async def test_a_cascade_killed_with_minus_9_mid_escalation_resumes_and_never_as
         assert [s["escalation"]["step"] for s in steps] == list(range(1, len(steps) + 1))
         assert [s["model"] for s in steps] == replayed(steps, order)
     assert any(len([r for r in records if r["edit_rcid"] == rcid]) > 1 for rcid in RCIDS), "nothing escalated"
+
+
+# --- a new strategy ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FirstListed:
+    """A strategy written as a new contributor would: one class and its plan, then one registration."""
+
+    name: ClassVar[str] = "first-listed"
+    flags: ClassVar[tuple[str, ...]] = ()
+    misplaced: ClassVar[str] = ""
+    asks_every_model: ClassVar[bool] = False
+
+    @classmethod
+    def from_options(cls, options: StrategyOptions, models: Sequence[str]) -> FirstListed:
+        return cls()
+
+    def settings(self) -> dict[str, Any]:
+        return {"name": self.name}
+
+    def most_pairs(self, models: int) -> int:
+        return 1
+
+    def plan(self, models: Sequence[str], cost: Mapping[str, float | None], retry_statuses: frozenset[str]) -> Plan:
+        return FirstListedPlan(models[0], retry_statuses)
+
+    def replayer(self, models: Sequence[str], cost: Mapping[str, float | None]) -> Replayer:
+        raise NotImplementedError
+
+    def replay_notes(self) -> list[str]:
+        return []
+
+
+@dataclass(frozen=True)
+class FirstListedPlan:
+    model: str
+    retry_statuses: frozenset[str]
+
+    def describe(self) -> str:
+        return f"First listed: {self.model} judges every edit."
+
+    def resume_step(self, edit, answered) -> Step | None:
+        return retry_step(answered, self.retry_statuses) or self.next_step(edit, answered)
+
+    def next_step(self, edit, answered) -> Step | None:
+        return None if answered else Step(self.model, Escalation(1, "the first model listed"))
+
+
+def test_a_new_strategy_is_one_class_and_a_registration_and_the_engine_runs_it(tmp_path, monkeypatch):
+    monkeypatch.setitem(STRATEGIES, FirstListed.name, FirstListed)
+    strategy = build_strategy("first-listed", StrategyOptions(), [m.name for m in MODELS])
+    script = Script({})
+    out = run_scripted(tmp_path, script, settings(strategy=strategy), limit=3)
+    records = logged(tmp_path)
+    assert [(r["model"], r["strategy"], r["escalation"]["step"]) for r in records] == [(MODELS[0].name, "first-listed", 1)] * 3
+    assert f"First listed: {MODELS[0].name} judges every edit." in out
+    assert "0 of at most 9 pairs already logged; the first-listed asks each unsettled edit's next step" in out
+    manifest = yaml.safe_load((tmp_path / "manifest.yaml").read_text())
+    assert manifest["settings"]["strategy"] == {"name": "first-listed"}
+    with pytest.raises(ConfigError, match="it was started with --strategy first-listed"):
+        run_scripted(tmp_path, script, settings(strategy=CascadeStrategy()), limit=3)
+
+
+def test_no_module_outside_judging_names_a_strategy():
+    """The engine, the manifest, the settings and the replay ask the Strategy; none compares its name."""
+    source = Path(__file__).parents[1] / "src" / "fanout"
+    named = [f"{path.relative_to(source)}:{n}" for path in sorted(source.rglob("*.py")) if "judging" not in path.parts
+             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if re.search(r"[\"'](cascade|router)[\"']", line)]
+    assert named == []
