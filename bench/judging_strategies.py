@@ -37,7 +37,8 @@ from fanout.analysis.measured import measure_accuracy  # noqa: E402
 from fanout.analysis.committee import majority_vote  # noqa: E402
 from fanout.analysis.load import read_latest_records  # noqa: E402
 from fanout.config import package_data
-from fanout.engine.settings import RunOptions, RunSettings
+from fanout.engine.options import RunOptions, settings_from
+from fanout.engine.settings import RunSettings
 from fanout.llm.models import DEFAULT_MODELS  # noqa: E402
 from fanout.engine.runner import RunRequest, run  # noqa: E402
 from fanout.judging.scales import STANCE_OF_TRUTH, stance  # noqa: E402
@@ -62,7 +63,7 @@ def write_inputs(folder: Path, n: int) -> tuple[Path, Path]:
 
 
 async def run_strategy(sim, snapshot: Path, run_dir: Path, **strategy) -> list[VerdictRecord]:
-    settings = RunSettings.from_options(RunOptions(
+    settings = settings_from(RunOptions(
         base_url=sim.api_base, searxng_url=sim.searxng_url, allow_private_urls=True, fetch_delay_s=0,
         concurrency=16, **strategy,
     ))

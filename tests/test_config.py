@@ -9,7 +9,8 @@ import pytest
 
 from fanout.cli import run as run_cli
 from fanout.config import package_data
-from fanout.engine.settings import RunOptions, RunSettings
+from fanout.engine.options import RunOptions, settings_from
+from fanout.engine.settings import RunSettings
 from fanout.llm.keys import api_key_from_env, is_openrouter, key_env
 from fanout.llm.models import ModelSpec
 from fanout.tools.settings import ToolSettings
@@ -26,7 +27,7 @@ def parse_run_args(*argv: str) -> argparse.Namespace:
 
 def test_the_command_line_without_flags_gives_exactly_the_dataclass_defaults():
     assert run_cli.settings_from_args(parse_run_args()) == RunSettings()
-    assert RunSettings.from_options(RunOptions()) == RunSettings()
+    assert settings_from(RunOptions()) == RunSettings()
 
 
 def test_each_flag_lands_on_its_setting():
@@ -48,9 +49,9 @@ def test_each_flag_lands_on_its_setting():
 
 def test_the_default_lead_is_the_larger_of_ten_and_four_edits_per_slot_and_model():
     two_models = ("a/x", "b/y")
-    assert RunSettings.from_options(RunOptions(models=two_models, concurrency=4)).max_lead == 10
-    assert RunSettings.from_options(RunOptions(models=two_models, concurrency=7)).max_lead == 14
-    assert RunSettings.from_options(RunOptions(models=two_models, concurrency=7, max_lead=3)).max_lead == 3
+    assert settings_from(RunOptions(models=two_models, concurrency=4)).max_lead == 10
+    assert settings_from(RunOptions(models=two_models, concurrency=7)).max_lead == 14
+    assert settings_from(RunOptions(models=two_models, concurrency=7, max_lead=3)).max_lead == 3
 
 
 def test_a_lead_that_holds_back_the_concurrency_is_named_and_one_that_does_not_is_not():
@@ -94,21 +95,21 @@ def test_settings_made_in_code_are_checked_like_flags(build, expected):
 def test_a_limits_file_that_cannot_be_read_is_named(tmp_path):
     missing = tmp_path / "limits.yaml"
     with pytest.raises(ConfigError) as caught:
-        RunSettings.from_options(RunOptions(limits_file=missing))
+        settings_from(RunOptions(limits_file=missing))
     assert str(caught.value).startswith(f"--limits {missing}: cannot read it (")
 
 
 def test_limits_from_the_file_apply_and_flags_win_over_them(tmp_path):
     limits = tmp_path / "limits.yaml"
     limits.write_text("m/a: {max_concurrency: 3, requests_per_minute: 12, input_price: 0.5}\n")
-    settings = RunSettings.from_options(RunOptions(models=("m/a",), limits_file=limits, per_model_concurrency=1))
+    settings = settings_from(RunOptions(models=("m/a",), limits_file=limits, per_model_concurrency=1))
     assert settings.models == (ModelSpec("m/a", input_price=0.5, max_concurrency=1, requests_per_minute=12),)
 
 
 def test_the_limits_file_can_force_a_models_tool_protocol(tmp_path):
     limits = tmp_path / "limits.yaml"
     limits.write_text("m/a: {tool_protocol: prompted}\nm/b: {tool_protocol: native}\n")
-    settings = RunSettings.from_options(RunOptions(models=("m/a", "m/b", "m/c"), limits_file=limits))
+    settings = settings_from(RunOptions(models=("m/a", "m/b", "m/c"), limits_file=limits))
     assert [m.tool_protocol for m in settings.models] == ["prompted", "native", None]
 
 
@@ -116,7 +117,7 @@ def test_an_unknown_tool_protocol_in_the_limits_file_is_one_clear_error(tmp_path
     limits = tmp_path / "limits.yaml"
     limits.write_text("m/a: {tool_protocol: json}\n")
     with pytest.raises(ConfigError) as caught:
-        RunSettings.from_options(RunOptions(models=("m/a",), limits_file=limits))
+        settings_from(RunOptions(models=("m/a",), limits_file=limits))
     assert str(caught.value) == f"--limits {limits}: model m/a: tool_protocol must be native or prompted (got 'json')."
 
 

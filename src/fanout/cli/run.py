@@ -11,7 +11,8 @@ from fanout.cli.epilog import BAD_INPUT, ENDPOINT_KEYS, INTERRUPTED, SEARCH_KEYS
 from fanout.cli.model_options import add_model_options, trailing_positional
 from fanout.engine.loop_lag import ENV_VAR as LAG_ENV
 from fanout.errors import ConfigError, DiskFull
-from fanout.engine.settings import LEAD_PER_SLOT, MAX_SAMPLES, RETRY_CHOICES, RunOptions, RunSettings
+from fanout.engine.options import RunOptions, settings_from
+from fanout.engine.settings import LEAD_PER_SLOT, MAX_SAMPLES, RETRY_CHOICES, RunSettings
 from fanout.judging.cascade import CascadeStrategy
 from fanout.judging.registry import STRATEGIES
 from fanout.llm.keys import KEY_HELP
@@ -148,7 +149,7 @@ def snapshot_argument(args: argparse.Namespace) -> Path:
 def settings_from_args(args: argparse.Namespace) -> RunSettings:
     """The flags as RunOptions, checked and completed by the settings; a lead that caps --concurrency is warned about."""
     accuracy, measured_on = router_accuracy(args.router_accuracy, args.labels)
-    settings = RunSettings.from_options(RunOptions(
+    settings = settings_from(RunOptions(
         models=tuple(args.models or ()), limits_file=args.limits,
         per_model_concurrency=args.per_model_concurrency, requests_per_minute=args.rpm,
         base_url=args.base_url, searxng_url=args.searxng_url, allow_private_urls=args.allow_private_urls,
