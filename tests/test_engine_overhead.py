@@ -9,10 +9,11 @@ import json
 import subprocess
 import sys
 import threading
-import time
+from functools import partial
 from pathlib import Path
 
 import anyio
+import anyio.lowlevel
 import httpx
 import pytest
 import respx
@@ -109,18 +110,38 @@ async def test_when_the_writer_falls_behind_new_verdicts_wait_instead_of_records
         writer.close()
 
 
+class LateLoop:
+    """A virtual clock whose every wake-up comes late by the next of `lates` seconds, then never again."""
+
+    def __init__(self, lates: list[float]) -> None:
+        self.now = 0.0
+        self._lates = iter(lates)
+        self.spent = anyio.Event()
+
+    def clock(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        late = next(self._lates, None)
+        if late is None:
+            self.spent.set()
+            await anyio.sleep_forever()
+        await anyio.lowlevel.checkpoint()
+        self.now += seconds + late
+
+
 async def test_the_lag_probe_writes_how_late_the_loop_woke(tmp_path: Path):
+    """Four wake-ups 0, 300, 2 and 60 ms late (a blocking call of 300 ms among them), on a virtual clock."""
     path = tmp_path / "lag.json"
+    loop = LateLoop([0.0, 0.3, 0.002, 0.06])
     async with anyio.create_task_group() as tg:
-        tg.start_soon(watch_loop_lag, path, 0.005)
-        await anyio.sleep(0.05)
-        time.sleep(0.3)  # a blocking call on the event loop
-        await anyio.sleep(0.05)
+        tg.start_soon(partial(watch_loop_lag, path, 0.005, clock=loop.clock, sleep=loop.sleep))
+        await loop.spent.wait()
         tg.cancel_scope.cancel()
-    summary = json.loads(path.read_text())
-    assert summary["samples"] >= 2
-    assert summary["over_ms"]["100"] >= 1
-    assert summary["max_lag_ms"] >= 200
+    assert json.loads(path.read_text()) == {
+        "interval_ms": 5.0, "samples": 4, "max_lag_ms": 300.0, "max_lag_at_s": 0.31, "mean_lag_ms": 90.5,
+        "over_ms": {"5": 2, "20": 2, "50": 2, "100": 1, "250": 1},
+    }
 
 
 @respx.mock

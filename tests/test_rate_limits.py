@@ -3,11 +3,12 @@
 The simulator limits every model to 6 requests per sliding 2-second window
 and answers the rest 429 with Retry-After; `fanout run` runs as a child
 process, as a user starts it. Counts come from the simulator's own tally,
-never from the clock.
+never from the clock; the pacing a told limit gives runs on a virtual clock.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -18,7 +19,10 @@ import pytest
 
 from fanout.config import package_data
 from fanout.llm.models import DEFAULT_MODELS
+from fanout.llm.limits import CAP_SPARE, ModelLimiter
 from fanout.sim import SimConfig, profile_from_dict, running_simulator
+from fanout.sim.faults import ModelFaults
+from test_pacing import Server, VirtualClock, run_callers
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -58,13 +62,27 @@ async def test_a_storm_of_429s_with_retry_after_is_absorbed_without_a_failed_ver
         sum(tally["completions"].values()) + tally["faults"]["rate_limited"])
 
 
-async def test_a_run_told_the_limit_paces_its_requests_and_meets_almost_no_429s(tmp_path):
+async def test_a_run_told_the_limit_finishes_every_verdict_paid_for_once(tmp_path):
     """--rpm 120 is one request per 0.5 s per model: 5 in any 2-second window, one below the limit.
 
-    A request held up on its way (a busy event loop) can still land next to the
-    one after it, hence a small allowance rather than zero.
+    How many 429s such a run still meets depends on how busy the machine is
+    (a request held up on its way can land next to the one after it): that
+    figure is `make bench`'s (rate_limits, told: http_429); the pacing itself
+    is shown exactly on a virtual clock below.
     """
     code, records, tally = await run_against_the_limits(tmp_path / "run", "--rpm", "120")
     assert code == 0
     assert_every_verdict_ok_and_paid_for_once(records, tally)
-    assert tally["faults"].get("rate_limited", 0) < 5
+    assert tally["requests"]["chat_completions"] == (
+        sum(tally["completions"].values()) + tally["faults"].get("rate_limited", 0))
+
+
+async def test_told_the_limit_a_model_s_requests_go_half_a_second_apart_and_meet_no_429():
+    """The simulator's window (6 per 2 s) behind the limiter --rpm 120 makes, on test_pacing's virtual clock:
+    4 verdicts of 10 calls, each call answered in 0.2 s and followed by 0.5 s of tools."""
+    clock = VirtualClock()
+    window = ModelFaults(rpm=LIMIT["rpm"], rate_window_s=LIMIT["rate_window_s"])
+    server = Server(clock, ModelLimiter(120, clock=clock, sleep=clock.sleep), window, latency_s=0.2)
+    await run_callers(clock, lambda: server.verdicts(callers=4, calls=10, think_s=0.5))
+    gaps = {round(b - a, 6) for a, b in itertools.pairwise(server.admitted)}
+    assert (len(server.admitted), server.refused, gaps) == (40, [], {round(0.5 / (1 - CAP_SPARE), 6)})

@@ -283,6 +283,30 @@ def test_tavily_without_its_key_in_the_environment_is_a_config_error(monkeypatch
                                  "or leave tavily out of --search-providers")
 
 
+# --- what the web API providers share ----------------------------------------------------------------
+
+@pytest.mark.parametrize(("provider", "max_results"), [(BraveProvider, 20), (TavilyProvider, 20), (WikipediaProvider, 50)])
+def test_a_web_api_provider_asks_for_the_results_set_up_to_its_api_s_most_within_the_search_timeout(
+    monkeypatch, provider, max_results
+):
+    monkeypatch.setenv("BRAVE_API_KEY", "BSA-TESTSECRET")
+    monkeypatch.setenv("TAVILY_API_KEY", SECRET)
+
+    made = provider.from_settings(ToolSettings(max_results=50, search_timeout_s=7.5))
+
+    assert (made.max_results, made.timeout_s) == (max_results, 7.5)
+
+
+def test_brave_without_its_key_in_the_environment_is_a_config_error(monkeypatch):
+    monkeypatch.delenv("BRAVE_API_KEY", raising=False)
+
+    with pytest.raises(ConfigError) as caught:
+        build_providers(ToolSettings(search_providers=("brave",)))
+
+    assert str(caught.value) == ("search provider brave needs an API key: export BRAVE_API_KEY=... "
+                                 "or leave brave out of --search-providers")
+
+
 # --- Brave -----------------------------------------------------------------------------------------
 
 def brave() -> BraveProvider:

@@ -15,8 +15,10 @@ import pytest
 from aiohttp import web
 
 from fanout.tools.settings import ToolSettings
+from fanout.errors import ToolFailure
 from fanout.tools import ToolBox
 from fanout.tools.extract_pool import ExtractionPool
+from fanout.tools.pdf import UnreadablePdf, pdf_text
 from pdfs import make_pdf
 from loopback import app_with, serving
 
@@ -101,6 +103,15 @@ async def test_a_damaged_pdf_is_an_error_naming_pdfium_s_reason(fetch, site):
         "(PDFium: Data format error).); it may be damaged or encrypted",
         False,
     )
+
+
+def test_the_reader_s_refusal_is_the_tool_failure_the_pool_and_web_fetch_catch():
+    """One UnreadablePdf on both sides of the worker: what the reader raises is already a failure the model reads."""
+    with pytest.raises(UnreadablePdf) as caught:
+        pdf_text(b"%PDF-1.7\n" + b"0" * 2000, max_pages=5)
+
+    assert isinstance(caught.value, ToolFailure)
+    assert str(caught.value) == "Failed to load document (PDFium: Data format error)."
 
 
 async def test_a_pdf_without_a_text_layer_says_it_is_probably_scanned(fetch, site):

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, NamedTuple
 
+from fanout.yamlio import NotPlain, plain_asdict
+
 Status = Literal["ok", "timeout", "incomplete", "invalid_json", "error", "refused"]
 STATUSES: tuple[str, ...] = ("ok", "timeout", "incomplete", "invalid_json", "error", "refused")
 """`error` is a failure that may pass (resume runs it again); `refused` is a request the endpoint will
@@ -198,8 +200,8 @@ class VerdictRecord:
     def to_dict(self) -> dict[str, Any]:
         """dataclasses.asdict(self), without its deepcopy call on every leaf (the writer makes one per verdict)."""
         try:
-            return _plain_fields(self)
-        except _NotPlain:
+            return plain_asdict(self)
+        except NotPlain:
             return dataclasses.asdict(self)
 
     @classmethod
@@ -271,34 +273,6 @@ def legacy_model_slug(model: str) -> str:
 
 def safe_name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "x"
-
-
-_ATOMIC = (str, int, float, bool, type(None))
-_RECORD_PARTS = (Source, Usage, ToolCallLog, TranscriptEntry, Escalation, VerdictSample, VerdictRecord)
-_FIELD_NAMES = {cls: tuple(f.name for f in dataclasses.fields(cls)) for cls in _RECORD_PARTS}
-
-
-class _NotPlain(Exception):
-    """A value to_dict leaves to dataclasses.asdict (a type other than the record's own)."""
-
-
-def _plain_fields(part: Any) -> dict[str, Any]:
-    return {name: _plain(getattr(part, name)) for name in _FIELD_NAMES[type(part)]}
-
-
-def _plain(value: Any) -> Any:
-    """What dataclasses.asdict makes of `value`, for the types a record holds: atoms as they are
-    (deepcopy returns them unchanged), lists and dicts copied, the record's dataclasses as dicts."""
-    kind = type(value)
-    if kind in _ATOMIC:
-        return value
-    if kind is list:
-        return [_plain(v) for v in value]
-    if kind is dict:
-        return {_plain(k): _plain(v) for k, v in value.items()}
-    if kind in _FIELD_NAMES:
-        return _plain_fields(value)
-    raise _NotPlain
 
 
 # --- the log line --------------------------------------------------------------------------

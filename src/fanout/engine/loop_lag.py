@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import anyio
@@ -28,13 +29,13 @@ def lag_log_path() -> Path | None:
 class LagStats:
     """The worst lag and how often lags passed each threshold; constant memory however long the run."""
 
-    def __init__(self) -> None:
+    def __init__(self, started: float) -> None:
         self.samples = 0
         self.total_s = 0.0
         self.worst_s = 0.0
         self.worst_at_s = 0.0
         self.over = dict.fromkeys(THRESHOLDS_MS, 0)
-        self.started = time.monotonic()
+        self.started = started
 
     def add(self, lag_s: float, now: float) -> None:
         self.samples += 1
@@ -56,14 +57,19 @@ class LagStats:
         }
 
 
-async def watch_loop_lag(path: Path, interval_s: float = 0.01) -> None:
-    """Sample until cancelled, then write the summary to `path`."""
-    stats = LagStats()
+async def watch_loop_lag(path: Path, interval_s: float = 0.01, *, clock: Callable[[], float] = time.monotonic,
+                         sleep: Callable[[float], Awaitable[None]] = anyio.sleep) -> None:
+    """Sample until cancelled, then write the summary to `path`.
+
+    `clock` and `sleep` are the loop's own unless a test gives a virtual pair,
+    whose lags are then exact.
+    """
+    stats = LagStats(clock())
     try:
         while True:
-            asked = time.monotonic()
-            await anyio.sleep(interval_s)
-            now = time.monotonic()
+            asked = clock()
+            await sleep(interval_s)
+            now = clock()
             stats.add(max(0.0, now - asked - interval_s), now)
     finally:
         path.write_text(json.dumps(stats.summary(interval_s)) + "\n", encoding="utf-8")

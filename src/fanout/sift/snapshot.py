@@ -83,6 +83,7 @@ from fanout.sift.snapshot_bounds import (
     too_long,
     value_parts,
 )
+from fanout.yamlio import EVENT_PARSER, NotPlain
 
 QID_RE = re.compile(r"Q[1-9][0-9]*")
 PID_RE = re.compile(r"P[1-9][0-9]*")
@@ -171,7 +172,7 @@ def _read_plain(path: Path, source: bytes | BinaryIO, sink: EditSink) -> bool:
         problem = _stream_document(path, _StreamLoader(source), sink)
     except OverLimit as exc:
         raise ConfigError(f"snapshot {path} {exc}") from None
-    except (_NotPlain, yaml.YAMLError):
+    except (NotPlain, yaml.YAMLError):  # a shape the streaming reader leaves to load_snapshot (and its messages)
         return False
     if problem is not None:
         raise problem
@@ -373,57 +374,49 @@ def _start_stream(loader: Any) -> None:
     loader.building = set()  # ids of anchored collections still being built: an alias to one is a loop
 
 
-# PyYAML's own CSafeLoader is built on cyaml.CParser; the type stubs do not re-export it.
-_EventParser: Any = getattr(getattr(yaml, "cyaml", None), "CParser", None)
-"""libyaml's parser, about seven times faster than PyYAML's own; None when PyYAML was built without it."""
+if EVENT_PARSER is not None:
 
-if _EventParser is not None:
-
-    class _LibyamlLoader(_BoundedComposer, _EventParser, SafeConstructor, Resolver):  # type: ignore[misc]
+    class _LibyamlLoader(_BoundedComposer, EVENT_PARSER, SafeConstructor, Resolver):  # type: ignore[misc]
         """libyaml's events under the bounded composer: CSafeLoader but for the composer."""
 
         def __init__(self, stream: bytes) -> None:
-            _EventParser.__init__(self, stream)
+            EVENT_PARSER.__init__(self, stream)
             Composer.__init__(self)
             SafeConstructor.__init__(self)
             Resolver.__init__(self)
             self._start_bounds()
 
-    class _LibyamlStreamLoader(_EventParser, SafeConstructor, Resolver):  # type: ignore[misc]
+    class _LibyamlStreamLoader(EVENT_PARSER, SafeConstructor, Resolver):  # type: ignore[misc]
         """libyaml's events, with PyYAML's rules for what a plain scalar means (int, date, null...)."""
 
         def __init__(self, stream: bytes | BinaryIO) -> None:
-            _EventParser.__init__(self, stream)
+            EVENT_PARSER.__init__(self, stream)
             SafeConstructor.__init__(self)
             Resolver.__init__(self)
             _start_stream(self)
 
-_FastLoader: Any = _LibyamlLoader if _EventParser is not None else None
-_StreamLoader: Any = _LibyamlStreamLoader if _EventParser is not None else _PyStreamLoader
+_FastLoader: Any = _LibyamlLoader if EVENT_PARSER is not None else None
+_StreamLoader: Any = _LibyamlStreamLoader if EVENT_PARSER is not None else _PyStreamLoader
 
 
 # --- streaming ------------------------------------------------------------------------
-
-
-class _NotPlain(Exception):
-    """Valid YAML of a shape the streaming reader leaves to load_snapshot (and its messages)."""
 
 
 def _stream_document(path: Path, loader: Any, sink: EditSink) -> ConfigError | None:
     try:
         loader.get_event()  # stream start
         if loader.check_event(StreamEndEvent):
-            raise _NotPlain  # empty file
+            raise NotPlain  # empty file
         loader.get_event()  # document start
         if loader.check_event(SequenceStartEvent):
             problem = _stream_edits(path, loader, sink, level=1)
         elif loader.check_event(MappingStartEvent):
             problem = _stream_top_mapping(path, loader, sink)
         else:
-            raise _NotPlain
+            raise NotPlain
         loader.get_event()  # document end
         if not loader.check_event(StreamEndEvent):
-            raise _NotPlain  # a second document: load_snapshot refuses it
+            raise NotPlain  # a second document: load_snapshot refuses it
         return problem
     finally:
         loader.dispose()
@@ -435,18 +428,18 @@ def _stream_top_mapping(path: Path, loader: Any, sink: EditSink) -> ConfigError 
     found = False
     while not loader.check_event(MappingEndEvent):
         if not loader.check_event(ScalarEvent):
-            raise _NotPlain
+            raise NotPlain
         key = _build_value(loader, 1)
         if key == "edits":
             if found or not loader.check_event(SequenceStartEvent):
-                raise _NotPlain
+                raise NotPlain
             found = True
             problem = _stream_edits(path, loader, sink, level=2)
         else:
             _build_value(loader, 1)  # another top-level key: read and dropped
     loader.get_event()
     if not found:
-        raise _NotPlain
+        raise NotPlain
     return problem
 
 
@@ -473,7 +466,7 @@ def _stream_edits(path: Path, loader: Any, sink: EditSink, *, level: int) -> Con
             sink.add(edit)
     loader.get_event()
     if index == 0:
-        raise _NotPlain
+        raise NotPlain
     return problem
 
 
@@ -487,7 +480,7 @@ def _build_value(loader: Any, level: int) -> Any:
     a big snapshot's first read. Anchors and aliases are honoured across the
     document (loader.anchors, as PyYAML's composer keeps them); explicit tags,
     merge keys (`<<`) and non-scalar keys are left to load_snapshot
-    (_NotPlain), whose rules for them are PyYAML's own. `level` is how many
+    (NotPlain), whose rules for them are PyYAML's own. `level` is how many
     collections hold the value: every node is held to the limits
     _BoundedComposer holds it to, at the same place.
     """
@@ -496,10 +489,10 @@ def _build_value(loader: Any, level: int) -> Any:
     kind = type(event)
     if kind is AliasEvent:
         if event.anchor not in anchors:
-            raise _NotPlain
+            raise NotPlain
         return _alias(loader, anchors[event.anchor], level, event)
     if event.tag not in (None, "!"):
-        raise _NotPlain
+        raise NotPlain
     if kind is ScalarEvent:
         if len(event.value) > MAX_TEXT_CHARS:
             raise too_long(len(event.value), event.start_mark)
@@ -507,7 +500,7 @@ def _build_value(loader: Any, level: int) -> Any:
         _remember(loader, event, scalar)
         return scalar
     if kind is not MappingStartEvent and kind is not SequenceStartEvent:
-        raise _NotPlain
+        raise NotPlain
     if level >= MAX_NESTING:
         raise too_deep(event.start_mark)
     value: Any = {} if kind is MappingStartEvent else []
@@ -528,7 +521,7 @@ def _build_items(loader: Any, mapping: dict[Any, Any], level: int) -> None:
     while type(loader.peek_event()) is not MappingEndEvent:
         key = _build_value(loader, level)
         if isinstance(key, (dict, list)):
-            raise _NotPlain  # unhashable: load_snapshot words PyYAML's error
+            raise NotPlain  # unhashable: load_snapshot words PyYAML's error
         mapping[key] = _build_value(loader, level)
 
 
@@ -546,7 +539,7 @@ def _scalar(loader: Any, event: ScalarEvent) -> Any:
     if tag == STR_TAG:
         return event.value
     if tag == _MERGE_TAG:
-        raise _NotPlain
+        raise NotPlain
     # libyaml's events carry its own Mark class, which has the fields PyYAML's error messages read.
     node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)  # type: ignore[arg-type]
     return loader.yaml_constructors[tag](loader, node)

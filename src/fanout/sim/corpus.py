@@ -23,11 +23,11 @@ import yaml
 
 from fanout.config import package_data
 from fanout.errors import ConfigError
+from fanout.yamlio import SAFE_LOADER
 
 STANCES: tuple[str, ...] = ("supports", "contradicts", "vague", "namesake", "offtopic")
 TRUTHS: tuple[str, ...] = ("correct", "incorrect", "unverifiable")
 WEB_PREFIX = "/web/"
-SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 STOPWORDS = frozenset(
     "a an and are as at be by for from has have he her his in is it its of on or she that the "

@@ -17,6 +17,7 @@ import yaml
 
 from fanout.config import package_data
 from fanout.errors import ConfigError
+from fanout.yamlio import SAFE_LOADER
 
 DEFAULT_BLOCKLIST = "blocked_domains.yaml"
 
@@ -25,7 +26,7 @@ def load_blocked_domains(path: Path | None = None) -> frozenset[str]:
     """The blocked domains, lower-case, from `path` or the list shipped in the package."""
     source = package_data(DEFAULT_BLOCKLIST) if path is None else Path(path)
     try:
-        data = yaml.load(source.read_bytes(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        data = yaml.load(source.read_bytes(), Loader=SAFE_LOADER)
     except OSError as exc:
         raise ConfigError(f"cannot read the blocked-domains file {source}: {exc.strerror}") from exc
     except yaml.YAMLError as exc:

@@ -32,6 +32,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from fanout.tools.settings import ToolSettings
 from fanout.errors import ToolFailure
+from fanout.tools.pdf import UnreadablePdf
 
 Kind = Literal["html", "pdf"]
 WORKER_MODULE = "fanout.tools.extract_worker"
@@ -56,10 +57,6 @@ class _Reply(NamedTuple):
     status: str
     detail: str
     found: ExtractedText
-
-
-class UnreadablePdf(ToolFailure):
-    """PDFium could not open the file; web_fetch says more when the file was cut at the byte cap."""
 
 
 class WorkerLost(Exception):

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from fanout.errors import ToolFailure
+
 
 class PdfText(NamedTuple):
     text: str
@@ -22,8 +24,14 @@ class PdfText(NamedTuple):
     pages: int
 
 
-class UnreadablePdf(Exception):
-    """PDFium could not open the file (damaged, encrypted, or not a PDF)."""
+class UnreadablePdf(ToolFailure):
+    """PDFium could not open the file (damaged, encrypted, or not a PDF).
+
+    One class for both sides of the extraction worker: raised in the worker
+    with PDFium's reason, and again by the pool (extract_pool) with the
+    message the model reads, which web_fetch rewords when the file was cut at
+    the byte cap.
+    """
 
 
 def pdf_text(data: bytes, *, max_pages: int) -> PdfText:

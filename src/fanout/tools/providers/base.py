@@ -15,13 +15,18 @@ from __future__ import annotations
 
 import html
 import re
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol, Self, runtime_checkable
 
 import anyio
 import httpx
 
 from fanout.errors import RetryableError
 from fanout.retry import is_retryable_status, parse_retry_after
+from fanout.secret import Secret
+from fanout.tools.providers.keys import key_from_env
+
+if TYPE_CHECKING:
+    from fanout.tools.settings import ToolSettings
 
 
 class SearchHit(NamedTuple):
@@ -154,3 +159,64 @@ def strip_html(text: str) -> str:
 
 def text_of(value: object) -> str:
     return value.strip() if isinstance(value, str) else ""
+
+
+class WebApiProvider:
+    """A search API asked with one HTTP request whose JSON body holds the hits (Wikipedia, Tavily, Brave).
+
+    What differs from one API to the next is the request (`request`), the
+    statuses it reads before the generic ones (`check`) and where the hits
+    are in its JSON (`hits`); the deadline, the status classes and the turn
+    of every SearchFailure into an error result are here once.
+    """
+
+    name: str
+    label: str
+    """The API as the model and the operator read it in an error ("Brave Search")."""
+    most_results: ClassVar[int | None] = None
+    """The most hits the API returns for one query, when it caps them."""
+
+    def __init__(self, *, max_results: int = 10, timeout_s: float = 15.0) -> None:
+        self.max_results = max_results if self.most_results is None else min(max_results, self.most_results)
+        self.timeout_s = timeout_s
+
+    async def search(self, query: str, http: httpx.AsyncClient) -> ProviderResult:
+        try:
+            response = await send(http, self.request(query, http), label=self.label, timeout_s=self.timeout_s)
+            self.check(response)
+            return ProviderResult(self.hits(json_body(response, label=self.label)))
+        except SearchFailure as exc:
+            return exc.result()
+
+    def request(self, query: str, http: httpx.AsyncClient) -> httpx.Request:
+        raise NotImplementedError
+
+    def check(self, response: httpx.Response) -> None:
+        check_status(response, label=self.label)
+
+    def hits(self, data: Any) -> list[SearchHit]:
+        raise NotImplementedError
+
+
+def search_options(settings: ToolSettings) -> dict[str, Any]:
+    """The constructor arguments every web API provider takes from the settings."""
+    return {"max_results": settings.max_results, "timeout_s": settings.search_timeout_s}
+
+
+class KeyedProvider(WebApiProvider):
+    """A WebApiProvider that sends an API key, read from the environment variable `key_variable` only."""
+
+    key_variable: ClassVar[str]
+
+    def __init__(self, key: Secret, *, max_results: int = 10, timeout_s: float = 15.0) -> None:
+        super().__init__(max_results=max_results, timeout_s=timeout_s)
+        self._key = key
+
+    @classmethod
+    def from_settings(cls, settings: ToolSettings) -> Self:
+        """ConfigError naming the variable, before the run starts, when the key is not set."""
+        return cls(key_from_env(cls.key_variable, cls.name), **search_options(settings))
+
+    def check(self, response: httpx.Response) -> None:
+        """A refused key (401, 403) is named by its variable, for the operator, never by its value."""
+        check_status(response, label=self.label, key_variable=self.key_variable)

@@ -16,70 +16,49 @@ from typing import Any
 
 import httpx
 
-from fanout.tools.settings import ToolSettings
-from fanout.secret import Secret
-from fanout.tools.providers.base import (
-    ProviderResult,
-    SearchFailure,
-    SearchHit,
-    check_status,
-    json_body,
-    send,
-    strip_html,
-)
-from fanout.tools.providers.keys import key_from_env
+from fanout.tools.providers.base import KeyedProvider, SearchFailure, SearchHit, strip_html
 
 ENDPOINT = "https://api.search.brave.com/res/v1/web/search"
 KEY_VARIABLE = "BRAVE_API_KEY"
 MAX_COUNT = 20
 
 
-class BraveProvider:
+class BraveProvider(KeyedProvider):
     name = "brave"
     label = "Brave Search"
+    key_variable = KEY_VARIABLE
+    most_results = MAX_COUNT
 
-    def __init__(self, key: Secret, *, max_results: int = 10, timeout_s: float = 15.0) -> None:
-        self._key = key
-        self.count = min(max_results, MAX_COUNT)
-        self.timeout_s = timeout_s
-
-    @classmethod
-    def from_settings(cls, settings: ToolSettings) -> BraveProvider:
-        return cls(key_from_env(KEY_VARIABLE, cls.name), max_results=settings.max_results,
-                   timeout_s=settings.search_timeout_s)
-
-    async def search(self, query: str, http: httpx.AsyncClient) -> ProviderResult:
-        request = http.build_request(
-            "GET", ENDPOINT, params={"q": query, "count": str(self.count)}, timeout=self.timeout_s,
+    def request(self, query: str, http: httpx.AsyncClient) -> httpx.Request:
+        return http.build_request(
+            "GET", ENDPOINT, params={"q": query, "count": str(self.max_results)}, timeout=self.timeout_s,
             headers={"Accept": "application/json", "X-Subscription-Token": self._key.reveal()},
         )
+
+    def check(self, response: httpx.Response) -> None:
+        """A 429 without Retry-After says when the next slot opens in X-RateLimit-Reset."""
         try:
-            response = await send(http, request, label=self.label, timeout_s=self.timeout_s)
-            try:
-                check_status(response, label=self.label, key_variable=KEY_VARIABLE)
-            except SearchFailure as exc:
-                if exc.rate_limited and exc.retry_after is None:
-                    exc.retry_after = reset_seconds(response.headers.get("x-ratelimit-reset"))
-                raise
-            return ProviderResult(_hits(json_body(response, label=self.label)))
+            super().check(response)
         except SearchFailure as exc:
-            return exc.result()
+            if exc.rate_limited and exc.retry_after is None:
+                exc.retry_after = reset_seconds(response.headers.get("x-ratelimit-reset"))
+            raise
 
-
-def _hits(data: Any) -> list[SearchHit]:
-    if not isinstance(data, dict):
-        raise SearchFailure("Brave Search returned JSON that is not an object", retryable=True)
-    web = data.get("web") or {}
-    results = web.get("results") if isinstance(web, dict) else None
-    if results is None:
-        return []
-    if not isinstance(results, list):
-        raise SearchFailure("Brave Search returned web.results that is not a list", retryable=True)
-    return [
-        SearchHit(strip_html(str(item.get("title") or "")), item["url"], strip_html(str(item.get("description") or "")))
-        for item in results
-        if isinstance(item, dict) and isinstance(item.get("url"), str)
-    ]
+    def hits(self, data: Any) -> list[SearchHit]:
+        if not isinstance(data, dict):
+            raise SearchFailure("Brave Search returned JSON that is not an object", retryable=True)
+        web = data.get("web") or {}
+        results = web.get("results") if isinstance(web, dict) else None
+        if results is None:
+            return []
+        if not isinstance(results, list):
+            raise SearchFailure("Brave Search returned web.results that is not a list", retryable=True)
+        return [
+            SearchHit(strip_html(str(item.get("title") or "")), item["url"],
+                      strip_html(str(item.get("description") or "")))
+            for item in results
+            if isinstance(item, dict) and isinstance(item.get("url"), str)
+        ]
 
 
 def reset_seconds(header: str | None) -> float | None:

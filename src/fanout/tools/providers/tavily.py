@@ -16,18 +16,7 @@ from typing import Any
 
 import httpx
 
-from fanout.tools.settings import ToolSettings
-from fanout.secret import Secret
-from fanout.tools.providers.base import (
-    ProviderResult,
-    SearchFailure,
-    SearchHit,
-    check_status,
-    json_body,
-    send,
-    text_of,
-)
-from fanout.tools.providers.keys import key_from_env
+from fanout.tools.providers.base import KeyedProvider, SearchFailure, SearchHit, text_of
 
 ENDPOINT = "https://api.tavily.com/search"
 KEY_VARIABLE = "TAVILY_API_KEY"
@@ -36,46 +25,35 @@ MAX_RESULTS = 20
 QUOTA_STATUSES = {432: "the plan's usage limit is used up", 433: "the pay-as-you-go limit is reached"}
 
 
-class TavilyProvider:
+class TavilyProvider(KeyedProvider):
     name = "tavily"
     label = "Tavily"
+    key_variable = KEY_VARIABLE
+    most_results = MAX_RESULTS
 
-    def __init__(self, key: Secret, *, max_results: int = 10, timeout_s: float = 15.0) -> None:
-        self._key = key
-        self.max_results = min(max_results, MAX_RESULTS)
-        self.timeout_s = timeout_s
-
-    @classmethod
-    def from_settings(cls, settings: ToolSettings) -> TavilyProvider:
-        return cls(key_from_env(KEY_VARIABLE, cls.name), max_results=settings.max_results,
-                   timeout_s=settings.search_timeout_s)
-
-    async def search(self, query: str, http: httpx.AsyncClient) -> ProviderResult:
+    def request(self, query: str, http: httpx.AsyncClient) -> httpx.Request:
         body = {"query": query, "max_results": self.max_results, "search_depth": "basic",
                 "include_answer": False, "include_raw_content": False}
-        request = http.build_request(
+        return http.build_request(
             "POST", ENDPOINT, json=body, timeout=self.timeout_s,
             headers={"Authorization": f"Bearer {self._key.reveal()}"},
         )
-        try:
-            response = await send(http, request, label=self.label, timeout_s=self.timeout_s)
-            if response.status_code in QUOTA_STATUSES:
-                raise SearchFailure(
-                    f"Tavily refused the request: {QUOTA_STATUSES[response.status_code]} "
-                    f"(HTTP {response.status_code}) (for the operator: see the Tavily dashboard)"
-                )
-            check_status(response, label=self.label, key_variable=KEY_VARIABLE)
-            return ProviderResult(_hits(json_body(response, label=self.label)))
-        except SearchFailure as exc:
-            return exc.result()
 
+    def check(self, response: httpx.Response) -> None:
+        """Tavily's own 432 and 433 (a quota used up) before the generic statuses."""
+        if response.status_code in QUOTA_STATUSES:
+            raise SearchFailure(
+                f"Tavily refused the request: {QUOTA_STATUSES[response.status_code]} "
+                f"(HTTP {response.status_code}) (for the operator: see the Tavily dashboard)"
+            )
+        super().check(response)
 
-def _hits(data: Any) -> list[SearchHit]:
-    results = data.get("results") if isinstance(data, dict) else None
-    if not isinstance(results, list):
-        raise SearchFailure("Tavily returned JSON without a `results` list", retryable=True)
-    return [
-        SearchHit(text_of(item.get("title")), item["url"], text_of(item.get("content")))
-        for item in results
-        if isinstance(item, dict) and isinstance(item.get("url"), str)
-    ]
+    def hits(self, data: Any) -> list[SearchHit]:
+        results = data.get("results") if isinstance(data, dict) else None
+        if not isinstance(results, list):
+            raise SearchFailure("Tavily returned JSON without a `results` list", retryable=True)
+        return [
+            SearchHit(text_of(item.get("title")), item["url"], text_of(item.get("content")))
+            for item in results
+            if isinstance(item, dict) and isinstance(item.get("url"), str)
+        ]

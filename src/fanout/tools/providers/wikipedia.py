@@ -19,15 +19,7 @@ import httpx
 
 from fanout.tools.settings import ToolSettings
 from fanout.errors import ConfigError
-from fanout.tools.providers.base import (
-    ProviderResult,
-    SearchFailure,
-    SearchHit,
-    check_status,
-    json_body,
-    send,
-    strip_html,
-)
+from fanout.tools.providers.base import SearchFailure, SearchHit, WebApiProvider, search_options, strip_html
 
 LANGUAGE_CODE = re.compile(r"^[a-z][a-z0-9-]{1,19}$")
 """Wikipedia subdomains: `en`, `de`, `zh-yue`, `simple`, `be-tarask`, ..."""
@@ -35,37 +27,30 @@ TITLE_SAFE = "/:(),!*@$;'"
 """Characters MediaWiki leaves unescaped in page URLs; everything else is percent-encoded."""
 
 
-class WikipediaProvider:
+class WikipediaProvider(WebApiProvider):
     name = "wikipedia"
 
     def __init__(self, language: str = "en", *, max_results: int = 10, timeout_s: float = 15.0) -> None:
         language = language.strip().lower()
         if not LANGUAGE_CODE.match(language):
             raise ConfigError(f"wikipedia: {language!r} is not a Wikipedia language code (e.g. en, de, zh-yue)")
+        super().__init__(max_results=max_results, timeout_s=timeout_s)
         self.language = language
-        self.max_results = max_results
-        self.timeout_s = timeout_s
         self.origin = f"https://{language}.wikipedia.org"
         self.label = f"Wikipedia ({language})"
 
     @classmethod
     def from_settings(cls, settings: ToolSettings) -> WikipediaProvider:
-        return cls(settings.wikipedia_language, max_results=settings.max_results, timeout_s=settings.search_timeout_s)
+        return cls(settings.wikipedia_language, **search_options(settings))
 
-    async def search(self, query: str, http: httpx.AsyncClient) -> ProviderResult:
+    def request(self, query: str, http: httpx.AsyncClient) -> httpx.Request:
         params = {
             "action": "query", "list": "search", "srsearch": query, "format": "json",
             "srlimit": str(self.max_results), "srprop": "snippet",
         }
-        request = http.build_request("GET", f"{self.origin}/w/api.php", params=params, timeout=self.timeout_s)
-        try:
-            response = await send(http, request, label=self.label, timeout_s=self.timeout_s)
-            check_status(response, label=self.label)
-            return ProviderResult(self._hits(json_body(response, label=self.label)))
-        except SearchFailure as exc:
-            return exc.result()
+        return http.build_request("GET", f"{self.origin}/w/api.php", params=params, timeout=self.timeout_s)
 
-    def _hits(self, data: Any) -> list[SearchHit]:
+    def hits(self, data: Any) -> list[SearchHit]:
         if isinstance(data, dict) and isinstance(data.get("error"), dict):
             error = data["error"]
             code, info = error.get("code", "error"), error.get("info", "")
