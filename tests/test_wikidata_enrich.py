@@ -69,7 +69,7 @@ async def test_a_changed_date_of_birth_becomes_a_value_changed_edit_with_both_va
         "property": "P569",
         "property_label": "date of birth",
         "value_raw": "+1852-03-11T00:00:00Z",
-        "value_label": "11 March 1852",
+        "value_label": "11 March 1852 (Gregorian)",
         "old_value_raw": "+1952-03-11T00:00:00Z",
         "old_value_label": "11 March 1952",
     }
@@ -88,7 +88,7 @@ async def test_the_item_lists_the_edited_property_first_external_ids_last_with_l
     item = edit["item"]
     assert (item["label_en"], item["description_en"]) == ("Douglas Adams", "English author and humourist (1952–2001)")
     assert list(item["claims"]) == ["P569", "P31", "P21", "P106", "P570", "P214"]
-    assert item["claims"]["P569"] == [{"value": "+1852-03-11T00:00:00Z", "label": "11 March 1852", "references": 1}]
+    assert item["claims"]["P569"] == [{"value": "+1852-03-11T00:00:00Z", "label": "11 March 1852 (Gregorian)", "references": 1}]
     assert item["claims"]["P31"] == [{"value": "Q5", "label": "human", "references": 1}]
     assert item["claims"]["P214"] == [{"value": "113230702", "label": "113230702"}]
     assert item["property_labels"]["P21"] == "sex or gender"
