@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 import respx
+import yaml
 
 from fanout.config import ToolSettings
+from fanout.sift.edit_context import build_edit_context
+from fanout.sift.snapshot import load_snapshot
 from fanout.tools import ToolBox
 from fanout.wikidata.api import ApiSettings, WikidataClient
 from fanout.wikidata.enrich import Enricher
@@ -171,3 +175,37 @@ async def test_item_json_is_fetched_once_per_revision_across_edits() -> None:
             await built.enrich(change(2540801101))
     assert fake.entity_calls == [("Q42", 2464599101), ("Q42", 2463871150)]
 
+
+
+async def test_an_edit_whose_summary_and_user_are_hidden_is_kept_diffed_and_noted(tmp_path: Path) -> None:
+    row = {k: v for k, v in _row(2540801101).items() if k not in ("user", "comment", "userid")}
+    row.update(userhidden=True, commenthidden=True)
+    with respx.mock(assert_all_called=False) as router:
+        async with enricher(router, prefetch=False) as (built, _):
+            edit = await built.enrich(RecentChange.from_api(row))
+    assert (edit["user"], edit["comment"], edit["user_comment"]) == (None, None, None)
+    assert edit["hidden"] == ["userhidden", "commenthidden"]
+    assert edit["note"] == ("the edit's user and summary are hidden by revision deletion; "
+                            "judge the change from the revisions themselves")
+    assert (edit["edit_diff"]["type"], edit["parsed_edit"]["property"]) == ("value_changed", "P569")
+    snapshot = tmp_path / "hidden.yaml"
+    snapshot.write_text(yaml.safe_dump({"edits": [edit]}, allow_unicode=True), encoding="utf-8")
+    context = build_edit_context(load_snapshot(snapshot).edits[0])
+    assert "user: (hidden by revision deletion)\n" in context
+    assert "comment: (hidden by revision deletion)\n" in context
+
+
+async def test_an_edit_whose_content_is_hidden_cannot_be_diffed_and_is_skipped_without_a_request() -> None:
+    with respx.mock(assert_all_called=False) as router:
+        async with enricher(router, prefetch=False) as (built, fake):
+            with pytest.raises(RevisionUnavailable, match="content is hidden"):
+                await built.enrich(change(2540801097))
+    assert fake.entity_calls == []
+
+
+def _row(rcid: int) -> dict[str, Any]:
+    for name in ("recentchanges_unpatrolled_page1.json", "recentchanges_unpatrolled_page2.json"):
+        for row in load(name)["query"]["recentchanges"]:
+            if row["rcid"] == rcid:
+                return dict(row)
+    raise KeyError(rcid)

@@ -68,14 +68,14 @@ def test_with_a_patrollers_bot_password_unpatrolled_edits_are_fetched_enriched_a
     document = yaml.safe_load(output.read_text(encoding="utf-8"))
     assert document["fetch"]["mode"] == "unpatrolled"
     assert [(s["rcid"], s["reason"]) for s in document["skipped"]] == [
-        (2540801097, "revision is hidden (userhidden, commenthidden, sha1hidden, suppressed)"),
+        (2540801097, "revision content is hidden (userhidden, commenthidden, sha1hidden, suppressed), so it cannot be diffed"),
         (2540801096, "Q1000 revision 2464598800: Special:EntityData answered 404 "
                      "(deleted, suppressed or not this item's revision)"),
     ]
     listings = [c for c in fake.api_calls if c.get("list") == "recentchanges"]
     assert [c["rcshow"] for c in listings] == ["!patrolled", "!patrolled"]
     err = capsys.readouterr().err
-    assert "skipped rcid 2540801097 (Q999, revision 2464598900): revision is hidden" in err
+    assert "skipped rcid 2540801097 (Q999, revision 2464598900): revision content is hidden" in err
     assert "wrote 4 edits to" in err and "(2 skipped," in err
     assert "notice:" not in err
     assert not (tmp_path / "today.yaml.partial.jsonl").exists()

@@ -80,8 +80,8 @@ class Edit(NamedTuple):
     """The revision before it; None when the snapshot does not say."""
     title: str
     """The item's QID, like Q42: the record's `qid`."""
-    user: str
-    """Who made the edit: a user name, or an IP address."""
+    user: str | None
+    """Who made the edit: a user name, or an IP address; None when revision deletion hides it."""
     timestamp: str
     """When the edit was made, ISO 8601 UTC like 2026-02-19T08:02:14Z."""
     tags: tuple[str, ...]

@@ -81,10 +81,10 @@ class Enricher:
 
     async def enrich(self, change: RecentChange) -> dict[str, Any]:
         """The snapshot edit for `change`; raises RevisionUnavailable or SkipEdit to skip it."""
-        if change.hidden:
-            raise RevisionUnavailable(f"revision {change.revid} is hidden ({', '.join(change.hidden)})")
-        new = await self._entity(change.title, change.revid)
-        old = await self._entity(change.title, change.parent_revid) if change.parent_revid else None
+        if change.content_hidden:
+            raise RevisionUnavailable(f"revision {change.revid} content is hidden ({', '.join(change.hidden)})")
+        new = await self._entity(change.entity_id, change.revid)
+        old = await self._entity(change.entity_id, change.parent_revid) if change.parent_revid else None
         diff = diff_entities(old, new)
         primary = diff.primary(change.summary)
         if primary is None:
@@ -94,16 +94,9 @@ class Enricher:
         labels = await self._labels.resolve(_ids_to_label(primary, statement, new, kept))
         item = _item_view(new, kept, labels, self._settings)
         parsed = _parsed_edit(change.summary, primary, statement, labels)
+        user_comment = split_user_comment(change.summary, _printed_forms(primary, statement, labels))
         edit: dict[str, Any] = {
-            "rcid": change.rcid,
-            "revid": change.revid,
-            "parent_revid": change.parent_revid or None,
-            "title": change.title,
-            "user": change.user,
-            "timestamp": change.timestamp,
-            "tags": list(change.tags),
-            "comment": change.comment,
-            "user_comment": split_user_comment(change.summary, _printed_forms(primary, statement, labels)),
+            **change.snapshot_fields(user_comment),
             "description": item.get("description_en"),
             "parsed_edit": parsed,
             "edit_diff": _edit_diff(primary, diff, self._settings),

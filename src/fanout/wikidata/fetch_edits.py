@@ -99,6 +99,11 @@ class FetchEditsReport:
         if self.outcome.exhausted and written < limit:
             lines.append(f"notice: the listing ran out after {written} of {limit} edits; widen --since, --operations "
                          "or --tag to find more")
+        if self.outcome.unknown_kinds:
+            kinds = sorted(self.outcome.unknown_kinds.items(), key=lambda kv: (-kv[1], kv[0]))
+            count = sum(self.outcome.unknown_kinds.values())
+            lines.append(f"notice: {count} listed edits were left out because fanout does not know their kind of "
+                         "summary: " + ", ".join(f"{key} ({n})" for key, n in kinds))
         if not self.options.enrich:
             lines.append("notice: without --enrich this is a listing; `fanout run` needs an enriched snapshot")
         return lines

@@ -32,6 +32,8 @@ from fanout.wikidata.autocomment import STATEMENT_FAMILIES, TERM_FAMILIES, Parse
 NEWCOMER_TAGS = ("new editor changing statement", "new editor removing statement")
 RC_PROPS = ("title", "ids", "sizes", "flags", "user", "userid", "comment", "timestamp", "tags", "sha1")
 HIDDEN_FLAGS = ("userhidden", "commenthidden", "sha1hidden", "suppressed")
+CONTENT_HIDDEN = "sha1hidden"
+"""Set when the revision's content is deleted: then neither revision can be diffed."""
 OPERATION_GROUPS: dict[str, frozenset[str]] = {
     "statements": STATEMENT_FAMILIES,
     "terms": frozenset(TERM_FAMILIES - {"terms"}),
@@ -81,6 +83,37 @@ class RecentChange:
     @property
     def sort_key(self) -> tuple[str, int]:
         return (self.timestamp, self.rcid)
+
+    @property
+    def entity_id(self) -> str:
+        """`Q42`, `P31` or `L7`: the page title without its namespace (`Property:P31` -> `P31`)."""
+        return self.title.rpartition(":")[2]
+
+    @property
+    def content_hidden(self) -> bool:
+        return CONTENT_HIDDEN in self.hidden
+
+    def snapshot_fields(self, user_comment: str | None) -> dict[str, Any]:
+        """The fields every snapshot edit starts with, enriched or not, in the order they are written.
+
+        A summary or user hidden by revision deletion stays null and a note
+        says so: the content is still visible, so the edit is judged like any other.
+        """
+        fields: dict[str, Any] = {
+            "rcid": self.rcid,
+            "revid": self.revid,
+            "parent_revid": self.parent_revid or None,
+            "title": self.entity_id,
+            "user": self.user,
+            "timestamp": self.timestamp,
+            "tags": list(self.tags),
+            "comment": self.comment,
+            "user_comment": user_comment,
+        }
+        if self.hidden:
+            fields["hidden"] = list(self.hidden)
+            fields["note"] = _hidden_note(self.hidden)
+        return fields
 
 
 @dataclass(frozen=True)
@@ -137,6 +170,13 @@ class ListingPlan:
 
     def _mode_show(self) -> list[str]:
         return {"unpatrolled": ["!patrolled"], "anon": ["anon"], "newcomers": []}[self.mode]
+
+
+def _hidden_note(hidden: tuple[str, ...]) -> str:
+    parts = [name for flag, name in (("userhidden", "user"), ("commenthidden", "summary")) if flag in hidden]
+    what = " and ".join(parts) or "part of the revision"
+    verb = "are" if len(parts) > 1 else "is"
+    return f"the edit's {what} {verb} hidden by revision deletion; judge the change from the revisions themselves"
 
 
 def parse_operations(text: str) -> tuple[str, ...]:
