@@ -632,8 +632,8 @@ FIELDS: tuple[_Field, ...] = (
     _Field("revid", _is_int, "an integer (the revision id)"),
     _Field("parent_revid", _or_none(_is_int), "an integer or null", required=False),
     _Field("title", _is_entity_id, "the item's QID, like Q42"),  # property (P31) and lexeme (L7) ids pass too
-    _Field("user", _or_none(_is_text),
-           "the editor's user name as a string (quote it if it looks like a number), or null when hidden"),
+    # null when revision deletion hides the user
+    _Field("user", _or_none(_is_text), "the editor's user name as a string (quote it if it looks like a number)"),
     _Field("timestamp", _is_timestamp, "an ISO 8601 UTC time like 2026-02-19T08:02:14Z"),
     _Field("tags", _is_text_list, "a list of tag names ([] when there are none)"),
     _Field("comment", _or_none(lambda v: isinstance(v, str)), "the edit summary as a string, or null", required=False),
