@@ -16,8 +16,8 @@ from typing import Any, NamedTuple
 Scalar = str | int | float
 """A value as the snapshot writes it: a QID, a Wikidata time or quantity string, a number."""
 
-TERM_DIFF_PREFIXES = ("label_", "description_", "alias_", "sitelink_")
-"""edit_diff.type prefixes of edits that touch no statement (property is null)."""
+TERM_DIFF_PREFIXES = ("label_", "description_", "alias_", "sitelink_", "lemma_", "form_", "sense_")
+"""edit_diff.type prefixes of edits that touch no statement (property is null); the last three are a lexeme's."""
 
 
 def is_term_diff(diff_type: str) -> bool:

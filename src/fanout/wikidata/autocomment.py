@@ -29,7 +29,7 @@ PROPERTY_PREFIX_RE = re.compile(r"^\[\[Property:(?P<pid>P[1-9][0-9]*)\]\]:\s?(?P
 # The statement-only wbeditentity summaries print the property alone: `[[Property:P1448]]`, then any comment.
 BARE_PROPERTY_RE = re.compile(r"^\[\[Property:(?P<pid>P[1-9][0-9]*)\]\](?:,\s?(?P<comment>.*))?$", re.S)
 STATEMENTS_ONLY_PREFIX = "wbeditentity-statements-"
-SUMMARY_KEY_RE = re.compile(r"^wikibase-(?:entity|item|property)-summary-(?P<key>.+)$")
+SUMMARY_KEY_RE = re.compile(r"^wikibase-(?:entity|item|property|lexeme)-summary-(?P<key>.+)$")
 LINK_VALUE_RE = re.compile(r"^\[\[(?:(?:Property|Lexeme|Item):)?(?P<id>[QPL][1-9][0-9]*(?:-[FS][1-9][0-9]*)?)\]\]")
 ENTITY_ARG_RE = re.compile(r"^[QPL][1-9][0-9]*$")
 # How Wikibase prints the two value-less snaks (somevalue, novalue) in English.
@@ -114,6 +114,29 @@ FAMILIES: dict[str, str] = {
     "wbmergeitems-from": "merge",
     "wbmergeitems-to": "merge",
     "wbcreateredirect": "merge",
+    "wblmergelexemes-from": "merge",
+    "wblmergelexemes-to": "merge",
+    # WikibaseLexeme's summaries (i18n/en.json, wikibase-lexeme-summary-*): a form's or a sense's text.
+    "add-form": "form",
+    "remove-form": "form",
+    "wbeditentity-create-form": "form",
+    "add-form-representations": "form",
+    "remove-form-representations": "form",
+    "set-form-representations": "form",
+    "update-form-representations": "form",
+    "add-form-grammatical-features": "form",
+    "remove-form-grammatical-features": "form",
+    "update-form-grammatical-features": "form",
+    "update-form-elements": "form",
+    "add-sense": "sense",
+    "remove-sense": "sense",
+    "wbeditentity-create-sense": "sense",
+    "add-sense-glosses": "sense",
+    "remove-sense-glosses": "sense",
+    "set-sense-glosses": "sense",
+    "update-sense-glosses": "sense",
+    "update-sense-elements": "sense",
+    "wbeditentity-create-lexeme": "entity",
     "undo": "revert",
     "restore": "revert",
 }
@@ -124,7 +147,7 @@ TERM_FAMILIES = frozenset({"label", "description", "alias", "terms"})
 # Families whose autosummary starts with `[[Property:P..]]: value`.
 _SNAK_SUMMARY_FAMILIES = STATEMENT_FAMILIES
 # Families whose autosummary is free text (a label, a title) rather than a snak.
-_TEXT_SUMMARY_FAMILIES = frozenset({"label", "description", "alias", "sitelink"})
+_TEXT_SUMMARY_FAMILIES = frozenset({"label", "description", "alias", "sitelink", "form", "sense"})
 
 
 @dataclass(frozen=True)
@@ -135,7 +158,7 @@ class ParsedSummary:
     """The autocomment key, e.g. `wbsetclaim-update`; None when there is no autocomment."""
     family: str | None
     """statement, qualifier, reference, rank, label, description, alias, terms, sitelink,
-    entity, merge, revert; `unknown` for an autocomment this parser has not met."""
+    form, sense (a lexeme's), entity, merge, revert; `unknown` for an autocomment this parser has not met."""
     args: tuple[str, ...] = ()
     """The autocomment's arguments after the key: count, language/site, more."""
     language: str | None = None

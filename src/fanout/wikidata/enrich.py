@@ -33,6 +33,8 @@ from fanout.wikidata.recentchanges import RecentChange
 from fanout.wikidata.values import snak_entity_ids, snak_label, snak_raw, summary_text
 
 Entity = Mapping[str, Any]
+TERM_KINDS = ("label", "description", "alias", "sitelink", "lemma", "form", "sense")
+"""Changes that set a text rather than a statement's value (a lexeme's lemma, form and sense too)."""
 
 
 class FetchResult(Protocol):
@@ -158,7 +160,7 @@ def _parsed_edit(
     summary: ParsedSummary, primary: Change, statement: Mapping[str, Any] | None, labels: Mapping[str, str]
 ) -> dict[str, Any]:
     parsed: dict[str, Any] = {"operation": summary.operation or "unknown"}
-    if primary.kind in ("label", "description", "alias", "sitelink"):
+    if primary.kind in TERM_KINDS:
         parsed.update(
             property=None,
             property_label=None,
@@ -220,6 +222,8 @@ def _edit_diff(primary: Change, diff: EntityDiff, settings: EnrichSettings) -> d
         out["reference"] = _reference_view(reference)
     if primary.language:
         out["language"] = primary.language
+    if primary.sub_entity:
+        out["sub_entity"] = primary.sub_entity
     if len(diff.changes) > 1:
         out["changes"] = [c.to_dict() for c in diff.changes[: settings.max_listed_changes]]
         if len(diff.changes) > settings.max_listed_changes:

@@ -38,6 +38,7 @@ OPERATION_GROUPS: dict[str, frozenset[str]] = {
     "statements": STATEMENT_FAMILIES,
     "terms": frozenset(TERM_FAMILIES - {"terms"}),
     "sitelinks": frozenset({"sitelink"}),
+    "forms-senses": frozenset({"form", "sense"}),
 }
 """What --operations accepts. Entity-wide edits, merges and redirects name no
 single claim to verify, so they are left out of snapshots on purpose."""
