@@ -167,7 +167,10 @@ def test_wikidata_is_not_contacted_without_a_contact_address(
          "--api-url must be an http:// or https:// URL with a host (got 'www.wikidata.org/w/api.php')."),
         (["--fallback", "everyone"], "--fallback 'everyone': choose from newcomers, anon, none"),
         (["--operations", "claims"],
-         "--operations 'claims': unknown claims; choose from statements, terms, sitelinks (comma-separated)"),
+         "--operations 'claims': unknown claims; choose from statements, terms, sitelinks, forms-senses "
+         "(comma-separated)"),
+        (["--namespaces", "items,senses"],
+         "--namespaces 'items,senses': unknown senses; choose from items, properties, lexemes (comma-separated)"),
         (["--since", "tomorrow"],
          "--since 'tomorrow' is neither a date/time (2026-02-19, 2026-02-19T08:00:00Z) nor an age (24h, 7d)"),
     ],

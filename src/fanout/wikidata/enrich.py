@@ -263,6 +263,7 @@ def _ids_to_label(
     ids: list[str] = [p for p in (primary.property, primary.detail_property) if p]
     for snak in (primary.new_snak, primary.old_snak, (statement or {}).get("mainsnak")):
         ids += snak_entity_ids(snak)
+    ids += [k for k in (entity.get("language"), entity.get("lexicalCategory")) if isinstance(k, str)]
     claims = entity.get("claims") or {}
     for pid in kept:
         ids.append(pid)
@@ -283,12 +284,26 @@ def _item_view(
         pid: [_claim_view(c, labels, settings) for c in (claims.get(pid) or [])[: settings.max_values]]
         for pid in kept
     }
-    return {
-        "label_en": _term(entity.get("labels"), ("en", "mul")),
+    view: dict[str, Any] = {
+        "label_en": _term(entity.get("labels"), ("en", "mul")) or _lexeme_label(entity, labels),
         "description_en": _term(entity.get("descriptions"), ("en",)),
         "claims": view_claims,
         "property_labels": {pid: labels[pid] for pid in kept if pid in labels},
     }
+    if entity.get("type") in ("property", "lexeme"):
+        view["entity_type"] = entity["type"]
+    if entity.get("datatype"):
+        view["datatype"] = entity["datatype"]  # what a property's values are: the first thing to check
+    return view
+
+
+def _lexeme_label(entity: Entity, labels: Mapping[str, str]) -> str | None:
+    """A lexeme has no label: its lemma with language and lexical category stands in, `maison (French, noun)`."""
+    lemmas = [str(t.get("value")) for t in (entity.get("lemmas") or {}).values() if t.get("value")]
+    if not lemmas:
+        return None
+    kinds = [labels.get(str(k), str(k)) for k in (entity.get("language"), entity.get("lexicalCategory")) if k]
+    return f"{' / '.join(lemmas)} ({', '.join(kinds)})" if kinds else " / ".join(lemmas)
 
 
 def _claim_view(claim: Mapping[str, Any], labels: Mapping[str, str], settings: EnrichSettings) -> dict[str, Any]:

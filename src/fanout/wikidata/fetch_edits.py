@@ -1,7 +1,7 @@
 """`fanout fetch-edits` as a library call: FetchEditsOptions in, a snapshot file and a FetchEditsReport out.
 
 Everything that can be refused without the network (a number out of range,
-the contact address, --since, --operations, credentials, a finished snapshot
+the contact address, --since, --operations, --namespaces, credentials, a finished snapshot
 at the output path) is refused before the first request. Notices and the
 progress bar go to `log` (stderr by default) while the fetch runs; finished
 edits are appended to `<output>.partial.jsonl` as they come, so an
@@ -34,7 +34,7 @@ from fanout.wikidata.etiquette import require_polite_wiki
 from fanout.wikidata.fetch import FALLBACKS, Access, BuildEdit, FetchOutcome, listing_edit, resolve_access, run_fetch
 from fanout.wikidata.labels import LabelCache
 from fanout.wikidata.progress import StepProgress
-from fanout.wikidata.recentchanges import ListingPlan, RecentChange, parse_operations
+from fanout.wikidata.recentchanges import ListingPlan, RecentChange, parse_namespaces, parse_operations
 from fanout.wikidata.snapshot_writer import SnapshotWriter
 
 RECENTCHANGES_DAYS = 30
@@ -59,6 +59,8 @@ class FetchEditsOptions:
     exclude_bots: bool = False
     operations: str = "statements"
     """Comma-separated operation groups (recentchanges.OPERATION_GROUPS)."""
+    namespaces: str = "items"
+    """Comma-separated entity kinds to list: items, properties, lexemes (recentchanges.NAMESPACES)."""
     fallback: str = "newcomers"
     """The listing used without the patrol right: one of fetch.FALLBACKS."""
     concurrency: int = ApiSettings.concurrency
@@ -116,6 +118,7 @@ class _Start:
     options: FetchEditsOptions
     contact: str | None
     operations: tuple[str, ...]
+    namespaces: tuple[str, ...]
     since: str | None
     now: str
     credentials: Credentials | None
@@ -148,11 +151,12 @@ async def fetch_edits(
 def _prepare(options: FetchEditsOptions) -> _Start:
     contact = require_contact(options.api_url, options.contact or os.environ.get(CONTACT_ENV))
     operations = parse_operations(options.operations)
+    namespaces = parse_namespaces(options.namespaces)
     since = parse_since(options.since)
     now = _iso(datetime.now(timezone.utc))
     credentials = credentials_from_env()
     _refuse_existing(options)
-    return _Start(options, contact, operations, since, now, credentials)
+    return _Start(options, contact, operations, namespaces, since, now, credentials)
 
 
 def _refuse_existing(options: FetchEditsOptions) -> None:
@@ -207,6 +211,7 @@ async def _fetch_with(
         tags=options.tags,
         exclude_bots=options.exclude_bots,
         operations=start.operations,
+        namespaces=start.namespaces,
     )
     writer = SnapshotWriter(options.output)
     header = {"api_url": options.api_url, "enrich": options.enrich, "listing": _without_start(plan)}

@@ -1,4 +1,6 @@
-"""Which edits to look at: list=recentchanges, main namespace, edits only, newest first.
+"""Which edits to look at: list=recentchanges, item namespace by default, edits only, newest first.
+
+`--namespaces` adds properties (namespace 120) and lexemes (146) to the listing.
 
 Three ways to choose them:
 
@@ -43,6 +45,9 @@ OPERATION_GROUPS: dict[str, frozenset[str]] = {
 """What --operations accepts. Entity-wide edits, merges and redirects name no
 single claim to verify, so they are left out of snapshots on purpose."""
 MODES = ("unpatrolled", "newcomers", "anon")
+NAMESPACES: dict[str, int] = {"items": 0, "properties": 120, "lexemes": 146}
+"""What --namespaces accepts: Wikidata's namespace numbers for items, properties and lexemes."""
+DEFAULT_NAMESPACES = ("items",)
 
 
 @dataclass(frozen=True)
@@ -129,6 +134,7 @@ class ListingPlan:
     tags: tuple[str, ...] = ()
     exclude_bots: bool = False
     operations: tuple[str, ...] = ("statements",)
+    namespaces: tuple[str, ...] = DEFAULT_NAMESPACES
     page_size: int = 500
 
     def __post_init__(self) -> None:
@@ -146,6 +152,9 @@ class ListingPlan:
         data = asdict(self)
         data["tags"] = list(self.tags)
         data["operations"] = list(self.operations)
+        data["namespaces"] = list(self.namespaces)
+        if self.namespaces == DEFAULT_NAMESPACES:
+            data.pop("namespaces")  # so a partial fetch begun before --namespaces existed still resumes
         data.pop("page_size")
         return data
 
@@ -154,7 +163,7 @@ class ListingPlan:
         base = {
             "action": "query",
             "list": "recentchanges",
-            "rcnamespace": "0",
+            "rcnamespace": "|".join(str(NAMESPACES[name]) for name in self.namespaces),
             "rctype": "edit",
             "rcdir": "older",
             "rcstart": self.start,
@@ -171,6 +180,18 @@ class ListingPlan:
 
     def _mode_show(self) -> list[str]:
         return {"unpatrolled": ["!patrolled"], "anon": ["anon"], "newcomers": []}[self.mode]
+
+
+def parse_namespaces(text: str) -> tuple[str, ...]:
+    """`items,lexemes` -> ("items", "lexemes"); refuses names it does not know."""
+    names = tuple(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
+    unknown = [n for n in names if n not in NAMESPACES]
+    if unknown or not names:
+        raise ConfigError(
+            f"--namespaces {text!r}: unknown {', '.join(unknown) or 'empty list'}; "
+            f"choose from {', '.join(NAMESPACES)} (comma-separated)"
+        )
+    return names
 
 
 def _hidden_note(hidden: tuple[str, ...]) -> str:
