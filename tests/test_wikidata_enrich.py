@@ -17,10 +17,12 @@ from fanout.sift.edit_context import build_edit_context
 from fanout.sift.snapshot import load_snapshot
 from fanout.tools import ToolBox
 from fanout.wikidata.api import ApiSettings, WikidataClient
+from fanout.wikidata.autocomment import parse_summary, split_user_comment
 from fanout.wikidata.enrich import Enricher
 from fanout.wikidata.errors import RevisionUnavailable
 from fanout.wikidata.labels import LabelCache
 from fanout.wikidata.recentchanges import RecentChange
+from fanout.wikidata.values import summary_text
 from test_wikidata_world import FakeWikidata, load
 
 BRITANNICA = "https://www.britannica.com/biography/Tim-Berners-Lee"
@@ -209,3 +211,25 @@ def _row(rcid: int) -> dict[str, Any]:
             if row["rcid"] == rcid:
                 return dict(row)
     raise KeyError(rcid)
+
+
+async def test_a_qualifier_property_without_a_label_is_named_by_its_id_as_the_main_property_is() -> None:
+    with respx.mock(assert_all_called=False) as router:
+        async with enricher(router, prefetch=False) as (built, fake):
+            del fake.labels["P580"]
+            edit = await built.enrich(change(2540801098))
+    assert (edit["parsed_edit"]["qualifier_property"], edit["parsed_edit"]["qualifier_property_label"]) == (
+        "P580", "P580",
+    )
+
+
+def test_the_users_comment_is_split_after_the_value_as_wikibase_printed_it() -> None:
+    snak = {"snaktype": "value", "property": "P2044", "datatype": "quantity", "datavalue": {"type": "quantity", "value": {
+        "amount": "+115", "upperBound": "+116", "lowerBound": "+114",
+        "unit": "http://www.wikidata.org/entity/Q11573"}}}
+    summary = parse_summary("/* wbsetclaim-create:2||1 */ [[Property:P2044]]: 115±1 metre, per the 2019 survey")
+    assert split_user_comment(summary, [summary_text(snak, {"Q11573": "metre"})]) == "per the 2019 survey"
+    dated = {"snaktype": "value", "property": "P569", "datatype": "time", "datavalue": {"type": "time", "value": {
+        "time": "+1852-03-11T00:00:00Z", "precision": 11, "calendarmodel": "http://www.wikidata.org/entity/Q1985727"}}}
+    summary = parse_summary("/* wbsetclaim-update:2||1 */ [[Property:P569]]: 11 March 1852 (Gregorian), baptism record")
+    assert split_user_comment(summary, [summary_text(dated, {})]) == "baptism record"

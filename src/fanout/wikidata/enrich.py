@@ -188,7 +188,7 @@ def _parsed_edit(
         snak = primary.new_snak if primary.new_snak is not None else primary.old_snak
         parsed.update(
             qualifier_property=primary.detail_property,
-            qualifier_property_label=labels.get(primary.detail_property or ""),
+            qualifier_property_label=labels.get(primary.detail_property or "") or primary.detail_property,
             qualifier_value_raw=snak_raw(snak),
             qualifier_value_label=snak_label(snak, labels),
         )
@@ -200,7 +200,7 @@ def _parsed_edit(
     if primary.kind == "reference":
         parsed.update(
             reference_property=primary.detail_property,
-            reference_property_label=labels.get(primary.detail_property or ""),
+            reference_property_label=labels.get(primary.detail_property or "") or primary.detail_property,
             reference_value=primary.new if primary.new is not None else primary.old,
         )
     if primary.kind == "rank":
