@@ -20,7 +20,11 @@ from typing import Any
 import httpx
 import pytest
 import respx
+import yaml
 
+from fanout.sift.edit_context import build_edit_context
+from fanout.sift.precheck import make_verification_question
+from fanout.sift.snapshot import load_snapshot
 from fanout.wikidata.api import ApiSettings, WikidataClient
 from fanout.wikidata.autocomment import parse_summary
 from fanout.wikidata.enrich import Enricher
@@ -313,3 +317,20 @@ async def test_a_property_edit_is_enriched_with_its_datatype() -> None:
             edit = await Enricher(client, LabelCache(client)).enrich(change)
     assert (edit["title"], edit["item"]["entity_type"], edit["item"]["datatype"]) == ("P3035", "property", "external-id")
     assert (edit["edit_diff"]["type"], edit["parsed_edit"]["value_raw"]) == ("value_added", "P212")
+
+
+async def test_the_prompt_and_precheck_say_a_lexeme_edit_is_on_a_lexeme(tmp_path: Path) -> None:
+    change = listed("Lexeme:L525", 1767748221, 1136174533,
+                    "/* wbeditentity-statements-single-property-add:1||1 */ [[Property:P5191]]")
+    with respx.mock() as router:
+        serve_real_revisions(router)
+        async with httpx.AsyncClient() as http:
+            client = WikidataClient(http, ApiSettings(contact="me@example.org"))
+            edit = await Enricher(client, LabelCache(client)).enrich(change)
+    snapshot = tmp_path / "lexeme.yaml"
+    snapshot.write_text(yaml.safe_dump({"edits": [edit]}, allow_unicode=True), encoding="utf-8")
+    loaded = load_snapshot(snapshot).edits[0]
+    assert make_verification_question(loaded) == (
+        "Is it correct that the lexeme maison (French, noun) (L525) has derived from lexeme (P5191) L278335?"
+    )
+    assert "\nentity: L525 (a lexeme, not an item)\n" in build_edit_context(loaded)
