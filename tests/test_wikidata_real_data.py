@@ -26,13 +26,13 @@ from fanout.sift.edit_context import build_edit_context
 from fanout.sift.precheck import make_verification_question
 from fanout.sift.snapshot import load_snapshot
 from fanout.wikidata.api import ApiSettings, WikidataClient
-from fanout.wikidata.autocomment import parse_summary
+from fanout.wikidata.autocomment import parse_summary, split_user_comment
 from fanout.wikidata.enrich import Enricher
 from fanout.wikidata.entity_diff import diff_entities
 from fanout.wikidata.errors import RevisionUnavailable
 from fanout.wikidata.labels import LabelCache
 from fanout.wikidata.recentchanges import ListingPlan, RecentChange, list_changes
-from fanout.wikidata.values import snak_label, snak_raw
+from fanout.wikidata.values import snak_label, snak_raw, summary_text
 from test_wikidata_world import API_URL, ENTITY_DATA, request_params
 
 REAL = Path(__file__).parent / "fixtures" / "wikidata-real"
@@ -334,3 +334,21 @@ async def test_the_prompt_and_precheck_say_a_lexeme_edit_is_on_a_lexeme(tmp_path
         "Is it correct that the lexeme maison (French, noun) (L525) has derived from lexeme (P5191) L278335?"
     )
     assert "\nentity: L525 (a lexeme, not an item)\n" in build_edit_context(loaded)
+
+
+def test_a_recorded_eventstreams_removal_summary_is_split_after_the_title_it_printed() -> None:
+    events = [
+        json.loads(line.removeprefix("data: "))
+        for line in (REAL / "wiki_visualizer-example.events").read_text(encoding="utf-8").splitlines()
+        if line.startswith("data: ")
+    ]
+    wikidata = [e for e in events if e["wiki"] == "wikidatawiki"]
+    assert len(events) == 3 and len(wikidata) == 1
+    parsed = parse_summary(wikidata[0]["comment"])
+    assert (parsed.operation, parsed.family, parsed.property) == ("wbremoveclaims-remove", "statement", "P1476")
+    # The title itself holds no ", ": knowing it, the citation bot's own words are the user comment.
+    title = {"snaktype": "value", "property": "P1476", "datavalue": {"type": "monolingualtext", "value": {
+        "text": "[Diagnosis and therapy of thyroid diseases]", "language": "en"}}}
+    assert split_user_comment(parsed, [summary_text(title, {})]) == (
+        "Modify PubMed ID: 1856552 citation data from NCBI, Europe PMC and CrossRef"
+    )
