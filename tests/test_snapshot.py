@@ -159,7 +159,8 @@ INVALID_EDITS = [
     pytest.param(put("title", None), "(rcid 123): field title must be the item's QID, like Q42, got null", id="title-null"),
     pytest.param(put("title", ""), "(rcid 123): field title must be the item's QID, like Q42, got '' (str)", id="title-empty"),
     pytest.param(put("title", "Douglas Adams"), "(rcid 123): field title must be the item's QID, like Q42, got 'Douglas Adams' (str)", id="title-label"),
-    pytest.param(put("title", "P31"), "(rcid 123): field title must be the item's QID, like Q42, got 'P31' (str)", id="title-pid"),
+    pytest.param(put("title", "Property:P31"),
+                 "(rcid 123): field title must be the item's QID, like Q42, got 'Property:P31' (str)", id="title-pid"),
     pytest.param(
         put("user", 12345),
         "(rcid 123): field user must be the editor's user name as a string (quote it if it looks like a number), got 12345 (int)",

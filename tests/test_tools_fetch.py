@@ -411,7 +411,7 @@ async def test_a_page_with_no_article_text_gives_an_empty_extraction_error(site:
     result = await toolbox(http, site).web_fetch(url)
 
     assert result[:2] == (
-        f"error: empty_extraction: no readable article text at {url} "
+        f"error: extraction_empty: no readable article text at {url} "
         "(the page may need JavaScript, sit behind a login, or hold no article)",
         False,
     )

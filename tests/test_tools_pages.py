@@ -118,7 +118,7 @@ async def test_a_pdf_without_a_text_layer_says_it_is_probably_scanned(fetch, sit
     result = await fetch("scan.pdf")
 
     assert result[:2] == (
-        f"error: empty_extraction: {site}/scan.pdf is a PDF without a text layer (probably scanned images)", False
+        f"error: extraction_empty: {site}/scan.pdf is a PDF without a text layer (probably scanned images)", False
     )
 
 

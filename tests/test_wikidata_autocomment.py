@@ -9,7 +9,13 @@ from __future__ import annotations
 
 import pytest
 
-from fanout.wikidata.autocomment import FAMILIES, parse_summary, split_user_comment
+import json
+from pathlib import Path
+
+from fanout.wikidata.autocomment import FAMILIES, parse_summary, split_user_comment, summary_keys
+from fanout.wikidata.recentchanges import OPERATION_GROUPS
+
+REAL = Path(__file__).parent / "fixtures" / "wikidata-real"
 
 QS = "#quickstatements; [[:toollabs:quickstatements/#/batch/9516|batch #9516]] by [[User:Sic19|]]"
 
@@ -132,11 +138,49 @@ CASES: list[tuple[str, tuple[object, ...]]] = [
       "Reverted edits by [[Special:Contributions/81.107.44.12|81.107.44.12]] ([[User talk:81.107.44.12|talk]]) "
       "to last revision by [[User:Ely Mapper|Ely Mapper]]")),
     ("", (None, None, None, None, None, None)),
+    # wbeditentity / REST API edits touching only statements (Wikibase's EditSummaryHelper).
+    ("/* wbeditentity-statements-single-property-add:1||1 */ [[Property:P1448]]",
+     ("wbeditentity-statements-single-property-add", "statement", "P1448", None, None, None)),
+    ("/* wbeditentity-statements-single-property-update:1||2 */ [[Property:P31]], fixing the class",
+     ("wbeditentity-statements-single-property-update", "statement", "P31", None, None, "fixing the class")),
+    ("/* wbeditentity-statements-single-property-remove:1||1 */ [[Property:P569]]",
+     ("wbeditentity-statements-single-property-remove", "statement", "P569", None, None, None)),
+    ("/* wbeditentity-statements-multiple-properties-update:1||3 */",
+     ("wbeditentity-statements-multiple-properties-update", "statement", None, None, None, None)),
+    ("/* wbremovereferences-update:1||1 */ [[Property:P31]]: [[Q5]]",
+     ("wbremovereferences-update", "reference", "P31", "Q5", None, None)),
+    # WikibaseLexeme: `Added new Form $3 with representations`, `Changed glosses of Sense $3`.
+    ("/* add-form:1||L525-F3 */ maisons",
+     ("add-form", "form", None, "maisons", None, None)),
+    ("/* update-sense-glosses:1||L525-S1 */ building for living",
+     ("update-sense-glosses", "sense", None, "building for living", None, None)),
 ]
 
 
 def test_every_kind_of_edit_the_parser_knows_has_a_real_summary_in_the_table() -> None:
     assert {family for _, (_, family, *_) in CASES if family} == set(FAMILIES.values())
+
+
+def wikibase_summary_keys() -> list[str]:
+    """Every autocomment key in Wikibase's message files (lib/ and repo/i18n/en.json) and WikibaseLexeme's."""
+    keys: list[str] = []
+    for name in ("wikibase-lib-i18n-en.json", "wikibase-repo-i18n-en.json", "wikibaselexeme-i18n-en.json"):
+        keys += summary_keys(json.loads((REAL / name).read_text()))
+    return list(dict.fromkeys(keys))
+
+
+def test_no_summary_key_in_wikibases_own_message_list_is_unknown() -> None:
+    keys = wikibase_summary_keys()
+    # 68 distinct keys in lib/i18n (entity, item and property forms share some), undo and restore in repo/,
+    # and 23 lexeme keys, one of them (wbeditentity-update) also in lib/
+    assert len(keys) == 92
+    assert [key for key in keys if parse_summary(f"/* {key}:1| */").family == "unknown"] == []
+
+
+def test_the_statement_only_wbeditentity_forms_are_listed_with_the_statement_edits() -> None:
+    statement_keys = [key for key in wikibase_summary_keys() if key.startswith("wbeditentity-statements-")]
+    assert len(statement_keys) == 6
+    assert {FAMILIES[key] for key in statement_keys} <= OPERATION_GROUPS["statements"]
 
 
 def test_an_autocomment_the_parser_has_not_met_is_unknown_and_keeps_its_text_as_the_comment() -> None:

@@ -4,19 +4,25 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 import respx
+import yaml
 
 from fanout.tools.settings import ToolSettings
+from fanout.sift.edit_context import build_edit_context
+from fanout.sift.snapshot import load_snapshot
 from fanout.tools import ToolBox
 from fanout.wikidata.api import ApiSettings, WikidataClient
+from fanout.wikidata.autocomment import parse_summary, split_user_comment
 from fanout.wikidata.enrich import Enricher
 from fanout.wikidata.errors import RevisionUnavailable
 from fanout.wikidata.labels import LabelCache
 from fanout.wikidata.recentchanges import RecentChange
+from fanout.wikidata.values import summary_text
 from test_wikidata_world import FakeWikidata, load
 
 BRITANNICA = "https://www.britannica.com/biography/Tim-Berners-Lee"
@@ -69,7 +75,7 @@ async def test_a_changed_date_of_birth_becomes_a_value_changed_edit_with_both_va
         "property": "P569",
         "property_label": "date of birth",
         "value_raw": "+1852-03-11T00:00:00Z",
-        "value_label": "11 March 1852",
+        "value_label": "11 March 1852 (Gregorian)",
         "old_value_raw": "+1952-03-11T00:00:00Z",
         "old_value_label": "11 March 1952",
     }
@@ -88,7 +94,7 @@ async def test_the_item_lists_the_edited_property_first_external_ids_last_with_l
     item = edit["item"]
     assert (item["label_en"], item["description_en"]) == ("Douglas Adams", "English author and humourist (1952–2001)")
     assert list(item["claims"]) == ["P569", "P31", "P21", "P106", "P570", "P214"]
-    assert item["claims"]["P569"] == [{"value": "+1852-03-11T00:00:00Z", "label": "11 March 1852", "references": 1}]
+    assert item["claims"]["P569"] == [{"value": "+1852-03-11T00:00:00Z", "label": "11 March 1852 (Gregorian)", "references": 1}]
     assert item["claims"]["P31"] == [{"value": "Q5", "label": "human", "references": 1}]
     assert item["claims"]["P214"] == [{"value": "113230702", "label": "113230702"}]
     assert item["property_labels"]["P21"] == "sex or gender"
@@ -171,3 +177,59 @@ async def test_item_json_is_fetched_once_per_revision_across_edits() -> None:
             await built.enrich(change(2540801101))
     assert fake.entity_calls == [("Q42", 2464599101), ("Q42", 2463871150)]
 
+
+
+async def test_an_edit_whose_summary_and_user_are_hidden_is_kept_diffed_and_noted(tmp_path: Path) -> None:
+    row = {k: v for k, v in _row(2540801101).items() if k not in ("user", "comment", "userid")}
+    row.update(userhidden=True, commenthidden=True)
+    with respx.mock(assert_all_called=False) as router:
+        async with enricher(router, prefetch=False) as (built, _):
+            edit = await built.enrich(RecentChange.from_api(row))
+    assert (edit["user"], edit["comment"], edit["user_comment"]) == (None, None, None)
+    assert edit["hidden"] == ["userhidden", "commenthidden"]
+    assert edit["note"] == ("the edit's user and summary are hidden by revision deletion; "
+                            "judge the change from the revisions themselves")
+    assert (edit["edit_diff"]["type"], edit["parsed_edit"]["property"]) == ("value_changed", "P569")
+    snapshot = tmp_path / "hidden.yaml"
+    snapshot.write_text(yaml.safe_dump({"edits": [edit]}, allow_unicode=True), encoding="utf-8")
+    context = build_edit_context(load_snapshot(snapshot).edits[0])
+    assert "user: (hidden by revision deletion)\n" in context
+    assert "comment: (hidden by revision deletion)\n" in context
+
+
+async def test_an_edit_whose_content_is_hidden_cannot_be_diffed_and_is_skipped_without_a_request() -> None:
+    with respx.mock(assert_all_called=False) as router:
+        async with enricher(router, prefetch=False) as (built, fake):
+            with pytest.raises(RevisionUnavailable, match="content is hidden"):
+                await built.enrich(change(2540801097))
+    assert fake.entity_calls == []
+
+
+def _row(rcid: int) -> dict[str, Any]:
+    for name in ("recentchanges_unpatrolled_page1.json", "recentchanges_unpatrolled_page2.json"):
+        for row in load(name)["query"]["recentchanges"]:
+            if row["rcid"] == rcid:
+                return dict(row)
+    raise KeyError(rcid)
+
+
+async def test_a_qualifier_property_without_a_label_is_named_by_its_id_as_the_main_property_is() -> None:
+    with respx.mock(assert_all_called=False) as router:
+        async with enricher(router, prefetch=False) as (built, fake):
+            del fake.labels["P580"]
+            edit = await built.enrich(change(2540801098))
+    assert (edit["parsed_edit"]["qualifier_property"], edit["parsed_edit"]["qualifier_property_label"]) == (
+        "P580", "P580",
+    )
+
+
+def test_the_users_comment_is_split_after_the_value_as_wikibase_printed_it() -> None:
+    snak = {"snaktype": "value", "property": "P2044", "datatype": "quantity", "datavalue": {"type": "quantity", "value": {
+        "amount": "+115", "upperBound": "+116", "lowerBound": "+114",
+        "unit": "http://www.wikidata.org/entity/Q11573"}}}
+    summary = parse_summary("/* wbsetclaim-create:2||1 */ [[Property:P2044]]: 115±1 metre, per the 2019 survey")
+    assert split_user_comment(summary, [summary_text(snak, {"Q11573": "metre"})]) == "per the 2019 survey"
+    dated = {"snaktype": "value", "property": "P569", "datatype": "time", "datavalue": {"type": "time", "value": {
+        "time": "+1852-03-11T00:00:00Z", "precision": 11, "calendarmodel": "http://www.wikidata.org/entity/Q1985727"}}}
+    summary = parse_summary("/* wbsetclaim-update:2||1 */ [[Property:P569]]: 11 March 1852 (Gregorian), baptism record")
+    assert split_user_comment(summary, [summary_text(dated, {})]) == "baptism record"

@@ -17,7 +17,7 @@ from fanout.wikidata.fetch_edits import FetchEditsOptions, fetch_edits, parse_si
 from fanout.errors import ConfigError
 from fanout.sift.snapshot import load_snapshot
 from fanout.wikidata.fetch import listing_edit
-from fanout.wikidata.recentchanges import RecentChange
+from fanout.wikidata.recentchanges import ListingPlan, RecentChange
 from test_wikidata_enrich import BRITANNICA, BRITANNICA_PAGE
 from test_wikidata_world import FakeWikidata, load
 
@@ -68,14 +68,14 @@ def test_with_a_patrollers_bot_password_unpatrolled_edits_are_fetched_enriched_a
     document = yaml.safe_load(output.read_text(encoding="utf-8"))
     assert document["fetch"]["mode"] == "unpatrolled"
     assert [(s["rcid"], s["reason"]) for s in document["skipped"]] == [
-        (2540801097, "revision is hidden (userhidden, commenthidden, sha1hidden, suppressed)"),
+        (2540801097, "revision content is hidden (userhidden, commenthidden, sha1hidden, suppressed), so it cannot be diffed"),
         (2540801096, "Q1000 revision 2464598800: Special:EntityData answered 404 "
                      "(deleted, suppressed or not this item's revision)"),
     ]
     listings = [c for c in fake.api_calls if c.get("list") == "recentchanges"]
     assert [c["rcshow"] for c in listings] == ["!patrolled", "!patrolled"]
     err = capsys.readouterr().err
-    assert "skipped rcid 2540801097 (Q999, revision 2464598900): revision is hidden" in err
+    assert "skipped rcid 2540801097 (Q999, revision 2464598900): revision content is hidden" in err
     assert "wrote 4 edits to" in err and "(2 skipped," in err
     assert "notice:" not in err
     assert not (tmp_path / "today.yaml.partial.jsonl").exists()
@@ -167,7 +167,10 @@ def test_wikidata_is_not_contacted_without_a_contact_address(
          "--api-url must be an http:// or https:// URL with a host (got 'www.wikidata.org/w/api.php')."),
         (["--fallback", "everyone"], "--fallback 'everyone': choose from newcomers, anon, none"),
         (["--operations", "claims"],
-         "--operations 'claims': unknown claims; choose from statements, terms, sitelinks (comma-separated)"),
+         "--operations 'claims': unknown claims; choose from statements, terms, sitelinks, forms-senses "
+         "(comma-separated)"),
+        (["--namespaces", "items,senses"],
+         "--namespaces 'items,senses': unknown senses; choose from items, properties, lexemes (comma-separated)"),
         (["--since", "tomorrow"],
          "--since 'tomorrow' is neither a date/time (2026-02-19, 2026-02-19T08:00:00Z) nor an age (24h, 7d)"),
     ],
@@ -289,3 +292,49 @@ def test_since_refuses_nonsense_and_the_future() -> None:
         parse_since("last tuesday", now=now)
     with pytest.raises(ConfigError, match="in the future"):
         parse_since("2026-03-01", now=now)
+
+
+def test_namespaces_widen_the_listing_to_properties_and_lexemes_and_are_pinned_only_when_not_the_default(
+    tmp_path: Path, transport_for: TransportFor
+) -> None:
+    output = tmp_path / "wide.yaml"
+    with respx.mock(assert_all_called=False) as router:
+        fake = FakeWikidata(router)
+        args = ["fetch-edits", "-o", str(output), "--contact", CONTACT, "--limit", "2",
+                "--namespaces", "items,properties,lexemes"]
+        assert main(args, transport=transport_for(router)) == 0
+    listings = [c for c in fake.api_calls if c.get("list") == "recentchanges"]
+    assert {c["rcnamespace"] for c in listings} == {"0|120|146"}
+    assert yaml.safe_load(output.read_text(encoding="utf-8"))["fetch"]["listing"]["namespaces"] == [
+        "items", "properties", "lexemes",
+    ]
+    assert "namespaces" not in ListingPlan(mode="anon", start="2026-02-19T09:00:00Z").to_dict()
+
+
+UNKNOWN_KIND_PAGE = {"batchcomplete": True, "query": {"recentchanges": [
+    {"type": "edit", "ns": 0, "title": "Q42", "rcid": 30, "revid": 300, "old_revid": 299, "user": "A",
+     "timestamp": "2026-02-19T08:03:00Z", "comment": "/* wbsetclaim-update:2||1 */ [[Property:P31]]: [[Q5]]",
+     "tags": []},
+    {"type": "edit", "ns": 0, "title": "Q43", "rcid": 29, "revid": 290, "old_revid": 289, "user": "B",
+     "timestamp": "2026-02-19T08:02:00Z", "comment": "/* wbsetfuturething-add:1| */ [[Property:P31]]", "tags": []},
+    {"type": "edit", "ns": 0, "title": "Q44", "rcid": 28, "revid": 280, "old_revid": 279, "user": "C",
+     "timestamp": "2026-02-19T08:01:00Z", "comment": "/* wbsetfuturething-add:1| */ [[Property:P17]]", "tags": []},
+    {"type": "edit", "ns": 0, "title": "Q45", "rcid": 27, "revid": 270, "old_revid": 269, "user": "D",
+     "timestamp": "2026-02-19T08:00:00Z", "comment": "/* wbsetlabel-add:1|en */ Anything", "tags": []},
+]}}
+
+
+async def test_edits_of_an_unknown_summary_kind_are_counted_and_named_not_dropped_silently(
+    tmp_path: Path, transport_for: TransportFor
+) -> None:
+    output = tmp_path / "listing.yaml"
+    with respx.mock(assert_all_called=False) as router:
+        router.get(url__startswith="https://www.wikidata.org/w/api.php").mock(
+            return_value=httpx.Response(200, json=UNKNOWN_KIND_PAGE)
+        )
+        options = FetchEditsOptions(output=output, limit=5, contact=CONTACT)
+        report = await fetch_edits(options, log=io.StringIO(), transport=transport_for(router))
+    assert report.outcome.unknown_kinds == {"wbsetfuturething-add": 2}
+    assert report.lines()[2] == ("notice: 2 listed edits were left out because fanout does not know their kind of "
+                                 "summary: wbsetfuturething-add (2)")
+    assert [e["rcid"] for e in yaml.safe_load(output.read_text(encoding="utf-8"))["edits"]] == [30]

@@ -179,3 +179,10 @@ def _full(short: dict[str, Any]) -> dict[str, Any]:
         "parsed_edit": {**short["parsed_edit"], "property_label": "x", "value_raw": "Q5", "value_label": "human"},
         "item": {"label_en": "x", "claims": {}},
     }
+
+
+async def test_a_property_or_lexeme_edits_history_and_patrol_log_are_read_from_its_namespaced_page() -> None:
+    for entity_id, page in (("P3035", "Property:P3035"), ("L525", "Lexeme:L525")):
+        _outcome, fake = await outcome_of(edit(1, entity_id, 1767748221, 1136174533, "P5191", "value_added"))
+        asked = [c.get("titles") or c.get("letitle") for c in fake.api_calls if c.get("titles") or c.get("letitle")]
+        assert asked == [page]

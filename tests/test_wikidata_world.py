@@ -143,7 +143,7 @@ class FakeWikidata:
         return "userinfo_patroller.json" if self.patrol_right else "userinfo_plain.json"
 
     def _recentchanges(self, request: httpx.Request, params: Mapping[str, str]) -> httpx.Response:
-        assert params["rcnamespace"] == "0" and params["rctype"] == "edit", params
+        assert set(params["rcnamespace"].split("|")) <= {"0", "120", "146"} and params["rctype"] == "edit", params
         shows = params.get("rcshow", "").split("|")
         if "!patrolled" in shows and not (self.signed_in(request) and self.patrol_right):
             return httpx.Response(200, json=load("error_permissiondenied.json"))

@@ -26,7 +26,7 @@ from fanout.wikidata.api import CONTACT_ENV
 from fanout.wikidata.etiquette import MAX_WIKIMEDIA_CONCURRENCY
 from fanout.wikidata.fetch import FALLBACKS
 from fanout.wikidata.fetch_edits import FetchEditsOptions, fetch_edits
-from fanout.wikidata.recentchanges import OPERATION_GROUPS
+from fanout.wikidata.recentchanges import NAMESPACES, OPERATION_GROUPS
 
 DEFAULTS = FetchEditsOptions  # the defaults live on the options' fields
 
@@ -66,6 +66,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "references, ranks)",
     )
     parser.add_argument(
+        "--namespaces", default=DEFAULTS.namespaces, metavar="KINDS",
+        help=f"comma-separated entity kinds to list: {', '.join(NAMESPACES)} (default {DEFAULTS.namespaces})",
+    )
+    parser.add_argument(
         "--fallback", default=DEFAULTS.fallback, metavar="{" + ",".join(FALLBACKS) + "}",
         help="listing used without the patrol right: newcomers (new accounts' statement edits, by tag), "
         f"anon (logged-out editors) or none (refuse) (default {DEFAULTS.fallback})",
@@ -89,7 +93,7 @@ def run(args: argparse.Namespace, transport: httpx.AsyncBaseTransport | None = N
     options = FetchEditsOptions(
         output=args.output, limit=args.limit, enrich=args.enrich, api_url=args.api_url, contact=args.contact,
         since=args.since, tags=tuple(args.tag), exclude_bots=args.exclude_bots, operations=args.operations,
-        fallback=args.fallback, concurrency=args.concurrency, max_references=args.max_references,
+        namespaces=args.namespaces, fallback=args.fallback, concurrency=args.concurrency, max_references=args.max_references,
         allow_private_urls=args.allow_private_urls, force=args.force, restart=args.restart,
     )
     try:

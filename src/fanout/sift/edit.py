@@ -16,8 +16,8 @@ from typing import Any, NamedTuple
 Scalar = str | int | float
 """A value as the snapshot writes it: a QID, a Wikidata time or quantity string, a number."""
 
-TERM_DIFF_PREFIXES = ("label_", "description_", "alias_", "sitelink_")
-"""edit_diff.type prefixes of edits that touch no statement (property is null)."""
+TERM_DIFF_PREFIXES = ("label_", "description_", "alias_", "sitelink_", "lemma_", "form_", "sense_")
+"""edit_diff.type prefixes of edits that touch no statement (property is null); the last three are a lexeme's."""
 
 
 def is_term_diff(diff_type: str) -> bool:
@@ -80,8 +80,8 @@ class Edit(NamedTuple):
     """The revision before it; None when the snapshot does not say."""
     title: str
     """The item's QID, like Q42: the record's `qid`."""
-    user: str
-    """Who made the edit: a user name, or an IP address."""
+    user: str | None
+    """Who made the edit: a user name, or an IP address; None when revision deletion hides it."""
     timestamp: str
     """When the edit was made, ISO 8601 UTC like 2026-02-19T08:02:14Z."""
     tags: tuple[str, ...]

@@ -80,7 +80,7 @@ def build_edit_context(edit: Edit) -> str:
 
 def _edit_lines(edit: Edit) -> list[str]:
     p = edit.parsed
-    lines = [f"rcid: {edit.rcid}", f"qid: {edit.title}"]
+    lines = [f"rcid: {edit.rcid}", _entity_line(edit.title)]
     parent = edit.parent_revid
     lines.append(f"revid: {edit.revid}" + (f" (parent {parent})" if parent is not None else ""))
     lines.append(f"item label: {edit.item.label_en or '(no English label)'}")
@@ -89,11 +89,23 @@ def _edit_lines(edit: Edit) -> list[str]:
     if p.property:
         lines.append(f"property: {show_property(p.property, p.property_label)}")
     lines.extend(_value_lines(edit))
-    lines.append(f"user: {edit.user}")
+    hidden = edit.source.get("hidden") or ()
+    lines.append(f"user: {edit.user}" if edit.user is not None else f"user: {HIDDEN_TEXT}")
     lines.append(f"timestamp: {edit.timestamp}")
     lines.append(f"tags: {', '.join(edit.tags) if edit.tags else '(none)'}")
-    lines.append(f"comment: {edit.comment or '(none)'}")
+    comment = HIDDEN_TEXT if "commenthidden" in hidden else edit.comment or "(none)"
+    lines.append(f"comment: {comment}")
     return lines
+
+
+HIDDEN_TEXT = "(hidden by revision deletion)"
+ENTITY_KINDS = {"P": "property", "L": "lexeme"}
+
+
+def _entity_line(entity_id: str) -> str:
+    """Items keep their `qid:` line; a property or lexeme edit says what it is, as its checks differ."""
+    kind = ENTITY_KINDS.get(entity_id[:1])
+    return f"entity: {entity_id} (a {kind}, not an item)" if kind else f"qid: {entity_id}"
 
 
 def _value_lines(edit: Edit) -> list[str]:

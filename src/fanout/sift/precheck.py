@@ -94,10 +94,15 @@ NOT_FOR_PEOPLE: dict[str, NotForPeople] = {
 ADDED_OR_CHANGED = ("value_added", "value_changed")
 
 
+ENTITY_KIND_PREFIXES = {"P": "the property ", "L": "the lexeme "}
+"""How a question names a non-item entity, so a model does not check a property or a lexeme as if it were an item."""
+
+
 def subject(edit: Edit) -> str:
-    """`Douglas Adams (Q42)`, or the bare QID for an item without an English label."""
+    """`Douglas Adams (Q42)`, or the bare QID for an item without an English label; `the property ...` for P ids."""
     label = edit.item.label_en
-    return f"{label} ({edit.title})" if label else edit.title
+    named = f"{label} ({edit.title})" if label else edit.title
+    return ENTITY_KIND_PREFIXES.get(edit.title[:1], "") + named
 
 
 def show_value(raw: Any, label: Any) -> str:
@@ -188,14 +193,17 @@ def _rank_question(edit: Edit) -> str:
 
 
 def _term_question(edit: Edit, kind: str, diff_type: str) -> str:
-    language = edit.parsed.fields.get("language") or edit.diff.get("language") or "en"
+    language = edit.parsed.fields.get("language") or edit.diff.get("language")
     if kind == "sitelink":
         term = f"{language} sitelink"
+    elif kind in ("form", "sense") and language is None:
+        term = kind  # a whole form or sense added or removed: its text carries its languages
     else:
-        term = f"{'English' if language == 'en' else repr(language)} {kind}"
+        term = f"{'English' if (language or 'en') == 'en' else repr(language)} {kind}"
     old, new = edit.diff.get("old"), edit.parsed.value_raw
     description = edit.item.description_en
-    about = f'{edit.title} (described as "{description}")' if description else edit.title
+    named = ENTITY_KIND_PREFIXES.get(edit.title[:1], "") + edit.title
+    about = f'{named} (described as "{description}")' if description else named
     if diff_type.endswith("_removed") or new is None:
         return f'Was it right to remove the {term} "{old}" from {about}?'
     if old:

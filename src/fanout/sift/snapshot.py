@@ -86,6 +86,7 @@ from fanout.sift.snapshot_bounds import (
 from fanout.yamlio import EVENT_PARSER, NotPlain
 
 QID_RE = re.compile(r"Q[1-9][0-9]*")
+ENTITY_ID_RE = re.compile(r"[QPL][1-9][0-9]*")
 PID_RE = re.compile(r"P[1-9][0-9]*")
 TIMESTAMP_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 
@@ -595,8 +596,8 @@ def _or_none(test: Callable[[Any], bool]) -> Callable[[Any], bool]:
     return lambda v: v is None or test(v)
 
 
-def _is_qid(v: Any) -> bool:
-    return isinstance(v, str) and QID_RE.fullmatch(v) is not None
+def _is_entity_id(v: Any) -> bool:
+    return isinstance(v, str) and ENTITY_ID_RE.fullmatch(v) is not None
 
 
 def _is_pid(v: Any) -> bool:
@@ -623,8 +624,9 @@ FIELDS: tuple[_Field, ...] = (
     _Field("rcid", _is_int, "an integer (the recent-changes id)"),
     _Field("revid", _is_int, "an integer (the revision id)"),
     _Field("parent_revid", _or_none(_is_int), "an integer or null", required=False),
-    _Field("title", _is_qid, "the item's QID, like Q42"),
-    _Field("user", _is_text, "the editor's user name as a string (quote it if it looks like a number)"),
+    _Field("title", _is_entity_id, "the item's QID, like Q42"),  # property (P31) and lexeme (L7) ids pass too
+    # null when revision deletion hides the user
+    _Field("user", _or_none(_is_text), "the editor's user name as a string (quote it if it looks like a number)"),
     _Field("timestamp", _is_timestamp, "an ISO 8601 UTC time like 2026-02-19T08:02:14Z"),
     _Field("tags", _is_text_list, "a list of tag names ([] when there are none)"),
     _Field("comment", _or_none(lambda v: isinstance(v, str)), "the edit summary as a string, or null", required=False),

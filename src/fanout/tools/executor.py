@@ -194,8 +194,8 @@ def parse_argument(name: str, raw_arguments: str) -> str:
 
 def _nothing_readable(page: Page) -> str:
     if page.kind == "pdf":
-        return f"empty_extraction: {page.url} is a PDF without a text layer (probably scanned images)"
-    return (f"empty_extraction: no readable article text at {page.url} "
+        return f"extraction_empty: {page.url} is a PDF without a text layer (probably scanned images)"
+    return (f"extraction_empty: no readable article text at {page.url} "
             "(the page may need JavaScript, sit behind a login, or hold no article)")
 
 

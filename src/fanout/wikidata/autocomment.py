@@ -21,11 +21,15 @@ from __future__ import annotations
 
 import builtins
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
 AUTOCOMMENT_RE = re.compile(r"^\s*/\*\s*(?P<key>[A-Za-z0-9_-]+)(?::(?P<args>[^*]*?))?\s*\*/\s?(?P<rest>.*)$", re.S)
 PROPERTY_PREFIX_RE = re.compile(r"^\[\[Property:(?P<pid>P[1-9][0-9]*)\]\]:\s?(?P<value>.*)$", re.S)
+# The statement-only wbeditentity summaries print the property alone: `[[Property:P1448]]`, then any comment.
+BARE_PROPERTY_RE = re.compile(r"^\[\[Property:(?P<pid>P[1-9][0-9]*)\]\](?:,\s?(?P<comment>.*))?$", re.S)
+STATEMENTS_ONLY_PREFIX = "wbeditentity-statements-"
+SUMMARY_KEY_RE = re.compile(r"^wikibase-(?:entity|item|property|lexeme)-summary-(?P<key>.+)$")
 LINK_VALUE_RE = re.compile(r"^\[\[(?:(?:Property|Lexeme|Item):)?(?P<id>[QPL][1-9][0-9]*(?:-[FS][1-9][0-9]*)?)\]\]")
 ENTITY_ARG_RE = re.compile(r"^[QPL][1-9][0-9]*$")
 # How Wikibase prints the two value-less snaks (somevalue, novalue) in English.
@@ -61,6 +65,7 @@ FAMILIES: dict[str, str] = {
     "wbsetreference": "reference",
     "wbremovereferences-remove": "reference",
     "wbremovereferences": "reference",
+    "wbremovereferences-update": "reference",
     "wbsetclaim-update-references": "reference",
     "wbsetlabel-add": "label",
     "wbsetlabel-set": "label",
@@ -88,15 +93,50 @@ FAMILIES: dict[str, str] = {
     "clientsitelink-remove": "sitelink",
     "wblinktitles-connect": "sitelink",
     "wblinktitles-create": "entity",
+    # wbeditentity and REST edits that touch only statements (EditSummaryHelper): the single-property
+    # forms name the property, `/* wbeditentity-statements-single-property-add:1||1 */ [[Property:P1448]]`.
+    "wbeditentity-statements-single-property-add": "statement",
+    "wbeditentity-statements-single-property-remove": "statement",
+    "wbeditentity-statements-single-property-update": "statement",
+    "wbeditentity-statements-multiple-properties-add": "statement",
+    "wbeditentity-statements-multiple-properties-remove": "statement",
+    "wbeditentity-statements-multiple-properties-update": "statement",
+    "wbeditentity": "entity",
     "wbeditentity-create": "entity",
     "wbeditentity-create-item": "entity",
     "wbeditentity-create-property": "entity",
     "wbeditentity-update": "entity",
     "wbeditentity-override": "entity",
     "wbcreate-new": "entity",
+    "wbsetitem": "entity",
+    "special-create-item": "entity",
+    "special-create-property": "entity",
     "wbmergeitems-from": "merge",
     "wbmergeitems-to": "merge",
     "wbcreateredirect": "merge",
+    "wblmergelexemes-from": "merge",
+    "wblmergelexemes-to": "merge",
+    # WikibaseLexeme's summaries (i18n/en.json, wikibase-lexeme-summary-*): a form's or a sense's text.
+    "add-form": "form",
+    "remove-form": "form",
+    "wbeditentity-create-form": "form",
+    "add-form-representations": "form",
+    "remove-form-representations": "form",
+    "set-form-representations": "form",
+    "update-form-representations": "form",
+    "add-form-grammatical-features": "form",
+    "remove-form-grammatical-features": "form",
+    "update-form-grammatical-features": "form",
+    "update-form-elements": "form",
+    "add-sense": "sense",
+    "remove-sense": "sense",
+    "wbeditentity-create-sense": "sense",
+    "add-sense-glosses": "sense",
+    "remove-sense-glosses": "sense",
+    "set-sense-glosses": "sense",
+    "update-sense-glosses": "sense",
+    "update-sense-elements": "sense",
+    "wbeditentity-create-lexeme": "entity",
     "undo": "revert",
     "restore": "revert",
 }
@@ -107,7 +147,7 @@ TERM_FAMILIES = frozenset({"label", "description", "alias", "terms"})
 # Families whose autosummary starts with `[[Property:P..]]: value`.
 _SNAK_SUMMARY_FAMILIES = STATEMENT_FAMILIES
 # Families whose autosummary is free text (a label, a title) rather than a snak.
-_TEXT_SUMMARY_FAMILIES = frozenset({"label", "description", "alias", "sitelink"})
+_TEXT_SUMMARY_FAMILIES = frozenset({"label", "description", "alias", "sitelink", "form", "sense"})
 
 
 @dataclass(frozen=True)
@@ -118,7 +158,7 @@ class ParsedSummary:
     """The autocomment key, e.g. `wbsetclaim-update`; None when there is no autocomment."""
     family: str | None
     """statement, qualifier, reference, rank, label, description, alias, terms, sitelink,
-    entity, merge, revert; `unknown` for an autocomment this parser has not met."""
+    form, sense (a lexeme's), entity, merge, revert; `unknown` for an autocomment this parser has not met."""
     args: tuple[str, ...] = ()
     """The autocomment's arguments after the key: count, language/site, more."""
     language: str | None = None
@@ -163,6 +203,8 @@ def parse_summary(comment: str | None) -> ParsedSummary:
         entities=tuple(a for a in args[2:] if ENTITY_ARG_RE.match(a)),
         reverted_revid=_reverted_revid(family, args),
     )
+    if key.startswith(STATEMENTS_ONLY_PREFIX):
+        return _with_bare_property(base, rest)
     if family in _SNAK_SUMMARY_FAMILIES:
         return _with_snak(base, rest)
     if family in _TEXT_SUMMARY_FAMILIES:
@@ -221,6 +263,19 @@ def _with_snak(base: ParsedSummary, rest: str) -> ParsedSummary:
             return _replace(base, property=match.group("pid"), value_text=special, user_comment=comment)
     value, comment = _split_at_tool_comment(printed)
     return _replace(base, property=match.group("pid"), value_text=value or None, user_comment=comment)
+
+
+def _with_bare_property(base: ParsedSummary, rest: str) -> ParsedSummary:
+    match = BARE_PROPERTY_RE.match(rest)
+    if not match:
+        return _replace(base, user_comment=rest or None)
+    return _replace(base, property=match.group("pid"), user_comment=(match.group("comment") or "").strip() or None)
+
+
+def summary_keys(messages: Mapping[str, str]) -> list[str]:
+    """The autocomment keys in a Wikibase i18n message file (`wikibase-item-summary-wbsetlabel-add` -> the key)."""
+    keys = (SUMMARY_KEY_RE.match(name) for name in messages)
+    return list(dict.fromkeys(m.group("key") for m in keys if m))
 
 
 def _with_text(base: ParsedSummary, rest: str, key: str) -> ParsedSummary:

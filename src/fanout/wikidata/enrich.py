@@ -33,6 +33,8 @@ from fanout.wikidata.recentchanges import RecentChange
 from fanout.wikidata.values import snak_entity_ids, snak_label, snak_raw, summary_text
 
 Entity = Mapping[str, Any]
+TERM_KINDS = ("label", "description", "alias", "sitelink", "lemma", "form", "sense")
+"""Changes that set a text rather than a statement's value (a lexeme's lemma, form and sense too)."""
 
 
 class FetchResult(Protocol):
@@ -81,10 +83,10 @@ class Enricher:
 
     async def enrich(self, change: RecentChange) -> dict[str, Any]:
         """The snapshot edit for `change`; raises RevisionUnavailable or SkipEdit to skip it."""
-        if change.hidden:
-            raise RevisionUnavailable(f"revision {change.revid} is hidden ({', '.join(change.hidden)})")
-        new = await self._entity(change.title, change.revid)
-        old = await self._entity(change.title, change.parent_revid) if change.parent_revid else None
+        if change.content_hidden:
+            raise RevisionUnavailable(f"revision {change.revid} content is hidden ({', '.join(change.hidden)})")
+        new = await self._entity(change.entity_id, change.revid)
+        old = await self._entity(change.entity_id, change.parent_revid) if change.parent_revid else None
         diff = diff_entities(old, new)
         primary = diff.primary(change.summary)
         if primary is None:
@@ -94,16 +96,9 @@ class Enricher:
         labels = await self._labels.resolve(_ids_to_label(primary, statement, new, kept))
         item = _item_view(new, kept, labels, self._settings)
         parsed = _parsed_edit(change.summary, primary, statement, labels)
+        user_comment = split_user_comment(change.summary, _printed_forms(primary, statement, labels))
         edit: dict[str, Any] = {
-            "rcid": change.rcid,
-            "revid": change.revid,
-            "parent_revid": change.parent_revid or None,
-            "title": change.title,
-            "user": change.user,
-            "timestamp": change.timestamp,
-            "tags": list(change.tags),
-            "comment": change.comment,
-            "user_comment": split_user_comment(change.summary, _printed_forms(primary, statement, labels)),
+            **change.snapshot_fields(user_comment),
             "description": item.get("description_en"),
             "parsed_edit": parsed,
             "edit_diff": _edit_diff(primary, diff, self._settings),
@@ -165,7 +160,7 @@ def _parsed_edit(
     summary: ParsedSummary, primary: Change, statement: Mapping[str, Any] | None, labels: Mapping[str, str]
 ) -> dict[str, Any]:
     parsed: dict[str, Any] = {"operation": summary.operation or "unknown"}
-    if primary.kind in ("label", "description", "alias", "sitelink"):
+    if primary.kind in TERM_KINDS:
         parsed.update(
             property=None,
             property_label=None,
@@ -193,7 +188,7 @@ def _parsed_edit(
         snak = primary.new_snak if primary.new_snak is not None else primary.old_snak
         parsed.update(
             qualifier_property=primary.detail_property,
-            qualifier_property_label=labels.get(primary.detail_property or ""),
+            qualifier_property_label=labels.get(primary.detail_property or "") or primary.detail_property,
             qualifier_value_raw=snak_raw(snak),
             qualifier_value_label=snak_label(snak, labels),
         )
@@ -205,7 +200,7 @@ def _parsed_edit(
     if primary.kind == "reference":
         parsed.update(
             reference_property=primary.detail_property,
-            reference_property_label=labels.get(primary.detail_property or ""),
+            reference_property_label=labels.get(primary.detail_property or "") or primary.detail_property,
             reference_value=primary.new if primary.new is not None else primary.old,
         )
     if primary.kind == "rank":
@@ -227,6 +222,8 @@ def _edit_diff(primary: Change, diff: EntityDiff, settings: EnrichSettings) -> d
         out["reference"] = _reference_view(reference)
     if primary.language:
         out["language"] = primary.language
+    if primary.sub_entity:
+        out["sub_entity"] = primary.sub_entity
     if len(diff.changes) > 1:
         out["changes"] = [c.to_dict() for c in diff.changes[: settings.max_listed_changes]]
         if len(diff.changes) > settings.max_listed_changes:
@@ -266,6 +263,7 @@ def _ids_to_label(
     ids: list[str] = [p for p in (primary.property, primary.detail_property) if p]
     for snak in (primary.new_snak, primary.old_snak, (statement or {}).get("mainsnak")):
         ids += snak_entity_ids(snak)
+    ids += [k for k in (entity.get("language"), entity.get("lexicalCategory")) if isinstance(k, str)]
     claims = entity.get("claims") or {}
     for pid in kept:
         ids.append(pid)
@@ -286,12 +284,26 @@ def _item_view(
         pid: [_claim_view(c, labels, settings) for c in (claims.get(pid) or [])[: settings.max_values]]
         for pid in kept
     }
-    return {
-        "label_en": _term(entity.get("labels"), ("en", "mul")),
+    view: dict[str, Any] = {
+        "label_en": _term(entity.get("labels"), ("en", "mul")) or _lexeme_label(entity, labels),
         "description_en": _term(entity.get("descriptions"), ("en",)),
         "claims": view_claims,
         "property_labels": {pid: labels[pid] for pid in kept if pid in labels},
     }
+    if entity.get("type") in ("property", "lexeme"):
+        view["entity_type"] = entity["type"]
+    if entity.get("datatype"):
+        view["datatype"] = entity["datatype"]  # what a property's values are: the first thing to check
+    return view
+
+
+def _lexeme_label(entity: Entity, labels: Mapping[str, str]) -> str | None:
+    """A lexeme has no label: its lemma with language and lexical category stands in, `maison (French, noun)`."""
+    lemmas = [str(t.get("value")) for t in (entity.get("lemmas") or {}).values() if t.get("value")]
+    if not lemmas:
+        return None
+    kinds = [labels.get(str(k), str(k)) for k in (entity.get("language"), entity.get("lexicalCategory")) if k]
+    return f"{' / '.join(lemmas)} ({', '.join(kinds)})" if kinds else " / ".join(lemmas)
 
 
 def _claim_view(claim: Mapping[str, Any], labels: Mapping[str, str], settings: EnrichSettings) -> dict[str, Any]:

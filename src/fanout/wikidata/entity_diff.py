@@ -16,7 +16,7 @@ from __future__ import annotations
 import builtins
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from fanout.wikidata.autocomment import ParsedSummary
@@ -32,7 +32,8 @@ class Change:
     """One atomic difference between two revisions of an item."""
 
     kind: str
-    """value, rank, qualifier, reference, label, description, alias or sitelink."""
+    """value, rank, qualifier, reference, label, description, alias or sitelink; for lexemes
+    also lemma, form (added, removed, a representation) and sense (added, removed, a gloss)."""
     action: str
     """added, changed or removed."""
     property: str | None = None
@@ -49,6 +50,8 @@ class Change:
     new_snak: Mapping[str, Any] | None = None
     old_reference: Mapping[str, Any] | None = None
     new_reference: Mapping[str, Any] | None = None
+    sub_entity: str | None = None
+    """The lexeme's form or sense the change is on (`L7-F2`), None for the entity itself."""
 
     @builtins.property  # the field `property` above hides the builtin inside this class
     def type(self) -> str:
@@ -57,7 +60,7 @@ class Change:
     def to_dict(self) -> dict[str, Any]:
         """The YAML form kept under edit_diff.changes (no raw snaks: they are noise to a reader)."""
         out: dict[str, Any] = {"type": self.type}
-        for name in ("property", "statement_id", "detail_property", "language"):
+        for name in ("property", "statement_id", "detail_property", "language", "sub_entity"):
             value = getattr(self, name)
             if value is not None:
                 out[name] = value
@@ -87,13 +90,13 @@ def diff_entities(
     *,
     properties: Iterable[str] | None = None,
 ) -> EntityDiff:
-    """Every difference between two item revisions (statements limited to `properties` if given)."""
+    """Every difference between two revisions of an item, property or lexeme (statements limited to `properties`)."""
     old, new = old or {}, new or {}
     wanted = set(properties) if properties is not None else None
-    changes: list[Change] = []
-    for pid in _ordered_keys(new.get("claims"), old.get("claims")):
-        if wanted is None or pid in wanted:
-            changes += _statement_changes(pid, _claims(old, pid), _claims(new, pid))
+    changes = _all_statement_changes(old, new, wanted)
+    changes += _term_changes("lemma", old.get("lemmas"), new.get("lemmas"))
+    changes += _sub_entity_changes("form", "representations", old.get("forms"), new.get("forms"), wanted)
+    changes += _sub_entity_changes("sense", "glosses", old.get("senses"), new.get("senses"), wanted)
     changes += _term_changes("label", old.get("labels"), new.get("labels"))
     changes += _term_changes("description", old.get("descriptions"), new.get("descriptions"))
     changes += _alias_changes(old.get("aliases"), new.get("aliases"))
@@ -102,14 +105,15 @@ def diff_entities(
 
 
 def find_statement(entity: Entity | None, statement_id: str | None) -> Mapping[str, Any] | None:
-    """A statement by GUID, anywhere in the item."""
+    """A statement by GUID, anywhere in the entity (a lexeme's forms and senses included)."""
     if not entity or not statement_id:
         return None
-    claims: Mapping[str, Sequence[Mapping[str, Any]]] = entity.get("claims") or {}
-    for statements in claims.values():
-        for statement in statements:
-            if statement.get("id") == statement_id:
-                return statement
+    for holder in (entity, *(entity.get("forms") or ()), *(entity.get("senses") or ())):
+        claims: Mapping[str, Sequence[Mapping[str, Any]]] = holder.get("claims") or {}
+        for statements in claims.values():
+            for statement in statements:
+                if statement.get("id") == statement_id:
+                    return statement
     return None
 
 
@@ -137,6 +141,14 @@ def reference_main(reference: Mapping[str, Any] | None) -> tuple[str | None, Map
 
 
 # --- statements ----------------------------------------------------------------------
+
+
+def _all_statement_changes(old: Entity, new: Entity, wanted: set[str] | None) -> list[Change]:
+    changes: list[Change] = []
+    for pid in _ordered_keys(new.get("claims"), old.get("claims")):
+        if wanted is None or pid in wanted:
+            changes += _statement_changes(pid, _claims(old, pid), _claims(new, pid))
+    return changes
 
 
 def _claims(entity: Entity, pid: str) -> Sequence[Mapping[str, Any]]:
@@ -261,6 +273,36 @@ def _reference_key(reference: Mapping[str, Any]) -> str:
     return str(reference.get("hash") or json.dumps(reference.get("snaks"), sort_keys=True))
 
 
+# --- a lexeme's forms and senses ------------------------------------------------------
+
+
+def _sub_entity_changes(
+    kind: str, terms: str, old: Sequence[Mapping[str, Any]] | None, new: Sequence[Mapping[str, Any]] | None,
+    wanted: set[str] | None,
+) -> list[Change]:
+    """Forms (by representation) or senses (by gloss) added, removed or reworded, and their statements."""
+    old_by_id = {str(f.get("id")): f for f in old or ()}
+    new_by_id = {str(f.get("id")): f for f in new or ()}
+    changes: list[Change] = []
+    for sub_id in _ordered_keys(new_by_id, old_by_id):
+        before, after = old_by_id.get(sub_id), new_by_id.get(sub_id)
+        if before is None or after is None:
+            shown = _terms_text((after or before or {}).get(terms))
+            action = "added" if before is None else "removed"
+            changes.append(Change(kind, action, old=shown if after is None else None,
+                                  new=shown if before is None else None, sub_entity=sub_id))
+        else:
+            changes += [replace(c, sub_entity=sub_id) for c in _term_changes(kind, before.get(terms), after.get(terms))]
+        changes += [replace(c, sub_entity=sub_id) for c in _all_statement_changes(before or {}, after or {}, wanted)]
+    return changes
+
+
+def _terms_text(terms: Mapping[str, Any] | None) -> str | None:
+    """`running (en) / laufend (de)`: every representation or gloss with its language."""
+    texts = [f"{t.get('value')} ({lang})" for lang, t in (terms or {}).items() if isinstance(t, Mapping)]
+    return " / ".join(texts) or None
+
+
 # --- terms and sitelinks ------------------------------------------------------------
 
 
@@ -350,6 +392,6 @@ def _preferences(summary: ParsedSummary) -> list[Any]:
         ]
     if family == "rank":
         return [lambda c: c.kind == "rank" and c.property == prop, lambda c: c.kind == "rank"]
-    if family in ("label", "description", "alias", "sitelink"):
+    if family in ("label", "description", "alias", "sitelink", "lemma", "form", "sense"):
         return [lambda c: c.kind == family and c.language == lang, lambda c: c.kind == family]
     return []

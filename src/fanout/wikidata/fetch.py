@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from contextlib import aclosing
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -47,6 +48,8 @@ class FetchOutcome:
     scanned: int
     exhausted: bool
     """True when the listing ran out before the limit was reached."""
+    unknown_kinds: dict[str, int] = field(default_factory=dict)
+    """Edits left out because their summary's key is unknown to the parser: key -> count."""
 
 
 async def resolve_access(client: WikidataClient, credentials: Credentials | None, fallback: str) -> Access:
@@ -81,15 +84,7 @@ def listing_edit(change: RecentChange) -> dict[str, Any]:
     """Without --enrich: the recent-changes row and what its summary says, nothing fetched."""
     summary = change.summary
     return {
-        "rcid": change.rcid,
-        "revid": change.revid,
-        "parent_revid": change.parent_revid or None,
-        "title": change.title,
-        "user": change.user,
-        "timestamp": change.timestamp,
-        "tags": list(change.tags),
-        "comment": change.comment,
-        "user_comment": summary.user_comment,
+        **change.snapshot_fields(summary.user_comment),
         "parsed_edit": {
             "operation": summary.operation or "unknown",
             "property": summary.property,
@@ -115,7 +110,7 @@ async def run_fetch(
     run = _FetchRun(client, plan, writer, limit, build_edit, progress)
     if writer.edit_count < limit:
         await run.go(max(1, workers))
-    return FetchOutcome(writer.edit_count, run.skipped, run.scanned, run.exhausted)
+    return FetchOutcome(writer.edit_count, run.skipped, run.scanned, run.exhausted, dict(run.unknown_kinds))
 
 
 class _FetchRun:
@@ -136,6 +131,7 @@ class _FetchRun:
         self.scanned = 0
         self.skipped = 0
         self.exhausted = False
+        self.unknown_kinds: Counter[str] = Counter()
 
     async def go(self, workers: int) -> None:
         send, receive = anyio.create_memory_object_stream[RecentChange](0)
@@ -169,10 +165,12 @@ class _FetchRun:
             return
         # A hidden summary cannot say what the edit was: note it rather than drop it unseen.
         if change.comment is not None and not self.plan.selects(change):
+            if change.summary.family == "unknown":
+                self.unknown_kinds[change.summary.operation or "unknown"] += 1
             return
         self.done.add(change.rcid)
-        if change.hidden:
-            self._skip(change, f"revision is hidden ({', '.join(change.hidden)})")
+        if change.content_hidden:
+            self._skip(change, f"revision content is hidden ({', '.join(change.hidden)}), so it cannot be diffed")
             return
         await self.slots.acquire()
         await send.send(change)

@@ -1,7 +1,7 @@
 """`fanout fetch-edits` as a library call: FetchEditsOptions in, a snapshot file and a FetchEditsReport out.
 
 Everything that can be refused without the network (a number out of range,
-the contact address, --since, --operations, credentials, a finished snapshot
+the contact address, --since, --operations, --namespaces, credentials, a finished snapshot
 at the output path) is refused before the first request. Notices and the
 progress bar go to `log` (stderr by default) while the fetch runs; finished
 edits are appended to `<output>.partial.jsonl` as they come, so an
@@ -35,7 +35,7 @@ from fanout.wikidata.etiquette import require_polite_wiki
 from fanout.wikidata.fetch import FALLBACKS, Access, BuildEdit, FetchOutcome, listing_edit, resolve_access, run_fetch
 from fanout.wikidata.labels import LabelCache
 from fanout.wikidata.progress import StepProgress
-from fanout.wikidata.recentchanges import ListingPlan, RecentChange, parse_operations
+from fanout.wikidata.recentchanges import ListingPlan, RecentChange, parse_namespaces, parse_operations
 from fanout.wikidata.snapshot_writer import SnapshotWriter
 
 RECENTCHANGES_DAYS = 30
@@ -60,6 +60,8 @@ class FetchEditsOptions:
     exclude_bots: bool = False
     operations: str = "statements"
     """Comma-separated operation groups (recentchanges.OPERATION_GROUPS)."""
+    namespaces: str = "items"
+    """Comma-separated entity kinds to list: items, properties, lexemes (recentchanges.NAMESPACES)."""
     fallback: str = "newcomers"
     """The listing used without the patrol right: one of fetch.FALLBACKS."""
     concurrency: int = ApiSettings.concurrency
@@ -100,6 +102,11 @@ class FetchEditsReport:
         if self.outcome.exhausted and written < limit:
             lines.append(f"notice: the listing ran out after {written} of {limit} edits; widen --since, --operations "
                          "or --tag to find more")
+        if self.outcome.unknown_kinds:
+            kinds = sorted(self.outcome.unknown_kinds.items(), key=lambda kv: (-kv[1], kv[0]))
+            count = sum(self.outcome.unknown_kinds.values())
+            lines.append(f"notice: {count} listed edits were left out because fanout does not know their kind of "
+                         "summary: " + ", ".join(f"{key} ({n})" for key, n in kinds))
         if not self.options.enrich:
             lines.append("notice: without --enrich this is a listing; `fanout run` needs an enriched snapshot")
         return lines
@@ -112,6 +119,7 @@ class _Start:
     options: FetchEditsOptions
     contact: str | None
     operations: tuple[str, ...]
+    namespaces: tuple[str, ...]
     since: str | None
     now: str
     credentials: Credentials | None
@@ -144,11 +152,12 @@ async def fetch_edits(
 def _prepare(options: FetchEditsOptions) -> _Start:
     contact = require_contact(options.api_url, options.contact or os.environ.get(CONTACT_ENV))
     operations = parse_operations(options.operations)
+    namespaces = parse_namespaces(options.namespaces)
     since = parse_since(options.since)
     now = _iso(datetime.now(timezone.utc))
     credentials = credentials_from_env()
     _refuse_existing(options)
-    return _Start(options, contact, operations, since, now, credentials)
+    return _Start(options, contact, operations, namespaces, since, now, credentials)
 
 
 def _refuse_existing(options: FetchEditsOptions) -> None:
@@ -203,6 +212,7 @@ async def _fetch_with(
         tags=options.tags,
         exclude_bots=options.exclude_bots,
         operations=start.operations,
+        namespaces=start.namespaces,
     )
     writer = SnapshotWriter(options.output)
     header = {"api_url": options.api_url, "enrich": options.enrich, "listing": _without_start(plan)}

@@ -8,16 +8,26 @@ and asking once is the polite thing.
 An item with no English label falls back to its `mul` (default for all
 languages) label; with neither, the id itself is not invented as a label:
 the entry stays missing and callers show the bare id.
+
+Lexemes have no labels: a lexeme reads as its lemma with its language and
+lexical category (`maison (French, noun)`), a form as its representations,
+a sense as its English gloss (else its first). They are asked for in their
+own batches, without `props`, since a lexeme's parts are not props.
+EntitySchema ids (E10) are not entities wbgetentities serves; they stay bare.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from fanout.wikidata.api import WikidataClient
 
 BATCH_SIZE = 50
 LANGUAGES = ("en", "mul")
+TERM_ID_RE = re.compile(r"^[QP][1-9][0-9]*$")
+LEXEME_ID_RE = re.compile(r"^L[1-9][0-9]*(?:-[FS][1-9][0-9]*)?$")
 
 
 class LabelCache:
@@ -35,11 +45,15 @@ class LabelCache:
         return dict(self._labels)
 
     async def resolve(self, ids: Iterable[str]) -> dict[str, str]:
-        """Labels of `ids` (those that have one), fetching the unknown ones in batches of 50."""
+        """Readable names of `ids` (those that have one), fetching the unknown ones in batches of 50."""
         wanted = list(dict.fromkeys(i for i in ids if i))
         missing = [i for i in wanted if i not in self._asked]
-        for start in range(0, len(missing), BATCH_SIZE):
-            await self._fetch(missing[start : start + BATCH_SIZE])
+        terms = [i for i in missing if TERM_ID_RE.match(i)]
+        lexemes = [i for i in missing if LEXEME_ID_RE.match(i)]
+        for start in range(0, len(terms), BATCH_SIZE):
+            await self._fetch(terms[start : start + BATCH_SIZE])
+        for start in range(0, len(lexemes), BATCH_SIZE):
+            await self._fetch_lexemes(lexemes[start : start + BATCH_SIZE])
         return {i: self._labels[i] for i in wanted if i in self._labels}
 
     async def _fetch(self, batch: list[str]) -> None:
@@ -56,11 +70,40 @@ class LabelCache:
             label = _best_label(entity.get("labels") or {})
             if label is None:
                 continue
-            self._labels[entity_id] = label
-            # A redirected id comes back under its target's id; keep it under the asked one too.
-            redirect_from = (entity.get("redirects") or {}).get("from")
-            if redirect_from:
-                self._labels[redirect_from] = label
+            # A redirected id is answered under the asked id (as recorded by Wikidata-Toolkit) with the
+            # target's `id` and `redirects`; whichever key a wiki uses, both ids get the label.
+            redirects = entity.get("redirects") or {}
+            for name in (entity_id, entity.get("id"), redirects.get("from"), redirects.get("to")):
+                if isinstance(name, str) and name:
+                    self._labels[name] = label
+
+    async def _fetch_lexemes(self, batch: list[str]) -> None:
+        data = await self._client.query({"action": "wbgetentities", "ids": "|".join(batch)})
+        self._asked.update(batch)
+        entities: Mapping[str, Any] = data.get("entities") or {}
+        kinds = [e.get(k) for e in entities.values() for k in ("language", "lexicalCategory")]
+        await self.resolve(k for k in kinds if isinstance(k, str))
+        for entity_id, entity in entities.items():
+            name = self._lexeme_name(entity)
+            if name:
+                self._labels[entity_id] = name
+
+    def _lexeme_name(self, entity: Mapping[str, Any]) -> str | None:
+        if "lemmas" in entity:
+            lemma = _joined(entity.get("lemmas"))
+            kinds = [self._labels.get(str(entity.get(k)), entity.get(k)) for k in ("language", "lexicalCategory")]
+            kinds_text = ", ".join(str(k) for k in kinds if k)
+            return f"{lemma} ({kinds_text})" if lemma and kinds_text else lemma
+        if "representations" in entity:
+            return _joined(entity.get("representations"))
+        glosses = entity.get("glosses") or {}
+        return _best_label(glosses) or _joined(glosses, first_only=True)
+
+
+def _joined(terms: Any, *, first_only: bool = False) -> str | None:
+    """Term values in their given order (`maison / maisons`); None when there are none."""
+    values = [str(t.get("value")) for t in (terms or {}).values() if isinstance(t, Mapping) and t.get("value")]
+    return (" / ".join(values[:1] if first_only else values)) or None
 
 
 def _best_label(labels: dict[str, dict[str, str]]) -> str | None:

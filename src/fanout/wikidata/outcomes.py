@@ -77,6 +77,9 @@ async def collect_outcomes(
     return [r for r in results if r is not None]
 
 
+PAGE_NAMESPACES = {"P": "Property:", "L": "Lexeme:"}
+
+
 async def find_outcome(
     client: WikidataClient, edit: Mapping[str, Any], settings: OutcomeSettings | None = None
 ) -> dict[str, Any]:
@@ -84,14 +87,14 @@ async def find_outcome(
     qid, revid = str(edit["title"]), int(edit["revid"])
     parent = int(edit.get("parent_revid") or 0)
     record: dict[str, Any] = {"rcid": edit["rcid"], "revid": revid, "qid": qid}
-    history = await _history(client, qid, parent or revid, settings.max_revisions + 2)
+    history = await _history(client, page_title(qid), parent or revid, settings.max_revisions + 2)
     own = next((r for r in history if r.get("revid") == revid), None)
     if own is None or own.get("sha1hidden") or own.get("texthidden"):
         reason = "item deleted or missing" if not history else "revision deleted or suppressed"
         return {**record, "outcome": "unknown", "evidence": {"reason": reason}}
     before = [r for r in history if r.get("revid", 0) < revid]
     later = [r for r in history if r.get("revid", 0) > revid]
-    patrol = await _patrol_entry(client, qid, revid)
+    patrol = await _patrol_entry(client, page_title(qid), revid)
     revert = await _find_revert(client, edit, own, before, later, settings)
     if revert is not None:
         evidence = {**revert, **({"patrolled": patrol} if patrol else {})}
@@ -102,6 +105,11 @@ async def find_outcome(
 
 
 # --- history --------------------------------------------------------------------------
+
+
+def page_title(entity_id: str) -> str:
+    """The wiki page an entity lives on: `Q42`, `Property:P31`, `Lexeme:L7` (history and logs are by page)."""
+    return PAGE_NAMESPACES.get(entity_id[:1], "") + entity_id
 
 
 async def _history(client: WikidataClient, qid: str, start_revid: int, limit: int) -> list[dict[str, Any]]:

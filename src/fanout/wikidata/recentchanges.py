@@ -1,4 +1,6 @@
-"""Which edits to look at: list=recentchanges, main namespace, edits only, newest first.
+"""Which edits to look at: list=recentchanges, item namespace by default, edits only, newest first.
+
+`--namespaces` adds properties (namespace 120) and lexemes (146) to the listing.
 
 Three ways to choose them:
 
@@ -32,14 +34,20 @@ from fanout.wikidata.autocomment import STATEMENT_FAMILIES, TERM_FAMILIES, Parse
 NEWCOMER_TAGS = ("new editor changing statement", "new editor removing statement")
 RC_PROPS = ("title", "ids", "sizes", "flags", "user", "userid", "comment", "timestamp", "tags", "sha1")
 HIDDEN_FLAGS = ("userhidden", "commenthidden", "sha1hidden", "suppressed")
+CONTENT_HIDDEN = "sha1hidden"
+"""Set when the revision's content is deleted: then neither revision can be diffed."""
 OPERATION_GROUPS: dict[str, frozenset[str]] = {
     "statements": STATEMENT_FAMILIES,
     "terms": frozenset(TERM_FAMILIES - {"terms"}),
     "sitelinks": frozenset({"sitelink"}),
+    "forms-senses": frozenset({"form", "sense"}),
 }
 """What --operations accepts. Entity-wide edits, merges and redirects name no
 single claim to verify, so they are left out of snapshots on purpose."""
 MODES = ("unpatrolled", "newcomers", "anon")
+NAMESPACES: dict[str, int] = {"items": 0, "properties": 120, "lexemes": 146}
+"""What --namespaces accepts: Wikidata's namespace numbers for items, properties and lexemes."""
+DEFAULT_NAMESPACES = ("items",)
 
 
 @dataclass(frozen=True)
@@ -82,6 +90,37 @@ class RecentChange:
     def sort_key(self) -> tuple[str, int]:
         return (self.timestamp, self.rcid)
 
+    @property
+    def entity_id(self) -> str:
+        """`Q42`, `P31` or `L7`: the page title without its namespace (`Property:P31` -> `P31`)."""
+        return self.title.rpartition(":")[2]
+
+    @property
+    def content_hidden(self) -> bool:
+        return CONTENT_HIDDEN in self.hidden
+
+    def snapshot_fields(self, user_comment: str | None) -> dict[str, Any]:
+        """The fields every snapshot edit starts with, enriched or not, in the order they are written.
+
+        A summary or user hidden by revision deletion stays null and a note
+        says so: the content is still visible, so the edit is judged like any other.
+        """
+        fields: dict[str, Any] = {
+            "rcid": self.rcid,
+            "revid": self.revid,
+            "parent_revid": self.parent_revid or None,
+            "title": self.entity_id,
+            "user": self.user,
+            "timestamp": self.timestamp,
+            "tags": list(self.tags),
+            "comment": self.comment,
+            "user_comment": user_comment,
+        }
+        if self.hidden:
+            fields["hidden"] = list(self.hidden)
+            fields["note"] = _hidden_note(self.hidden)
+        return fields
+
 
 @dataclass(frozen=True)
 class ListingPlan:
@@ -95,6 +134,7 @@ class ListingPlan:
     tags: tuple[str, ...] = ()
     exclude_bots: bool = False
     operations: tuple[str, ...] = ("statements",)
+    namespaces: tuple[str, ...] = DEFAULT_NAMESPACES
     page_size: int = 500
 
     def __post_init__(self) -> None:
@@ -112,6 +152,9 @@ class ListingPlan:
         data = asdict(self)
         data["tags"] = list(self.tags)
         data["operations"] = list(self.operations)
+        data["namespaces"] = list(self.namespaces)
+        if self.namespaces == DEFAULT_NAMESPACES:
+            data.pop("namespaces")  # so a partial fetch begun before --namespaces existed still resumes
         data.pop("page_size")
         return data
 
@@ -120,7 +163,7 @@ class ListingPlan:
         base = {
             "action": "query",
             "list": "recentchanges",
-            "rcnamespace": "0",
+            "rcnamespace": "|".join(str(NAMESPACES[name]) for name in self.namespaces),
             "rctype": "edit",
             "rcdir": "older",
             "rcstart": self.start,
@@ -137,6 +180,25 @@ class ListingPlan:
 
     def _mode_show(self) -> list[str]:
         return {"unpatrolled": ["!patrolled"], "anon": ["anon"], "newcomers": []}[self.mode]
+
+
+def parse_namespaces(text: str) -> tuple[str, ...]:
+    """`items,lexemes` -> ("items", "lexemes"); refuses names it does not know."""
+    names = tuple(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
+    unknown = [n for n in names if n not in NAMESPACES]
+    if unknown or not names:
+        raise ConfigError(
+            f"--namespaces {text!r}: unknown {', '.join(unknown) or 'empty list'}; "
+            f"choose from {', '.join(NAMESPACES)} (comma-separated)"
+        )
+    return names
+
+
+def _hidden_note(hidden: tuple[str, ...]) -> str:
+    parts = [name for flag, name in (("userhidden", "user"), ("commenthidden", "summary")) if flag in hidden]
+    what = " and ".join(parts) or "part of the revision"
+    verb = "are" if len(parts) > 1 else "is"
+    return f"the edit's {what} {verb} hidden by revision deletion; judge the change from the revisions themselves"
 
 
 def parse_operations(text: str) -> tuple[str, ...]:
