@@ -1,0 +1,101 @@
+"""The report's tables: one column list each, four renderings (terminal, HTML, JSON, CSV) made from it."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+
+import pytest
+
+from fanout.analysis.table import Column, Table, check_fields, money, share
+
+
+@dataclass(frozen=True)
+class Spend:
+    model: str
+    verdicts: int
+    cost_usd: float | None
+    rate: float | None
+
+
+SPEND = (
+    Column[Spend]("model", "model", left=True),
+    Column[Spend]("verdicts", "verdicts"),
+    Column[Spend]("cost_usd", "cost", fmt=money(2)),
+)
+ROWS = [Spend("vendor/alpha", 3, 0.5, 0.25), Spend("vendor/<b>", 1, None, None)]
+
+
+def test_the_four_renderings_of_a_table() -> None:
+    table = Table(SPEND, ROWS)
+    assert table.terminal() == ("model         verdicts   cost\n"
+                                "------------  --------  -----\n"
+                                "vendor/alpha         3  $0.50\n"
+                                "vendor/<b>           1      ?")
+    assert table.html() == (
+        '<div class="scroll"><table><thead><tr><th class="l">model</th><th>verdicts</th><th>cost</th></tr></thead>'
+        '<tbody><tr><td class="l">vendor/alpha</td><td>3</td><td>$0.50</td></tr>'
+        '<tr><td class="l">vendor/&lt;b&gt;</td><td>1</td><td>?</td></tr></tbody></table></div>')
+    assert table.json() == [{"model": "vendor/alpha", "verdicts": 3, "cost_usd": 0.5, "rate": 0.25},
+                            {"model": "vendor/<b>", "verdicts": 1, "cost_usd": None, "rate": None}]
+    assert table.csv() == "model,verdicts,cost_usd,rate\nvendor/alpha,3,0.5,0.25\nvendor/<b>,1,,\n"
+
+
+def test_a_column_added_to_the_definition_shows_in_all_four_renderings() -> None:
+    per = Column[Spend]("cost_per_verdict_usd", "per verdict", fmt=money(3),
+                        value=lambda s: s.cost_usd / s.verdicts if s.cost_usd is not None else None)
+    table = Table((*SPEND, per), ROWS)
+    assert table.terminal().splitlines()[0].endswith("cost  per verdict")
+    assert table.terminal().splitlines()[2].endswith("$0.50       $0.167")
+    assert "<th>per verdict</th></tr>" in table.html() and "<td>$0.167</td></tr>" in table.html()
+    assert [r["cost_per_verdict_usd"] for r in table.json()] == [0.5 / 3, None]
+    assert table.csv().splitlines() == ["model,verdicts,cost_usd,rate,cost_per_verdict_usd",
+                                        f"vendor/alpha,3,0.5,0.25,{0.5 / 3!r}", "vendor/<b>,1,,,"]
+
+
+def test_a_short_heading_a_page_only_column_a_composite_cell_and_a_footer() -> None:
+    columns = (
+        Column[Spend]("model", "model", left=True),
+        Column[Spend]("rate", "cost rate", short="", fmt=share, total=False),
+        Column[Spend]("per", "", short="v/$", show=lambda s: f"{s.verdicts}/{s.cost_usd}"),
+    )
+    table = Table(columns, ROWS[:1], footer=[Spend("total", 3, 0.5, 0.25)])
+    assert table.terminal().splitlines() == ["model           v/$", "------------  -----",
+                                             "vendor/alpha  3/0.5", "total         3/0.5"]
+    assert "<th>cost rate</th></tr>" in table.html() and "<td>25%</td></tr>" in table.html()
+    assert '<td class="l">total</td><td></td></tr>' in table.html()  # a rate has no total
+    assert list(table.json()[0]) == ["model", "verdicts", "cost_usd", "rate"]  # a shown cell is not data
+
+
+def test_a_column_shown_only_when_its_rows_need_it() -> None:
+    rate = Column[Spend]("rate", "rate", fmt=share, when=lambda rows: any(r.rate for r in rows))
+    assert "rate" in Table((*SPEND, rate), ROWS).terminal()
+    assert "rate" not in Table((*SPEND, rate), ROWS[1:]).terminal()
+    assert "rate" in Table((*SPEND, rate), ROWS[1:]).json()[0]
+
+
+def test_a_misspelt_or_repeated_column_fails_where_the_table_is_defined() -> None:
+    with pytest.raises(TypeError, match="Spend has no field cost for its columns"):
+        check_fields(Spend, (*SPEND, Column[Spend]("cost", "cost")))
+    check_fields(Spend, SPEND)
+    with pytest.raises(ValueError, match=r"a table names a column twice: \['model'\]"):
+        Table((*SPEND, SPEND[0]), ROWS)
+
+
+def test_mapping_rows_keep_every_key_of_the_row_in_the_data() -> None:
+    rows = [{"subject": "m/a", "accuracy": 0.75, "accuracy_low": 0.3}]
+    table = Table((Column[dict[str, object]]("subject", "subject", left=True),), rows)
+    assert json.loads(json.dumps(table.json())) == rows
+    assert table.csv() == "subject,accuracy,accuracy_low\nm/a,0.75,0.3\n"
+    assert table.terminal() == "subject\n-------\nm/a"
+
+
+def test_a_cell_that_is_no_scalar_is_refused() -> None:
+    @dataclass(frozen=True)
+    class Bad:
+        tags: list[str]
+
+    with pytest.raises(TypeError, match="a table cell holds list"):
+        Table((Column[Bad]("tags", "tags"),), [Bad(["x"])]).json()
+    assert dataclasses.is_dataclass(Bad)
