@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 
 def short_names(models: Sequence[str]) -> dict[str, str]:
@@ -24,7 +24,7 @@ def ratio(value: float | None, digits: int = 2) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
 
-def with_interval(row: dict[str, object], name: str, digits: int = 2) -> str:
+def with_interval(row: Mapping[str, object], name: str, digits: int = 2) -> str:
     """`0.38 [-0.31, 1.00]` from a row's value and its `_low`/`_high` columns; undefined as "undefined"."""
     value, low, high = row[name], row.get(f"{name}_low"), row.get(f"{name}_high")
     if not isinstance(value, (int, float)):
@@ -38,7 +38,7 @@ def percent(value: float | None) -> str:
     return "–" if value is None else f"{100 * value:.0f}%"
 
 
-def settled_steps(row: dict[str, object]) -> str:
+def settled_steps(row: Mapping[str, object]) -> str:
     """`60%/30%/10%`: the share of edits a policy settled at each step (a replay row's settled_at_step_N)."""
     shares = [v for k, v in row.items() if k.startswith("settled_at_step_")]
     if not all(isinstance(v, float) for v in shares):

@@ -11,7 +11,6 @@ names its sha256; anything else a page might carry would not.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from fanout.analysis.change import Change, diff_url
@@ -25,20 +24,15 @@ from fanout.analysis.charts import (
     scatter,
     stacked_bars,
 )
-from fanout.analysis.cost import cache_columns, cost_notes
-from fanout.analysis.health import refused_column
+from fanout.analysis.cost import cost_notes
 from fanout.analysis.fmt import (
-    number,
-    percent,
-    ratio,
-    settled_steps,
     short_names,
     subject_name,
     usd,
     with_interval,
 )
 from fanout.analysis.html_edit import change_html, committee_html, model_anchor
-from fanout.analysis.html_page import entity_link, notes_html, page, stance_html
+from fanout.analysis.html_page import entity_link, notes_html, page
 from fanout.analysis.load import EditInfo
 from fanout.analysis.report import Report
 from fanout.judging.scales import STANCE_OF_TRUTH, stance
@@ -158,18 +152,6 @@ def _nav(report: Report) -> str:
     return "<nav>" + "".join(f'<a href="#{a}">{esc(t)}</a>' for a, t in links) + "</nav>"
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, left: Sequence[int] = (0,),
-           raw: bool = False) -> str:
-    """A table of text cells (escaped), or of ready-made HTML when raw=True; `left` = text columns."""
-    def cell(tag: str, i: int, value: str) -> str:
-        cls = ' class="l"' if i in left else ""
-        return f"<{tag}{cls}>{value if raw else esc(value)}</{tag}>"
-
-    head = "<tr>" + "".join(cell("th", i, esc(h) if raw else h) for i, h in enumerate(headers)) + "</tr>"
-    body = "".join("<tr>" + "".join(cell("td", i, v) for i, v in enumerate(row)) + "</tr>" for row in rows)
-    return f'<div class="scroll"><table><thead>{head}</thead><tbody>{body}</tbody></table></div>'
-
-
 def _agreement_section(report: Report, names: dict[str, str]) -> str:
     models = report.models
     index = {m: i for i, m in enumerate(models)}
@@ -188,21 +170,8 @@ def _agreement_section(report: Report, names: dict[str, str]) -> str:
             f'<div class="chart">{heatmap("Cohen’s kappa, accept / unsure / reject", labels, three)}</div>'
             "</div>"
         )
-    overall = _table(
-        ["scale", "edits (2+ verdicts)", "unanimous", "every model answered", "unanimous there", "Fleiss’ kappa",
-         "Krippendorff’s alpha [95 %]", "ordinal alpha [95 %]"],
-        [[r["scale"].replace("_", "-"), str(r["edits"]), percent(r["unanimous"]), str(r["complete_edits"]),
-          percent(r["unanimous_complete"]), ratio(r["fleiss_kappa"]), with_interval(r, "krippendorff_alpha"),
-          with_interval(r, "krippendorff_alpha_ordinal")] for r in report.table("overall_agreement")],
-    )
-    pairs = _table(
-        ["pair", "edits both answered", "exact agreement", "3-way agreement", "kappa [95 %]",
-         "quadratic kappa [95 %]", "kappa 3-way [95 %]"],
-        [[f"{names[r['model_a']]} × {names[r['model_b']]}", str(r["n"]), percent(r["exact_agreement"]),
-          percent(r["three_way_agreement"]), with_interval(r, "kappa"), with_interval(r, "kappa_quadratic"),
-          with_interval(r, "kappa_three_way")]
-         for r in report.table("pairwise_agreement")],
-    )
+    overall = report.tables.overall_agreement.html()
+    pairs = report.tables.pairwise_agreement.html()
     note = ('<p class="stat">Kappa and alpha: 0 is chance agreement, 1 perfect; intervals are 95 % percentile '
             "bootstraps over edits (1 000 resamples, fixed seed). Quadratic kappa and ordinal alpha weigh a "
             "disagreement by its distance on the ordered scale (verified-high … incorrect). When every rating "
@@ -239,25 +208,11 @@ def _cost_section(report: Report, names: dict[str, str]) -> str:
     else:
         chart = bars("Cost per model (USD, known costs)", [(names.get(c.model, c.model), c.total_cost_usd)
                                                            for c in report.costs])
-    t = report.totals
-    cache = cache_columns(report.costs)
-    cost_rows = [[names.get(c.model, c.model), str(c.records), usd(c.total_cost_usd), usd(c.mean_cost_usd, 5),
-                  number(c.mean_prompt_tokens, 0), number(c.mean_completion_tokens, 0), *cache(c),
-                  str(c.cost_unknown), usd(c.projected_cost_usd, 2)] for c in report.costs]
-    cost_rows.append(["total", str(t["records"]), usd(t["total_cost_usd"]), "",
-                      "", "", *cache(t), str(t["cost_unknown"]), usd(t["projected_cost_usd"], 2)])
-    cost_table = _table(["model", "verdicts", "total", "per verdict", "mean tokens in", "mean tokens out", *cache(None),
-                         "cost unknown", f"next {t['projected_edits']} edits"], cost_rows)
+    cost_table = report.tables.cost.html()
     notes = "".join(f'<p class="stat">{esc(note)}</p>' for note in cost_notes(report.costs))
     score_table = ""
     if scores:
-        score_table = "<h3>Accuracy against labels</h3>" + _table(
-            ["subject", "kind", "answered / labelled", "coverage", "accuracy [95 % Wilson]", "reject precision",
-             "reject recall", "cost", "cost per correct"],
-            [[subject_name(r["subject"], names), r["kind"], f"{r['answered']}/{r['labelled']}", percent(r["coverage"]),
-              with_interval(r, "accuracy"), ratio(r["reject_precision"]), ratio(r["reject_recall"]), usd(r["cost_usd"]),
-              usd(r["cost_per_correct_usd"])] for r in scores],
-            left=(0, 1),
+        score_table = "<h3>Accuracy against labels</h3>" + report.tables.scores.html(
         ) + ('<p class="stat">Rates are over the edits each subject answered (coverage: the share of labelled '
              "edits it answered; a committee abstains on ties); reject = suspect or incorrect, scored against "
              "edits whose truth is incorrect (or reverted).</p>") + notes_html(report.notes_on["accuracy"]) \
@@ -268,46 +223,25 @@ def _cost_section(report: Report, names: dict[str, str]) -> str:
 
 def _replay_table(report: Report, names: dict[str, str]) -> str:
     """The --policy replay: each policy beside each model and committee rule, on the same edits."""
-    rows = report.table("policy_replay")
-    if not rows:
+    replay = report.tables.policy_replay
+    if not replay.rows:
         return ""
-    table = _table(
-        ["subject", "kind", "edits", "cost", "per edit", "answered / labelled", "accuracy [95 %]", "escalated", "unagreed",
-         "settled at step 1/2/…"],
-        [[subject_name(r["subject"], names), r["kind"], str(r["edits"]), usd(r["cost_usd"]),
-          usd(r["cost_per_edit_usd"], 5), f"{r['answered']}/{r['labelled']}", with_interval(r, "accuracy"), percent(r["escalation_rate"]),
-          percent(r["unagreed"]), settled_steps(r)] for r in rows],
-        left=(0, 1),
-    )
+    table = replay.html()
     return "<h3>Policy replay</h3>" + table + notes_html(report.notes_on["replay"])
 
 
 def _comparison_table(report: Report, names: dict[str, str]) -> str:
-    rows = report.table("model_comparison")
-    if not rows:
+    comparison = report.tables.model_comparison
+    if not comparison.rows:
         return ""
-    table = _table(
-        ["pair", "labelled edits both answered", "only the first right", "only the second right", "McNemar p"],
-        [[f"{names[r['model_a']]} × {names[r['model_b']]}", str(r["edits"]), str(r["only_a_right"]),
-          str(r["only_b_right"]), f"{r['p_value']:.3f}"] for r in rows],
-    )
+    table = comparison.html()
     return ("<h3>Is one model better than another?</h3>" + table +
             '<p class="stat">McNemar’s exact test on the edits where exactly one of the two is right. '
             "A model is named best only when p &lt; 0.05 against every other.</p>")
 
 
 def _health_section(report: Report, names: dict[str, str]) -> str:
-    health = report.table("health")
-    refused = refused_column(health)
-    rows = [[names[r["model"]], r["tool_protocol"], str(r["records"]), str(r["ok"]), str(r["timeout"]), str(r["incomplete"]),
-             str(r["invalid_json"]), str(r["error"]), *refused(r), number(r["mean_turns"]), number(r["mean_tool_calls"]),
-             f"{r['web_search']}/{r['web_fetch']}", str(r["failed_tool_calls"]),
-             f"{r['sources_verified']}/{r['sources_reported']}", str(r["verified_never_fetched"]),
-             str(r["rule_violations"]), number(r["mean_duration_s"])]
-            for r in health]
-    table = _table(["model", "tools via", "records", "ok", "timeout", "incomplete", "invalid JSON", "error", *refused(None), "mean turns",
-                    "mean tool calls", "search / fetch", "failed calls", "sources verified / reported",
-                    "“verified” never fetched", "rule violations", "mean seconds"], rows)
+    table = report.tables.health.html()
     return ('<section id="health"><h2>Health</h2>' + table +
             '<p class="stat">“Verified” never fetched: sources the model said it read whose URL has no '
             "successful web_fetch in its own transcript. Tools via: native tool calling, or prompted "
@@ -316,17 +250,10 @@ def _health_section(report: Report, names: dict[str, str]) -> str:
 
 
 def _committee_section(report: Report, names: dict[str, str]) -> str:
-    rel = _table(["model", "Dawid–Skene reliability", "accuracy on labels", "vote weight", "weight from"],
-                 [[names[r["model"]], ratio(r["dawid_skene_reliability"]), ratio(r["label_accuracy"]),
-                   ratio(r["weight"]), r["weight_source"].replace("_", "–")] for r in report.table("reliability")])
-    queue = report.table("human_queue")
+    rel = report.tables.reliability.html()
+    queue = report.tables.human_queue
     policy, limits, t = report.options.policy, report.options.thresholds, report.totals
-    rows = [[f'<a href="#edit-{q["rcid"]}">{esc(q["rcid"])}</a>', _item_html(report.changes.get(q["rcid"]), q["qid"]),
-             esc(q["property"] or ""),
-             stance_html(q["majority"]), ratio(q["majority_share"]), stance_html(q["dawid_skene"]),
-             ratio(q["dawid_skene_confidence"]), esc(q["reasons"])] for q in queue]
-    queue_html = _table(["rcid", "item", "property", "majority", "share", "Dawid–Skene", "confidence", "why"],
-                        rows, left=(0, 1, 2, 7), raw=True) if rows else "<p>None: the committee can decide every edit.</p>"
+    queue_html = queue.html() if queue.rows else "<p>None: the committee can decide every edit.</p>"
     return (
         '<section id="committee"><h2>Committee</h2>'
         f"<h3>Needs a human ({len(queue)} of {report.totals['edits']} edits)</h3>"
@@ -338,11 +265,6 @@ def _committee_section(report: Report, names: dict[str, str]) -> str:
         f"{t['paused']} paused.</p>{queue_html}"
         f"<h3>Model reliability</h3>{rel}{notes_html(report.notes_on['committee'])}</section>"
     )
-
-
-def _item_html(change: Change | None, qid: str) -> str:
-    label = change.item_label if change is not None else None
-    return f"{esc(label)} ({entity_link(qid)})" if label else entity_link(qid)
 
 
 def _edits_section(report: Report, names: dict[str, str], pages: str) -> str:

@@ -33,6 +33,10 @@ Row = Mapping[str, object]
 
 R = TypeVar("R")
 
+NOT_DATA: Mapping[str, bool] = {"data": False}
+"""A dataclass row's field that columns read but the data leaves out (`field(metadata=NOT_DATA)`): an object
+behind the row, like the records a per-model column reads."""
+
 MISSING = "–"
 """How a cell without a value reads (JSON and CSV keep it as null / empty)."""
 
@@ -73,7 +77,7 @@ def row_fields(row: object) -> dict[str, object]:
     if isinstance(row, Mapping):
         return dict(row)
     if is_dataclass(row) and not isinstance(row, type):
-        return {f.name: getattr(row, f.name) for f in fields(row)}
+        return {f.name: getattr(row, f.name) for f in fields(row) if f.metadata.get("data", True)}
     raise TypeError(f"a table row is a dataclass or a mapping, not {type(row).__name__}")
 
 
@@ -190,22 +194,23 @@ def check_fields(row_type: type, columns: Iterable[Column[R]]) -> None:
         raise TypeError(f"{row_type.__name__} has no field {', '.join(missing)} for its columns")
 
 
-def money(digits: int = 4) -> Callable[[Scalar], str]:
+def money(digits: int = 4) -> Callable[[object], str]:
     """`$0.2500`; an unknown cost reads `?`, never $0."""
     return lambda v: usd(_number(v), digits)
 
 
-def fixed(digits: int = 2) -> Callable[[Scalar], str]:
+def fixed(digits: int = 2) -> Callable[[object], str]:
     return lambda v: ratio(_number(v), digits)
 
 
-def share(value: Scalar) -> str:
+def share(value: object) -> str:
     return percent(_number(value))
 
 
-def amount(digits: int = 1) -> Callable[[Scalar], str]:
+def amount(digits: int = 1) -> Callable[[object], str]:
     return lambda v: number(_number(v), digits)
 
 
-def _number(value: Scalar) -> int | float | None:
+def _number(value: object) -> int | float | None:
+    """A figure, or None for anything else (a missing value is None in every row type)."""
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
