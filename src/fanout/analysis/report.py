@@ -35,6 +35,7 @@ from fanout.analysis.report_tables import (
     CommitteeRow,
     ConfusionRow,
     Context,
+    EditRow,
     ReliabilityRow,
     ReportTables,
     VerdictRow,
@@ -46,6 +47,8 @@ from fanout.analysis.report_tables import (
     replay_columns,
     score_columns,
     cost_columns,
+    edit_columns,
+    edit_rows,
 )
 from fanout.analysis.table import Table
 from fanout.judging.policy import Thresholds
@@ -104,6 +107,13 @@ class Report:
         """A table's rows as its JSON has them (by the name `report --json` gives the table): for the charts and
         for a reader of the data; the tables themselves render `tables`."""
         return list(self.tables.named(name).json())
+
+    def edit_table(self) -> Table[EditRow]:
+        """One row per edit, in the run's order: what changed, the truth, each model's verdict and cost, and the
+        committee's decision (`report --csv`)."""
+        ctx = Context(short_names(self.models), self.options.project_edits, self.changes)
+        rows = edit_rows(self.run.edits, self.tables.committee.rows, self.run.by_edit(), self.changes)
+        return Table(edit_columns(ctx, self.models, self.labels is not None), rows)
 
     @property
     def notes(self) -> list[str]:

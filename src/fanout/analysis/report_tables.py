@@ -272,7 +272,8 @@ def reliability_columns(ctx: Context) -> tuple[Column[ReliabilityRow], ...]:
 
 def edit_columns(ctx: Context, models: Sequence[str], has_truth: bool) -> tuple[Column[EditRow], ...]:
     """The edit, the truth (with labels), each model's verdict (its status when it gave none) and cost, the
-    committee's decision (Dawid–Skene, as the page's edit table) and its reason (why it paused, or passed)."""
+    committee's decision (Dawid–Skene, as the page's edit table shows it), whether the edit passed on its own,
+    was decided or paused (`outcome`), and why."""
     def verdict(model: str) -> Column[EditRow]:
         def value(e: EditRow) -> Scalar:
             record = e.records.get(model)
@@ -292,8 +293,9 @@ def edit_columns(ctx: Context, models: Sequence[str], has_truth: bool) -> tuple[
         *([Column[EditRow]("truth", "truth", left=True, value=lambda e: e.committee.truth)] if has_truth else []),
         *(c for m in models for c in (verdict(m), cost(m))),
         Column("decision", "committee", left=True, value=lambda e: e.committee.dawid_skene),
-        Column("reason", "why", left=True, value=lambda e: e.committee.reasons if e.committee.needs_human
-               else f"{e.committee.outcome}: {e.committee.why}"),
+        Column("outcome", "outcome", left=True, value=lambda e: e.committee.outcome),
+        Column("reason", "why", left=True,
+               value=lambda e: e.committee.reasons if e.committee.needs_human else e.committee.why),
     )
 
 
