@@ -11,8 +11,6 @@ names its sha256; anything else a page might carry would not.
 
 from __future__ import annotations
 
-from typing import Any
-
 from fanout.analysis.change import Change, diff_url
 from fanout.analysis.charts import (
     STANCE_COLOURS,
@@ -32,9 +30,10 @@ from fanout.analysis.fmt import (
     with_interval,
 )
 from fanout.analysis.html_edit import change_html, committee_html, model_anchor
-from fanout.analysis.html_page import entity_link, notes_html, page
+from fanout.analysis.html_page import entity_link, notes_html, page, truth_html, verdict_badge
 from fanout.analysis.load import EditInfo
 from fanout.analysis.report import Report
+from fanout.analysis.report_tables import CommitteeRow
 from fanout.judging.scales import STANCE_OF_TRUTH, stance
 from fanout.records import VERDICTS, VerdictRecord
 
@@ -269,7 +268,7 @@ def _committee_section(report: Report, names: dict[str, str]) -> str:
 
 def _edits_section(report: Report, names: dict[str, str], pages: str) -> str:
     by_edit = report.run.by_edit()
-    committee = {row["rcid"]: row for row in report.table("committee")}
+    committee = {row.rcid: row for row in report.tables.committee.rows}
     has_truth = report.labels is not None
     headers = ["edit", *(["truth"] if has_truth else []), "committee", *[names[m] for m in report.models]]
     body = "".join(
@@ -301,29 +300,29 @@ def _edit_tools(has_truth: bool) -> str:
             '<span id="edit-count" class="muted"></span></div>')
 
 
-def _edit_row(n: int, edit: EditInfo, change: Change | None, row: dict[str, Any], records: dict[str, VerdictRecord],
+def _edit_row(n: int, edit: EditInfo, change: Change | None, row: CommitteeRow, records: dict[str, VerdictRecord],
               models: list[str], pages: str, has_truth: bool) -> str:
     page_href = f"{pages}/{edit.rcid}.html"
     cells = [f'<td class="edit">{_edit_cell(edit, change, page_href)}</td>']
-    cells += [f"<td>{_truth_html(row['truth'])}</td>"] if has_truth else []
+    cells += [f"<td>{truth_html(row.truth)}</td>"] if has_truth else []
     cells.append(f"<td>{committee_html(row)}</td>")
     cells += [f"<td>{_verdict_cell(records[m], f'{page_href}#{model_anchor(i)}')}</td>" if m in records
               else '<td><span class="muted">not run</span></td>' for i, m in enumerate(models)]
     attrs = "".join(f' data-{k}="{esc(v)}"' for k, v in _row_data(n, edit, change, row, records, models).items())
-    cls = ' class="human"' if row["needs_human"] else ""
+    cls = ' class="human"' if row.needs_human else ""
     return f'<tr id="edit-{esc(edit.rcid)}"{cls}{attrs}>' + "".join(cells) + "</tr>"
 
 
-def _row_data(n: int, edit: EditInfo, change: Change | None, row: dict[str, Any], records: dict[str, VerdictRecord],
+def _row_data(n: int, edit: EditInfo, change: Change | None, row: CommitteeRow, records: dict[str, VerdictRecord],
               models: list[str]) -> dict[str, object]:
     """What EDIT_TABLE_SCRIPT sorts and filters the row by (flags are "1" or "0")."""
     stances = {stance(r.verdict) for r in records.values() if r.verdict is not None}
-    truth = row["truth"]
-    wrong = truth is not None and row["dawid_skene"] is not None and row["dawid_skene"] != STANCE_OF_TRUTH[truth]
-    confidence = row["dawid_skene_confidence"]
+    truth = row.truth
+    wrong = truth is not None and row.dawid_skene is not None and row.dawid_skene != STANCE_OF_TRUTH[truth]
+    confidence = row.dawid_skene_confidence
     return {
         "n": n,
-        "queued": int(row["needs_human"]),
+        "queued": int(row.needs_human),
         "split": int(len(stances) > 1),
         "gap": int(any(m not in records or records[m].verdict is None for m in models)),
         "wrong": int(wrong),
@@ -354,17 +353,7 @@ def _verdict_cell(record: VerdictRecord, href: str) -> str:
     """The verdict, linked to its section of the edit page, the start of its rationale on hover, and its cost."""
     tip = (record.rationale or record.error or "")[:TOOLTIP_LIMIT]
     tip += "…" if len(record.rationale or record.error or "") > TOOLTIP_LIMIT else ""
-    label = record.verdict or record.status
-    badge = (f'<a class="v v-{esc(record.verdict or "none")}" href="{esc(href)}" title="{esc(tip)}">{esc(label)}</a>')
-    if record.status != "ok" and record.verdict is not None:
-        badge += f' <span class="warn">{esc(record.status)}</span>'
-    return f'{badge} <span class="muted nowrap">{esc(usd(record.cost_usd, 4))}</span>'
-
-
-def _truth_html(truth: str | None) -> str:
-    if truth is None:
-        return '<span class="muted">–</span>'
-    return f'<span class="s-{esc(STANCE_OF_TRUTH[truth])}">{esc(truth)}</span>'
+    return f'{verdict_badge(record, href, tip)} <span class="muted nowrap">{esc(usd(record.cost_usd, 4))}</span>'
 
 
 def _footer(report: Report) -> str:

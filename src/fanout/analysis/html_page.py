@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 from fanout.analysis.charts import esc
+from fanout.judging.scales import STANCE_OF_TRUTH
+from fanout.records import VerdictRecord
 
 POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
 """Nothing loads from anywhere; no script runs unless `csp` names it."""
@@ -131,6 +133,26 @@ def stance_html(value: str | None) -> str:
     if value is None:
         return '<span class="muted nowrap">tie / none</span>'
     return f'<span class="s-{esc(value)}">{esc(value)}</span>'
+
+
+def verdict_badge(record: VerdictRecord, href: str | None = None, title: str | None = None) -> str:
+    """The verdict, or the status of a record without one (timeout, invalid_json, ...), coloured by verdict;
+    a link to `href` (the model's section of the edit page) when given, with `title` shown on hover."""
+    label = record.verdict or record.status
+    tip = "" if title is None else f' title="{esc(title)}"'
+    cls = f'v v-{esc(record.verdict or "none")}'
+    badge = (f'<a class="{cls}" href="{esc(href)}"{tip}>{esc(label)}</a>' if href is not None
+             else f'<span class="{cls}"{tip}>{esc(label)}</span>')
+    if record.status != "ok" and record.verdict is not None:
+        badge += f' <span class="warn">{esc(record.status)}</span>'
+    return badge
+
+
+def truth_html(truth: str | None) -> str:
+    """A labelled truth, coloured by the stance it calls right; `–` for an edit without a label."""
+    if truth is None:
+        return '<span class="muted">–</span>'
+    return f'<span class="s-{esc(STANCE_OF_TRUTH[truth])}">{esc(truth)}</span>'
 
 
 def notes_html(notes: Sequence[str]) -> str:
