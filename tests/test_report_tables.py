@@ -99,3 +99,27 @@ def test_a_cell_that_is_no_scalar_is_refused() -> None:
     with pytest.raises(TypeError, match="a table cell holds list"):
         Table((Column[Bad]("tags", "tags"),), [Bad(["x"])]).json()
     assert dataclasses.is_dataclass(Bad)
+
+
+def test_a_cost_column_added_in_one_place_reaches_the_summary_the_page_the_json_and_the_csv(tmp_path) -> None:
+    from test_analysis_support import run_from_table
+
+    from fanout.analysis import build_report, render_html, render_summary
+    from fanout.analysis.cost import ModelCost
+    from fanout.analysis.fmt import short_names
+    from fanout.analysis.report_tables import Context, cost_columns
+
+    report = build_report(run_from_table(tmp_path / "run", {1: ("plausible",) * 3, 2: ("incorrect",) * 3}, cost=0.25))
+    per_1k = Column[ModelCost]("cost_per_1k_tokens_usd", "per 1k tokens", fmt=money(3), value=lambda c: (
+        1000 * c.total_cost_usd / (c.prompt_tokens + c.completion_tokens)))
+    table = report.tables.cost
+    assert [c.key for c in table.columns] == [c.key for c in cost_columns(Context(short_names(report.models), 500, {}))]
+    report.tables = dataclasses.replace(report.tables, cost=dataclasses.replace(table, columns=(*table.columns, per_1k)))
+    summary = render_summary(report).split("\nCost\n")[1]
+    assert "next 500 edits  per 1k tokens" in summary
+    assert [line.split()[-1] for line in summary.splitlines() if line.startswith(("alpha", "total"))] == [
+        "$0.227", "$0.227"]  # 0.50 for 2,200 tokens; the footer has the column's total too
+    assert "<th>per 1k tokens</th>" in render_html(report) and "<td>$0.227</td></tr>" in render_html(report)
+    assert report.table("cost")[0]["cost_per_1k_tokens_usd"] == 1000 * 0.5 / 2200
+    assert report.to_json()["tables"]["cost"][0]["cost_per_1k_tokens_usd"] == 1000 * 0.5 / 2200
+    assert report.tables.cost.csv().splitlines()[0].endswith(",cache_saved_usd,cost_per_1k_tokens_usd")
