@@ -123,3 +123,35 @@ def test_a_cost_column_added_in_one_place_reaches_the_summary_the_page_the_json_
     assert report.table("cost")[0]["cost_per_1k_tokens_usd"] == 1000 * 0.5 / 2200
     assert report.to_json()["tables"]["cost"][0]["cost_per_1k_tokens_usd"] == 1000 * 0.5 / 2200
     assert report.tables.cost.csv().splitlines()[0].endswith(",cache_saved_usd,cost_per_1k_tokens_usd")
+
+
+def test_the_json_of_a_one_edit_run_has_each_typed_row_s_fields_with_their_values(tmp_path) -> None:
+    from test_analysis_support import run_from_table
+
+    from fanout.analysis import build_report
+
+    run = run_from_table(tmp_path / "run", {7: ("plausible", "incorrect")}, models=("m/a", "m/b"), cost=0.5)
+    tables = build_report(run).to_json()["tables"]
+    why = "tie; confidence 0.50 < 0.80; top two 0.50 and 0.50 closer than --delta 0.20"
+    assert tables["committee"] == [{
+        "rcid": 7, "qid": "Q7", "property": "P31", "votes": 2, "accept": 1, "unsure": 0, "reject": 1,
+        "majority": None, "majority_share": 0.5, "weighted": "accept", "weighted_share": 0.5, "dawid_skene": "accept",
+        "dawid_skene_confidence": pytest.approx(0.49916, abs=1e-5), "needs_human": True, "reasons": why,
+        "mean_confidence": None, "top_share": 0.5, "second_share": 0.5, "outcome": "paused", "why": why, "truth": None,
+    }]
+    assert tables["human_queue"] == tables["committee"]
+    assert tables["cost"][0] == {
+        "model": "m/a", "records": 1, "cost_known": 1, "cost_unknown": 0, "total_cost_usd": 0.5, "mean_cost_usd": 0.5,
+        "prompt_tokens": 1000, "completion_tokens": 100, "mean_prompt_tokens": 1000.0, "mean_completion_tokens": 100.0,
+        "projected_edits": 500, "projected_cost_usd": 250.0, "earlier_attempts": 0, "earlier_cost_usd": 0,
+        "earlier_cost_unknown": 0, "estimated_cost_usd": 0, "cached_tokens": 0, "cache_write_tokens": 0,
+        "cache_hit_rate": 0.0, "cache_saved_usd": 0.0,
+    }
+    assert tables["verdicts"][1] == {
+        "rcid": 7, "qid": "Q7", "property": "P31", "model": "m/b", "status": "ok", "verdict": "incorrect",
+        "stance": "reject", "truth": None, "cost_usd": 0.5, "prompt_tokens": 1000, "completion_tokens": 100, "turns": 3,
+        "tool_calls": 0, "sources": 0, "verified_never_fetched": 0, "duration_s": 2.0,
+    }
+    assert [(r["model"], r["weight_source"]) for r in tables["reliability"]] == [("m/a", "dawid_skene"),
+                                                                                 ("m/b", "dawid_skene")]
+    assert len(tables["dawid_skene_confusion"]) == 2 * 3 * 3  # two models, 3 true x 3 given stances
