@@ -16,8 +16,9 @@ from fanout.analysis import ReportOptions, build_report
 from fanout.cli import main
 
 DECIDED = "no confidence measured (verdicts asked once; --samples 2 or more measures it)"
-HEADER = ("rcid,qid,item,property,what,change,diff_url,{truth}vendor/alpha verdict,vendor/alpha cost_usd,"
-          "vendor/beta verdict,vendor/beta cost_usd,other/gamma verdict,other/gamma cost_usd,decision,outcome,reason")
+HEADER = ("rcid,qid,item,property,what,change,diff_url,{truth}decision,vendor/alpha verdict,vendor/alpha cost_usd,"
+          "vendor/beta verdict,vendor/beta cost_usd,other/gamma verdict,other/gamma cost_usd,outcome,reason")
+"""The page's edit table in its order (edit, truth, committee, models), each part of a cell in its own column."""
 
 
 @pytest.fixture
@@ -39,13 +40,13 @@ def test_the_csv_on_standard_output_is_one_row_per_edit_with_each_model_and_the_
     diff = "https://www.wikidata.org/w/index.php?diff=100000"
     assert out.splitlines() == [
         HEADER.format(truth="truth,"),
-        f"1,Q1,,P31,,value changed,{diff}1,correct,plausible,0.25,verified-high,0.25,plausible,0.25,accept,decided,"
+        f"1,Q1,,P31,,value changed,{diff}1,correct,accept,plausible,0.25,verified-high,0.25,plausible,0.25,decided,"
         f"{DECIDED}",
-        f"2,Q2,,P31,,value changed,{diff}2,incorrect,incorrect,0.25,suspect,0.25,incorrect,0.25,reject,decided,"
+        f"2,Q2,,P31,,value changed,{diff}2,incorrect,reject,incorrect,0.25,suspect,0.25,incorrect,0.25,decided,"
         f"{DECIDED}",
-        f"3,Q3,,P31,,value changed,{diff}3,incorrect,plausible,0.25,incorrect,0.25,invalid_json,0.25,reject,paused,"
+        f"3,Q3,,P31,,value changed,{diff}3,incorrect,reject,plausible,0.25,incorrect,0.25,invalid_json,0.25,paused,"
         "only 2 of 3 verdicts (quorum 3); tie; confidence 0.51 < 0.80; top two 0.50 and 0.50 closer than --delta 0.20",
-        f"4,Q4,,P31,,value changed,{diff}4,unverifiable,unverifiable,0.25,unverifiable,0.25,plausible,0.25,unsure,"
+        f"4,Q4,,P31,,value changed,{diff}4,unverifiable,unsure,unverifiable,0.25,unverifiable,0.25,plausible,0.25,"
         "paused,agreement 0.67 < 0.75",
     ]
     assert "Needs a human: 2 of 4 edits" in err  # the summary keeps off standard output

@@ -155,3 +155,17 @@ def test_the_json_of_a_one_edit_run_has_each_typed_row_s_fields_with_their_value
     assert [(r["model"], r["weight_source"]) for r in tables["reliability"]] == [("m/a", "dawid_skene"),
                                                                                  ("m/b", "dawid_skene")]
     assert len(tables["dawid_skene_confusion"]) == 2 * 3 * 3  # two models, 3 true x 3 given stances
+
+
+def test_an_edit_page_s_verdict_table_names_a_model_not_run_on_the_edit(tmp_path) -> None:
+    from test_analysis_support import make_record, write_run
+
+    from fanout.analysis import build_report
+    from fanout.analysis.html_edit import render_edit_pages
+
+    records = [make_record(1, "m/a", "plausible"), make_record(1, "m/b", "incorrect"), make_record(2, "m/a", "suspect")]
+    pages = dict(render_edit_pages(build_report(write_run(tmp_path / "run", records)), "../../report.html"))
+    row = pages[2].split('<tr><td class="l">b</td>')[1].split("</tr>")[0]
+    assert row == '<td class="l"><span class="muted">not run</span></td><td class="l"></td>' + "<td></td>" * 5
+    assert '<td class="l"><a href="#model-1">a</a></td><td class="l"><span class="v v-suspect">suspect</span></td>' \
+        in pages[2]

@@ -11,7 +11,6 @@ names its sha256; anything else a page might carry would not.
 
 from __future__ import annotations
 
-from fanout.analysis.change import Change, diff_url
 from fanout.analysis.charts import (
     STANCE_COLOURS,
     VERDICT_COLOURS,
@@ -29,16 +28,11 @@ from fanout.analysis.fmt import (
     usd,
     with_interval,
 )
-from fanout.analysis.html_edit import change_html, committee_html, model_anchor
-from fanout.analysis.html_page import entity_link, notes_html, page, truth_html, verdict_badge
-from fanout.analysis.load import EditInfo
+from fanout.analysis.html_page import notes_html, page
 from fanout.analysis.report import Report
-from fanout.analysis.report_tables import CommitteeRow
+from fanout.analysis.report_tables import EditRow
 from fanout.judging.scales import STANCE_OF_TRUTH, stance
-from fanout.records import VERDICTS, VerdictRecord
-
-TOOLTIP_LIMIT = 300
-"""Characters of a rationale shown when the pointer rests on a verdict; its edit page has the rest."""
+from fanout.records import VERDICTS
 
 EDIT_TABLE_SCRIPT = """(function () {
   var table = document.getElementById("edit-table"), tools = document.getElementById("edit-tools");
@@ -86,7 +80,7 @@ def render_html(report: Report, edit_pages: str = "report/edits") -> str:
         _cost_section(report, names),
         _health_section(report, names),
         _committee_section(report, names),
-        _edits_section(report, names, edit_pages),
+        _edits_section(report, edit_pages),
     ]
     body = _header(report) + _nav(report) + "<main>" + "".join(sections) + "</main>" + _footer(report)
     return page(f"fanout report · {report.run.run_dir.name}", body, scripts=[EDIT_TABLE_SCRIPT])
@@ -266,23 +260,14 @@ def _committee_section(report: Report, names: dict[str, str]) -> str:
     )
 
 
-def _edits_section(report: Report, names: dict[str, str], pages: str) -> str:
-    by_edit = report.run.by_edit()
-    committee = {row.rcid: row for row in report.tables.committee.rows}
+def _edits_section(report: Report, pages: str) -> str:
     has_truth = report.labels is not None
-    headers = ["edit", *(["truth"] if has_truth else []), "committee", *[names[m] for m in report.models]]
-    body = "".join(
-        _edit_row(n, edit, report.changes.get(edit.rcid), committee[edit.rcid], by_edit[edit.rcid], report.models,
-                  pages, has_truth)
-        for n, edit in enumerate(report.run.edits)
-    )
-    head = "".join(f"<th>{esc(h)}</th>" for h in headers)
+    table = report.edit_table(pages).html(lambda e: _row_attrs(e, report.models), ' class="edits" id="edit-table"')
     return (
         '<section id="edits"><h2>Edits</h2><p class="stat">An edit’s link opens its page: every model’s rationale, '
         "sources, tool calls and transcript. Highlighted rows need a human; rest the pointer on a verdict for "
         f"the start of its rationale.</p>{notes_html(report.notes_on['edits'])}{_edit_tools(has_truth)}"
-        f'<div class="scroll"><table class="edits" id="edit-table"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{body}</tbody></table></div></section>"
+        f"{table}</section>"
     )
 
 
@@ -300,60 +285,30 @@ def _edit_tools(has_truth: bool) -> str:
             '<span id="edit-count" class="muted"></span></div>')
 
 
-def _edit_row(n: int, edit: EditInfo, change: Change | None, row: CommitteeRow, records: dict[str, VerdictRecord],
-              models: list[str], pages: str, has_truth: bool) -> str:
-    page_href = f"{pages}/{edit.rcid}.html"
-    cells = [f'<td class="edit">{_edit_cell(edit, change, page_href)}</td>']
-    cells += [f"<td>{truth_html(row.truth)}</td>"] if has_truth else []
-    cells.append(f"<td>{committee_html(row)}</td>")
-    cells += [f"<td>{_verdict_cell(records[m], f'{page_href}#{model_anchor(i)}')}</td>" if m in records
-              else '<td><span class="muted">not run</span></td>' for i, m in enumerate(models)]
-    attrs = "".join(f' data-{k}="{esc(v)}"' for k, v in _row_data(n, edit, change, row, records, models).items())
-    cls = ' class="human"' if row.needs_human else ""
-    return f'<tr id="edit-{esc(edit.rcid)}"{cls}{attrs}>' + "".join(cells) + "</tr>"
+def _row_attrs(e: EditRow, models: list[str]) -> str:
+    """The row's id (the edit pages link back to it), its highlight when queued, and what the script reads."""
+    cls = ' class="human"' if e.committee.needs_human else ""
+    data = "".join(f' data-{k}="{esc(v)}"' for k, v in _row_data(e, models).items())
+    return f' id="edit-{esc(e.rcid)}"{cls}{data}'
 
 
-def _row_data(n: int, edit: EditInfo, change: Change | None, row: CommitteeRow, records: dict[str, VerdictRecord],
-              models: list[str]) -> dict[str, object]:
+def _row_data(e: EditRow, models: list[str]) -> dict[str, object]:
     """What EDIT_TABLE_SCRIPT sorts and filters the row by (flags are "1" or "0")."""
+    records, row = e.records, e.committee
     stances = {stance(r.verdict) for r in records.values() if r.verdict is not None}
     truth = row.truth
     wrong = truth is not None and row.dawid_skene is not None and row.dawid_skene != STANCE_OF_TRUTH[truth]
     confidence = row.dawid_skene_confidence
     return {
-        "n": n,
+        "n": e.position,
         "queued": int(row.needs_human),
         "split": int(len(stances) > 1),
         "gap": int(any(m not in records or records[m].verdict is None for m in models)),
         "wrong": int(wrong),
         "conf": -1 if confidence is None else round(confidence, 4),
         "cost": round(sum(r.cost_usd or 0.0 for r in records.values()), 6),
-        "item": ((change.item_label if change else None) or edit.qid).lower(),
+        "item": (e.item or e.qid).lower(),
     }
-
-
-def _edit_cell(edit: EditInfo, change: Change | None, page_href: str) -> str:
-    """The item, what was edited, old → new, and the links: the edit's page, the item, the diff."""
-    title = change.item_label if change and change.item_label else edit.qid
-    lines = [f'<a href="{esc(page_href)}"><b>{esc(title)}</b></a>'
-             + (f" {entity_link(edit.qid)}" if title != edit.qid else "")]
-    if change is not None:
-        lines.append(esc(change.what))
-        lines.append(change_html(change, edit.diff_type))
-    else:
-        lines.append(esc(edit.property or ""))
-    kind = esc((edit.diff_type or "").replace("_", " "))
-    parent = change.parent_revid if change is not None else None
-    diff = f' · <a href="{esc(diff_url(edit.revid, parent))}" rel="noopener noreferrer">diff</a>' if edit.revid else ""
-    lines.append(f'<span class="muted">{kind}{diff} · rcid {esc(edit.rcid)}</span>')
-    return "<br>".join(lines)
-
-
-def _verdict_cell(record: VerdictRecord, href: str) -> str:
-    """The verdict, linked to its section of the edit page, the start of its rationale on hover, and its cost."""
-    tip = (record.rationale or record.error or "")[:TOOLTIP_LIMIT]
-    tip += "…" if len(record.rationale or record.error or "") > TOOLTIP_LIMIT else ""
-    return f'{verdict_badge(record, href, tip)} <span class="muted nowrap">{esc(usd(record.cost_usd, 4))}</span>'
 
 
 def _footer(report: Report) -> str:

@@ -17,10 +17,19 @@ from fanout.analysis.change import Change, diff_url
 from fanout.analysis.charts import esc
 from fanout.analysis.fmt import ratio, short_names, usd
 from fanout.analysis.health import claimed_unfetched, fetched_urls, normalise_url
-from fanout.analysis.html_page import entity_link, link, page, stance_html, truth_html, verdict_badge
+from fanout.analysis.html_page import (
+    change_html,
+    entity_link,
+    link,
+    model_anchor,
+    page,
+    stance_html,
+    truth_html,
+    verdict_badge,
+)
 from fanout.analysis.load import EditInfo
 from fanout.analysis.report import Report
-from fanout.analysis.report_tables import CommitteeRow
+from fanout.analysis.report_tables import CommitteeRow, committee_html
 from fanout.analysis.table import Column, Table
 from fanout.judging.scales import stance
 from fanout.records import VerdictRecord
@@ -42,11 +51,6 @@ def render_edit_pages(report: Report, report_href: str) -> Iterator[tuple[int, s
     for i, edit in enumerate(report.run.edits):
         around = Neighbours(report_href, rcids[i - 1] if i else None, rcids[i + 1] if i + 1 < len(rcids) else None)
         yield edit.rcid, render_edit_page(report, edit, by_edit[edit.rcid], committee[edit.rcid], around)
-
-
-def model_anchor(index: int) -> str:
-    """The id of a model's section on an edit page (model names may hold any character; indexes do not)."""
-    return f"model-{index + 1}"
 
 
 def render_edit_page(report: Report, edit: EditInfo, records: dict[str, VerdictRecord], committee: CommitteeRow,
@@ -90,35 +94,6 @@ def _edit_section(edit: EditInfo, change: Change | None, committee: CommitteeRow
     rows.append(("committee", committee_html(committee)))
     items = "".join(f"<dt>{esc(k)}</dt><dd>{v}</dd>" for k, v in rows)
     return f'<section><h2>The edit</h2><dl class="edit">{items}</dl></section>'
-
-
-def change_html(change: Change, diff_type: str | None) -> str:
-    """`old → new` as a patroller reads a diff: removed in red, added in green.
-
-    A qualifier, reference or rank edit leaves the statement's value as it was:
-    that value is shown plain, and the part that changed in colour.
-    """
-    if change.detail is not None:
-        statement = esc(change.new) + " " if change.new is not None else ""
-        colour = "old" if (diff_type or "").endswith("_removed") else "new"
-        return f'{statement}<span class="{colour}">{esc(change.detail)}</span>'
-    old = f'<span class="old">{esc(change.old)}</span>' if change.old is not None else ""
-    new = f'<span class="new">{esc(change.new)}</span>' if change.new is not None else ""
-    if old and new:
-        return f"{old} → {new}"
-    if old:
-        return f"{old} removed" if diff_type == "value_removed" else old
-    return new or '<span class="muted">–</span>'
-
-
-def committee_html(row: CommitteeRow) -> str:
-    text = (f"Dawid–Skene {stance_html(row.dawid_skene)} <span class=\"muted\">{ratio(row.dawid_skene_confidence)}"
-            f"</span> · majority {stance_html(row.majority)} <span class=\"muted\">{ratio(row.majority_share)}</span>")
-    if row.needs_human:
-        text += f' <span class="badge">needs a human: {esc(row.reasons)}</span>'
-    else:
-        text += f' <span class="muted">{esc(row.outcome)}: {esc(row.why)}</span>'
-    return text
 
 
 @dataclass(frozen=True)

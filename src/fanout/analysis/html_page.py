@@ -14,6 +14,7 @@ import hashlib
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
+from fanout.analysis.change import Change
 from fanout.analysis.charts import esc
 from fanout.judging.scales import STANCE_OF_TRUTH
 from fanout.records import VerdictRecord
@@ -133,6 +134,30 @@ def stance_html(value: str | None) -> str:
     if value is None:
         return '<span class="muted nowrap">tie / none</span>'
     return f'<span class="s-{esc(value)}">{esc(value)}</span>'
+
+
+def model_anchor(index: int) -> str:
+    """The id of a model's section on an edit page (model names may hold any character; indexes do not)."""
+    return f"model-{index + 1}"
+
+
+def change_html(change: Change, diff_type: str | None) -> str:
+    """`old → new` as a patroller reads a diff: removed in red, added in green.
+
+    A qualifier, reference or rank edit leaves the statement's value as it was:
+    that value is shown plain, and the part that changed in colour.
+    """
+    if change.detail is not None:
+        statement = esc(change.new) + " " if change.new is not None else ""
+        colour = "old" if (diff_type or "").endswith("_removed") else "new"
+        return f'{statement}<span class="{colour}">{esc(change.detail)}</span>'
+    old = f'<span class="old">{esc(change.old)}</span>' if change.old is not None else ""
+    new = f'<span class="new">{esc(change.new)}</span>' if change.new is not None else ""
+    if old and new:
+        return f"{old} → {new}"
+    if old:
+        return f"{old} removed" if diff_type == "value_removed" else old
+    return new or '<span class="muted">–</span>'
 
 
 def verdict_badge(record: VerdictRecord, href: str | None = None, title: str | None = None) -> str:

@@ -108,10 +108,11 @@ class Report:
         for a reader of the data; the tables themselves render `tables`."""
         return list(self.tables.named(name).json())
 
-    def edit_table(self) -> Table[EditRow]:
+    def edit_table(self, edit_pages: str = "report/edits") -> Table[EditRow]:
         """One row per edit, in the run's order: what changed, the truth, each model's verdict and cost, and the
-        committee's decision (`report --csv`)."""
-        ctx = Context(short_names(self.models), self.options.project_edits, self.changes)
+        committee's decision (`report --csv`, and the page's edit table, whose cells link the edit pages in
+        `edit_pages`)."""
+        ctx = Context(short_names(self.models), self.options.project_edits, self.changes, edit_pages)
         rows = edit_rows(self.run.edits, self.tables.committee.rows, self.run.by_edit(), self.changes)
         return Table(edit_columns(ctx, self.models, self.labels is not None), rows)
 

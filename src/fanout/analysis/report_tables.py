@@ -15,8 +15,15 @@ from dataclasses import dataclass, field, fields
 from fanout.analysis.change import Change, change_text, edit_diff_url
 from fanout.analysis.charts import esc
 from fanout.analysis.cost import ModelCost, uses_cache
-from fanout.analysis.fmt import settled_steps, subject_name, with_interval
-from fanout.analysis.html_page import entity_link, stance_html
+from fanout.analysis.fmt import ratio, settled_steps, subject_name, usd, with_interval
+from fanout.analysis.html_page import (
+    change_html,
+    entity_link,
+    model_anchor,
+    stance_html,
+    truth_html,
+    verdict_badge,
+)
 from fanout.analysis.load import EditInfo
 from fanout.analysis.table import NOT_DATA, Column, Row, Scalar, Table, amount, check_fields, fixed, money, share
 from fanout.records import VerdictRecord
@@ -29,6 +36,8 @@ class Context:
     names: Mapping[str, str]
     project_edits: int
     changes: Mapping[int, Change]
+    edit_pages: str = "report/edits"
+    """The folder of the edit pages, as a link from the first page reaches it."""
 
     def name(self, model: object) -> str:
         return self.names.get(str(model), str(model))
@@ -116,6 +125,11 @@ class EditRow:
     diff_url: str | None
     committee: CommitteeRow = field(metadata=NOT_DATA)
     records: Mapping[str, VerdictRecord] = field(metadata=NOT_DATA)
+    edit: EditInfo = field(metadata=NOT_DATA)
+    described: Change | None = field(metadata=NOT_DATA)
+    """What the snapshot says the edit changed (None: the snapshot no longer describes it)."""
+    position: int = field(metadata=NOT_DATA)
+    """Its place in the run's order, which the page's table can be sorted back to."""
 
 
 def _pair(ctx: Context, between: str) -> Column[Row]:
@@ -270,47 +284,101 @@ def reliability_columns(ctx: Context) -> tuple[Column[ReliabilityRow], ...]:
     )
 
 
+TOOLTIP_LIMIT = 300
+"""Characters of a rationale shown when the pointer rests on a verdict; its edit page has the rest."""
+
+
 def edit_columns(ctx: Context, models: Sequence[str], has_truth: bool) -> tuple[Column[EditRow], ...]:
-    """The edit, the truth (with labels), each model's verdict (its status when it gave none) and cost, the
-    committee's decision (Dawid–Skene, as the page's edit table shows it), whether the edit passed on its own,
-    was decided or paused (`outcome`), and why."""
-    def verdict(model: str) -> Column[EditRow]:
+    """The page's edit table and `report --csv`: the edit, the truth (with labels), the committee's decision
+    (Dawid–Skene, as the page shows it), each model's verdict (its status when it gave none) and cost, whether
+    the edit passed on its own, was decided or paused (`outcome`), and why. The page shows the edit, the
+    truth, the committee and the models in a cell each; the CSV has each part in its own column. No column
+    is `left`: the page's edit table aligns every cell left by its style, and `td.l` would keep the edit
+    cell from wrapping."""
+    def verdict(i: int, model: str) -> Column[EditRow]:
         def value(e: EditRow) -> Scalar:
             record = e.records.get(model)
             return None if record is None else record.verdict or record.status
-        return Column(f"{model} verdict", f"{ctx.name(model)}", left=True, value=value)
+
+        def html(e: EditRow) -> str:
+            record = e.records.get(model)
+            if record is None:
+                return '<span class="muted">not run</span>'
+            return verdict_cell(record, f"{_page_href(ctx, e)}#{model_anchor(i)}")
+        return Column(f"{model} verdict", ctx.name(model), value=value, html=html)
 
     def cost(model: str) -> Column[EditRow]:
         def value(e: EditRow) -> Scalar:
             record = e.records.get(model)
             return None if record is None else record.cost_usd
-        return Column(f"{model} cost_usd", f"{ctx.name(model)} cost", fmt=money(4), value=value)
+        return Column(f"{model} cost_usd", fmt=money(4), value=value)
 
     return (
-        Column("item", "item", left=True, show=lambda e: f"{e.item} ({e.qid})" if e.item else e.qid),
-        Column("property", "property", left=True),
-        Column("change", "change", left=True),
-        *([Column[EditRow]("truth", "truth", left=True, value=lambda e: e.committee.truth)] if has_truth else []),
-        *(c for m in models for c in (verdict(m), cost(m))),
-        Column("decision", "committee", left=True, value=lambda e: e.committee.dawid_skene),
-        Column("outcome", "outcome", left=True, value=lambda e: e.committee.outcome),
-        Column("reason", "why", left=True,
-               value=lambda e: e.committee.reasons if e.committee.needs_human else e.committee.why),
+        Column("item", "edit", cls="edit", show=lambda e: f"{e.item} ({e.qid})" if e.item else e.qid,
+               html=lambda e: edit_cell(e.edit, e.described, _page_href(ctx, e))),
+        *([Column[EditRow]("truth", "truth", value=lambda e: e.committee.truth,
+                           html=lambda e: truth_html(e.committee.truth))] if has_truth else []),
+        Column("decision", "committee", value=lambda e: e.committee.dawid_skene, html=lambda e: committee_html(e.committee)),
+        *(c for i, m in enumerate(models) for c in (verdict(i, m), cost(m))),
+        Column("outcome", value=lambda e: e.committee.outcome),
+        Column("reason", value=lambda e: e.committee.reasons if e.committee.needs_human else e.committee.why),
     )
 
 
-def edit_rows(edits: Sequence[EditInfo], committee: Sequence[CommitteeRow], records: Mapping[int, Mapping[str, VerdictRecord]],
-              changes: Mapping[int, Change]) -> list[EditRow]:
+def _page_href(ctx: Context, e: EditRow) -> str:
+    return f"{ctx.edit_pages}/{e.rcid}.html"
+
+
+def edit_rows(edits: Sequence[EditInfo], committee: Sequence[CommitteeRow],
+              records: Mapping[int, Mapping[str, VerdictRecord]], changes: Mapping[int, Change]) -> list[EditRow]:
     decided = {row.rcid: row for row in committee}
-    return [_edit_row(edit, decided[edit.rcid], records[edit.rcid], changes.get(edit.rcid)) for edit in edits]
+    return [_edit_row(n, edit, decided[edit.rcid], records[edit.rcid], changes.get(edit.rcid))
+            for n, edit in enumerate(edits)]
 
 
-def _edit_row(edit: EditInfo, row: CommitteeRow, records: Mapping[str, VerdictRecord], change: Change | None) -> EditRow:
+def _edit_row(n: int, edit: EditInfo, row: CommitteeRow, records: Mapping[str, VerdictRecord],
+              change: Change | None) -> EditRow:
     return EditRow(
         rcid=edit.rcid, qid=edit.qid, item=change.item_label if change else None, property=edit.property,
         what=change.what if change else None, change=change_text(change, edit.diff_type),
-        diff_url=edit_diff_url(edit.revid, change), committee=row, records=records,
+        diff_url=edit_diff_url(edit.revid, change), committee=row, records=records, edit=edit, described=change,
+        position=n,
     )
+
+
+def committee_html(row: CommitteeRow) -> str:
+    text = (f"Dawid–Skene {stance_html(row.dawid_skene)} <span class=\"muted\">{ratio(row.dawid_skene_confidence)}"
+            f"</span> · majority {stance_html(row.majority)} <span class=\"muted\">{ratio(row.majority_share)}</span>")
+    if row.needs_human:
+        text += f' <span class="badge">needs a human: {esc(row.reasons)}</span>'
+    else:
+        text += f' <span class="muted">{esc(row.outcome)}: {esc(row.why)}</span>'
+    return text
+
+
+
+def edit_cell(edit: EditInfo, change: Change | None, page_href: str) -> str:
+    """The item, what was edited, old → new, and the links: the edit's page, the item, the diff."""
+    title = change.item_label if change and change.item_label else edit.qid
+    lines = [f'<a href="{esc(page_href)}"><b>{esc(title)}</b></a>'
+             + (f" {entity_link(edit.qid)}" if title != edit.qid else "")]
+    if change is not None:
+        lines.append(esc(change.what))
+        lines.append(change_html(change, edit.diff_type))
+    else:
+        lines.append(esc(edit.property or ""))
+    kind = esc((edit.diff_type or "").replace("_", " "))
+    url = edit_diff_url(edit.revid, change)
+    diff = f' · <a href="{esc(url)}" rel="noopener noreferrer">diff</a>' if url else ""
+    lines.append(f'<span class="muted">{kind}{diff} · rcid {esc(edit.rcid)}</span>')
+    return "<br>".join(lines)
+
+
+def verdict_cell(record: VerdictRecord, href: str) -> str:
+    """The verdict, linked to its section of the edit page, the start of its rationale on hover, and its cost."""
+    tip = (record.rationale or record.error or "")[:TOOLTIP_LIMIT]
+    tip += "…" if len(record.rationale or record.error or "") > TOOLTIP_LIMIT else ""
+    return f'{verdict_badge(record, href, tip)} <span class="muted nowrap">{esc(usd(record.cost_usd, 4))}</span>'
 
 
 _NO_CONTEXT = Context({}, 0, {})

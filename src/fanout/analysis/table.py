@@ -61,6 +61,8 @@ class Column(Generic[R]):
     """A value worked out from the row's fields: the column adds it to the JSON and CSV."""
     left: bool = False
     """Text (left-aligned) rather than figures (right-aligned)."""
+    cls: str = ""
+    """A class of its cells on the page, for a style of their own (the edit table's wide edit cell)."""
     total: bool = True
     """Whether a footer (totals) row shows this cell; a mean has no total, so its footer cell stays blank."""
     when: Callable[[Sequence[R]], bool] | None = None
@@ -156,12 +158,15 @@ class Table(Generic[R]):
 
         return "\n".join([line(headers), line(["-" * w for w in widths]), *(line(r) for r in cells)])
 
-    def html(self, attrs: Callable[[R], str] | None = None) -> str:
-        """The page's table; text cells escaped, `html` cells as made; `attrs` adds attributes to a row's <tr>."""
+    def html(self, attrs: Callable[[R], str] | None = None, table_attrs: str = "") -> str:
+        """The page's table; text cells escaped, `html` cells as made; `attrs` adds attributes to a row's <tr>,
+        `table_attrs` to the <table> (an id a script finds it by)."""
         columns = self.shown(lambda c: c.header)
 
         def cell(tag: str, column: Column[R], content: str) -> str:
-            return f'<{tag}{_LEFT if column.left else ""}>{content}</{tag}>'
+            classes = " ".join([*(["l"] if column.left else []), *([column.cls] if column.cls and tag == "td" else [])])
+            attr = f' class="{classes}"' if classes else ""
+            return f"<{tag}{attr}>{content}</{tag}>"
 
         def html_cell(column: Column[R], row: R) -> str:
             return column.html(row) if column.html is not None else esc(self.text(column, row))
@@ -171,10 +176,7 @@ class Table(Generic[R]):
                        + "</tr>" for r in self.rows)
         body += "".join("<tr>" + "".join(cell("td", c, html_cell(c, r) if c.total else "") for c in columns) + "</tr>"
                         for r in self.footer)
-        return f'<div class="scroll"><table><thead>{head}</thead><tbody>{body}</tbody></table></div>'
-
-
-_LEFT = ' class="l"'
+        return f'<div class="scroll"><table{table_attrs}><thead>{head}</thead><tbody>{body}</tbody></table></div>'
 
 
 def _csv_cell(value: Scalar) -> str | int | float:
