@@ -54,17 +54,6 @@ def number(value: float | None, digits: int = 1) -> str:
     return f"{value:,.{digits}f}"
 
 
-def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, left: int = 1) -> str:
-    """Fixed-width columns; the first `left` columns are left-aligned, the rest right-aligned."""
-    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
-
-    def line(cells: Sequence[str]) -> str:
-        parts = [c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))]
-        return "  ".join(parts).rstrip()
-
-    return "\n".join([line(headers), line(["-" * w for w in widths])] + [line(r) for r in rows])
-
-
 SUBJECT_NAMES = {
     "majority": "committee: majority",
     "weighted": "committee: weighted",

@@ -47,6 +47,7 @@ from fanout.analysis.report_tables import (
     replay_columns,
     score_columns,
     cost_columns,
+    distribution_columns,
     edit_columns,
     edit_rows,
 )
@@ -186,7 +187,7 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
     ctx = Context(short_names(run.models), options.project_edits, changes)
     tables = ReportTables(
         health=Table(health_columns(ctx), model_health(run.records, run.models)),
-        verdict_distribution=Table((), verdict_distribution(verdicts, run.models)),
+        verdict_distribution=Table(distribution_columns(ctx), verdict_distribution(verdicts, run.models)),
         pairwise_agreement=Table(pairwise_columns(ctx), pairwise_agreement(verdicts, run.models, bootstrap)),
         overall_agreement=Table(OVERALL_COLUMNS, overall_agreement(verdicts, run.models, bootstrap)),
         model_agreement=Table((), model_agreement(verdicts, run.models, bootstrap)),

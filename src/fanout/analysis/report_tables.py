@@ -183,6 +183,16 @@ def pairwise_columns(ctx: Context) -> tuple[Column[Row], ...]:
     )
 
 
+def distribution_columns(ctx: Context) -> tuple[Column[Row], ...]:
+    """In the terminal only: the page draws the same counts as two stacked bar charts."""
+    return (
+        Column("model", short="model", left=True, show=lambda r: ctx.name(r["model"])),
+        *(Column[Row](key, short=short) for key, short in (
+            ("verified-high", "ver-high"), ("verified-low", "ver-low"), ("plausible", "plausible"),
+            ("unverifiable", "unverif"), ("suspect", "suspect"), ("incorrect", "incorrect"), ("missing", "none"))),
+    )
+
+
 OVERALL_COLUMNS: tuple[Column[Row], ...] = (
     Column("scale", "scale", left=True, show=lambda r: str(r["scale"]).replace("_", "-")),
     Column("edits", "edits (2+ verdicts)"),

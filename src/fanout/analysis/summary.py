@@ -9,7 +9,7 @@ from collections import Counter
 from dataclasses import replace
 
 from fanout.analysis.cost import cost_notes
-from fanout.analysis.fmt import short_names, text_table, with_interval
+from fanout.analysis.fmt import short_names, with_interval
 from fanout.analysis.report import Report
 from fanout.analysis.table import fixed, share
 from fanout.judging.scales import STANCES
@@ -22,7 +22,7 @@ def render_summary(report: Report) -> str:
     parts = [
         _header(report),
         _health(report),
-        _distribution(report, names),
+        _distribution(report),
         _agreement(report),
         _committee(report),
         _scores(report, names),
@@ -56,11 +56,8 @@ def _health(report: Report) -> str:
     return "Health (per model)\n" + report.tables.health.terminal()
 
 
-def _distribution(report: Report, names: dict[str, str]) -> str:
-    keys = ["verified-high", "verified-low", "plausible", "unverifiable", "suspect", "incorrect", "missing"]
-    headers = ["model", "ver-high", "ver-low", "plausible", "unverif", "suspect", "incorrect", "none"]
-    rows = [[names[str(r["model"])]] + [str(r[k]) for k in keys] for r in report.tables.verdict_distribution.rows]
-    return "Verdicts\n" + text_table(headers, rows)
+def _distribution(report: Report) -> str:
+    return "Verdicts\n" + report.tables.verdict_distribution.terminal()
 
 
 def _agreement(report: Report) -> str:
