@@ -5,6 +5,11 @@ render these definitions; none writes a column of its own. A table no page
 shows (the per-verdict rows, the confusion matrices) has no columns: its data
 is its rows' fields. A new column of the cost table, say, is one `Column`
 in `cost_columns` and reaches the terminal, the page, the JSON and the CSV.
+
+The rows built here (committee, verdicts, reliability, the edit table) are
+frozen dataclasses; the statistics modules (agreement, scoring, health,
+replay) return flat dicts (`Row`), read by key, whose keys vary with the run
+(a replay's steps, intervals); their columns are defined here all the same.
 """
 
 from __future__ import annotations
@@ -132,10 +137,10 @@ class EditRow:
     """Its place in the run's order, which the page's table can be sorted back to."""
 
 
-def _pair(ctx: Context, between: str) -> Column[Row]:
+def _pair(ctx: Context) -> Column[Row]:
     """`alpha x beta`: a pair of models, `×` on the page (the terminal keeps to ASCII)."""
     return Column("pair", "pair", left=True, show=lambda r: f"{ctx.name(r['model_a'])} x {ctx.name(r['model_b'])}",
-                  html=lambda r: esc(f"{ctx.name(r['model_a'])}{between}{ctx.name(r['model_b'])}"))
+                  html=lambda r: esc(f"{ctx.name(r['model_a'])} × {ctx.name(r['model_b'])}"))
 
 
 def _interval(key: str, header: str, short: str | None = None) -> Column[Row]:
@@ -173,7 +178,7 @@ def health_columns(ctx: Context) -> tuple[Column[Row], ...]:
 
 def pairwise_columns(ctx: Context) -> tuple[Column[Row], ...]:
     return (
-        _pair(ctx, " × "),
+        _pair(ctx),
         Column("n", "edits both answered", short="n"),
         Column("exact_agreement", "exact agreement", short="exact", fmt=share),
         Column("three_way_agreement", "3-way agreement", short="3-way", fmt=share),
@@ -222,7 +227,7 @@ def score_columns(ctx: Context) -> tuple[Column[Row], ...]:
 
 def comparison_columns(ctx: Context) -> tuple[Column[Row], ...]:
     return (
-        _pair(ctx, " × "),
+        _pair(ctx),
         Column("edits", "labelled edits both answered"),
         Column("only_a_right", "only the first right"),
         Column("only_b_right", "only the second right"),
