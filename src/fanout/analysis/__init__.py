@@ -11,6 +11,8 @@
     change      what each edit changed (item, property, old -> new), from the run's snapshot
     replay      --policy: cascades and routers replayed over a run that asked every model
     report      all of the above as tables; summary / html render them
+    table       a table's columns, named once, and its terminal, HTML, JSON and CSV renderings
+    report_tables  every table's row type and columns (the edit table too: `report --csv`)
     queue       the paused edits, one line each (`fanout queue`)
     html_page   the pages' shell, style and Content-Security-Policy; html_edit an edit's page;
                 html_write the first page and the edit pages beside it

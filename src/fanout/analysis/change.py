@@ -53,6 +53,27 @@ def diff_url(revid: int, parent: int | None = None) -> str:
     return DIFF_URL_FROM.format(revid=int(revid), parent=int(parent))
 
 
+def change_text(change: Change | None, diff_type: str | None) -> str:
+    """`old → new` in plain text (the HTML report colours the same parts)."""
+    kind = (diff_type or "change").replace("_", " ")
+    if change is None:
+        return kind
+    if change.detail is not None:
+        return f"{change.new}: {change.detail}" if change.new is not None else change.detail
+    if change.old is not None and change.new is not None:
+        return f"{change.old} → {change.new}"
+    if change.old is not None:
+        return f"{change.old} removed"
+    return change.new or kind
+
+
+def edit_diff_url(revid: int | None, change: Change | None) -> str | None:
+    """The diff of the revision an edit made, against its parent when the snapshot names it; None without a revision."""
+    if revid is None:
+        return None
+    return diff_url(revid, change.parent_revid if change else None)
+
+
 def describe(edit: Edit) -> Change:
     p, diff = edit.parsed, edit.diff
     old_raw = p.fields.get("old_value_raw", diff.get("old"))

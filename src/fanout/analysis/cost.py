@@ -18,11 +18,10 @@ without them has its savings unknown (None), never guessed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-from fanout.analysis.fmt import percent, usd
 from fanout.llm.models import KNOWN_MODELS, ModelSpec
 from fanout.llm.cost import cache_savings
 from fanout.records import VerdictRecord
@@ -135,27 +134,46 @@ def _unknown(attempt: AttemptCost) -> bool:
     return attempt.cost_usd is None or attempt.cost_source == "unknown"
 
 
-def cost_totals(costs: list[ModelCost], project_edits: int) -> dict[str, object]:
-    """The run's totals; the projection is None when any model's rate is unknown."""
+TOTALS = ("total_cost_usd", "cost_unknown", "earlier_attempts", "earlier_cost_usd", "earlier_cost_unknown",
+          "estimated_cost_usd", "prompt_tokens", "completion_tokens", "cached_tokens", "cache_write_tokens",
+          "cache_hit_rate", "cache_saved_usd", "projected_edits", "projected_cost_usd")
+"""The figures of the run's totals (`report --json`'s totals); a mean per verdict has no total."""
+
+
+def total_cost(costs: list[ModelCost], project_edits: int) -> ModelCost:
+    """The run's costs as one row, `total`, under the models' rows; the projection is None when any model's rate
+    is unknown, and so are the savings when any model's are."""
     projected = [c.projected_cost_usd for c in costs]
     prompt, cached = sum(c.prompt_tokens for c in costs), sum(c.cached_tokens for c in costs)
     saved = [c.cache_saved_usd for c in costs]
-    return {
-        "total_cost_usd": sum(c.total_cost_usd for c in costs),
-        "cost_unknown": sum(c.cost_unknown for c in costs),
-        "earlier_attempts": sum(c.earlier_attempts for c in costs),
-        "earlier_cost_usd": sum(c.earlier_cost_usd for c in costs),
-        "earlier_cost_unknown": sum(c.earlier_cost_unknown for c in costs),
-        "estimated_cost_usd": sum(c.estimated_cost_usd for c in costs),
-        "prompt_tokens": sum(c.prompt_tokens for c in costs),
-        "completion_tokens": sum(c.completion_tokens for c in costs),
-        "cached_tokens": cached,
-        "cache_write_tokens": sum(c.cache_write_tokens for c in costs),
-        "cache_hit_rate": cached / prompt if prompt else None,
-        "cache_saved_usd": None if any(s is None for s in saved) else sum(s for s in saved if s is not None),
-        "projected_edits": project_edits,
-        "projected_cost_usd": None if any(p is None for p in projected) else sum(p for p in projected if p is not None),
-    }
+    return ModelCost(
+        model="total",
+        records=sum(c.records for c in costs),
+        cost_known=sum(c.cost_known for c in costs),
+        cost_unknown=sum(c.cost_unknown for c in costs),
+        total_cost_usd=sum(c.total_cost_usd for c in costs),
+        mean_cost_usd=None,
+        prompt_tokens=prompt,
+        completion_tokens=sum(c.completion_tokens for c in costs),
+        mean_prompt_tokens=None,
+        mean_completion_tokens=None,
+        projected_edits=project_edits,
+        projected_cost_usd=None if any(p is None for p in projected) else sum(p for p in projected if p is not None),
+        earlier_attempts=sum(c.earlier_attempts for c in costs),
+        earlier_cost_usd=sum(c.earlier_cost_usd for c in costs),
+        earlier_cost_unknown=sum(c.earlier_cost_unknown for c in costs),
+        estimated_cost_usd=sum(c.estimated_cost_usd for c in costs),
+        cached_tokens=cached,
+        cache_write_tokens=sum(c.cache_write_tokens for c in costs),
+        cache_hit_rate=cached / prompt if prompt else None,
+        cache_saved_usd=None if any(s is None for s in saved) else sum(s for s in saved if s is not None),
+    )
+
+
+def cost_totals(costs: list[ModelCost], project_edits: int) -> dict[str, object]:
+    """The run's totals; the projection is None when any model's rate is unknown."""
+    total = total_cost(costs, project_edits).row()
+    return {name: total[name] for name in TOTALS}
 
 
 def cost_notes(costs: list[ModelCost]) -> list[str]:
@@ -178,22 +196,6 @@ def cost_notes(costs: list[ModelCost]) -> list[str]:
     return notes
 
 
-def uses_cache(costs: list[ModelCost]) -> bool:
+def uses_cache(costs: Iterable[ModelCost]) -> bool:
     """Whether any model read from or wrote to a prompt cache: the cost tables show the cache columns only then."""
     return any(c.cached_tokens or c.cache_write_tokens for c in costs)
-
-
-def cache_columns(costs: list[ModelCost]) -> Callable[[ModelCost | Mapping[str, Any] | None], list[str]]:
-    """The cache cells of a cost row, a model's or the totals (the headers for None), in a cost table only when
-    some model used a prompt cache."""
-    if not uses_cache(costs):
-        return lambda row: []
-
-    def cells(row: ModelCost | Mapping[str, Any] | None) -> list[str]:
-        if row is None:
-            return ["cache hit", "cache saved"]
-        if isinstance(row, ModelCost):
-            return [percent(row.cache_hit_rate), usd(row.cache_saved_usd)]
-        return [percent(row["cache_hit_rate"]), usd(row["cache_saved_usd"])]
-
-    return cells

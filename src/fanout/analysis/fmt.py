@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 
 def short_names(models: Sequence[str]) -> dict[str, str]:
@@ -24,7 +24,7 @@ def ratio(value: float | None, digits: int = 2) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
 
-def with_interval(row: dict[str, object], name: str, digits: int = 2) -> str:
+def with_interval(row: Mapping[str, object], name: str, digits: int = 2) -> str:
     """`0.38 [-0.31, 1.00]` from a row's value and its `_low`/`_high` columns; undefined as "undefined"."""
     value, low, high = row[name], row.get(f"{name}_low"), row.get(f"{name}_high")
     if not isinstance(value, (int, float)):
@@ -38,7 +38,7 @@ def percent(value: float | None) -> str:
     return "–" if value is None else f"{100 * value:.0f}%"
 
 
-def settled_steps(row: dict[str, object]) -> str:
+def settled_steps(row: Mapping[str, object]) -> str:
     """`60%/30%/10%`: the share of edits a policy settled at each step (a replay row's settled_at_step_N)."""
     shares = [v for k, v in row.items() if k.startswith("settled_at_step_")]
     if not all(isinstance(v, float) for v in shares):
@@ -52,17 +52,6 @@ def number(value: float | None, digits: int = 1) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     return f"{value:,.{digits}f}"
-
-
-def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, left: int = 1) -> str:
-    """Fixed-width columns; the first `left` columns are left-aligned, the rest right-aligned."""
-    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
-
-    def line(cells: Sequence[str]) -> str:
-        parts = [c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))]
-        return "  ".join(parts).rstrip()
-
-    return "\n".join([line(headers), line(["-" * w for w in widths])] + [line(r) for r in rows])
 
 
 SUBJECT_NAMES = {

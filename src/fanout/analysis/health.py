@@ -7,12 +7,12 @@ tool calls, the claim is false, and this is where it is caught.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from fanout.sift.provenance import fetched_pages, normalise_url
 from fanout.records import STATUSES, VerdictRecord
 
-__all__ = ["claimed_unfetched", "fetched_urls", "model_health", "normalise_url", "refused_column"]
+__all__ = ["claimed_unfetched", "fetched_urls", "model_health", "normalise_url"]
 
 
 def fetched_urls(record: VerdictRecord) -> set[str]:
@@ -67,13 +67,6 @@ def _health_row(model: str, records: list[VerdictRecord]) -> dict[str, object]:
         "mean_duration_s": _mean(durations),
     })
     return row
-
-
-def refused_column(rows: list[dict[str, object]]) -> Callable[[dict[str, object] | None], list[str]]:
-    """The `refused` cell of a row (its header for None), in a health table only when some pair was refused."""
-    if not any(row["refused"] for row in rows):
-        return lambda row: []
-    return lambda row: ["refused" if row is None else str(row["refused"])]
 
 
 def _mean(values: list[float] | list[int]) -> float | None:

@@ -11,10 +11,6 @@ names its sha256; anything else a page might carry would not.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
-from fanout.analysis.change import Change, diff_url
 from fanout.analysis.charts import (
     STANCE_COLOURS,
     VERDICT_COLOURS,
@@ -25,27 +21,18 @@ from fanout.analysis.charts import (
     scatter,
     stacked_bars,
 )
-from fanout.analysis.cost import cache_columns, cost_notes
-from fanout.analysis.health import refused_column
+from fanout.analysis.cost import cost_notes
 from fanout.analysis.fmt import (
-    number,
-    percent,
-    ratio,
-    settled_steps,
     short_names,
     subject_name,
     usd,
     with_interval,
 )
-from fanout.analysis.html_edit import change_html, committee_html, model_anchor
-from fanout.analysis.html_page import entity_link, notes_html, page, stance_html
-from fanout.analysis.load import EditInfo
+from fanout.analysis.html_page import notes_html, page
 from fanout.analysis.report import Report
+from fanout.analysis.report_tables import EditRow
 from fanout.judging.scales import STANCE_OF_TRUTH, stance
-from fanout.records import VERDICTS, VerdictRecord
-
-TOOLTIP_LIMIT = 300
-"""Characters of a rationale shown when the pointer rests on a verdict; its edit page has the rest."""
+from fanout.records import VERDICTS
 
 EDIT_TABLE_SCRIPT = """(function () {
   var table = document.getElementById("edit-table"), tools = document.getElementById("edit-tools");
@@ -93,7 +80,7 @@ def render_html(report: Report, edit_pages: str = "report/edits") -> str:
         _cost_section(report, names),
         _health_section(report, names),
         _committee_section(report, names),
-        _edits_section(report, names, edit_pages),
+        _edits_section(report, edit_pages),
     ]
     body = _header(report) + _nav(report) + "<main>" + "".join(sections) + "</main>" + _footer(report)
     return page(f"fanout report · {report.run.run_dir.name}", body, scripts=[EDIT_TABLE_SCRIPT])
@@ -158,18 +145,6 @@ def _nav(report: Report) -> str:
     return "<nav>" + "".join(f'<a href="#{a}">{esc(t)}</a>' for a, t in links) + "</nav>"
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, left: Sequence[int] = (0,),
-           raw: bool = False) -> str:
-    """A table of text cells (escaped), or of ready-made HTML when raw=True; `left` = text columns."""
-    def cell(tag: str, i: int, value: str) -> str:
-        cls = ' class="l"' if i in left else ""
-        return f"<{tag}{cls}>{value if raw else esc(value)}</{tag}>"
-
-    head = "<tr>" + "".join(cell("th", i, esc(h) if raw else h) for i, h in enumerate(headers)) + "</tr>"
-    body = "".join("<tr>" + "".join(cell("td", i, v) for i, v in enumerate(row)) + "</tr>" for row in rows)
-    return f'<div class="scroll"><table><thead>{head}</thead><tbody>{body}</tbody></table></div>'
-
-
 def _agreement_section(report: Report, names: dict[str, str]) -> str:
     models = report.models
     index = {m: i for i, m in enumerate(models)}
@@ -188,21 +163,8 @@ def _agreement_section(report: Report, names: dict[str, str]) -> str:
             f'<div class="chart">{heatmap("Cohen’s kappa, accept / unsure / reject", labels, three)}</div>'
             "</div>"
         )
-    overall = _table(
-        ["scale", "edits (2+ verdicts)", "unanimous", "every model answered", "unanimous there", "Fleiss’ kappa",
-         "Krippendorff’s alpha [95 %]", "ordinal alpha [95 %]"],
-        [[r["scale"].replace("_", "-"), str(r["edits"]), percent(r["unanimous"]), str(r["complete_edits"]),
-          percent(r["unanimous_complete"]), ratio(r["fleiss_kappa"]), with_interval(r, "krippendorff_alpha"),
-          with_interval(r, "krippendorff_alpha_ordinal")] for r in report.table("overall_agreement")],
-    )
-    pairs = _table(
-        ["pair", "edits both answered", "exact agreement", "3-way agreement", "kappa [95 %]",
-         "quadratic kappa [95 %]", "kappa 3-way [95 %]"],
-        [[f"{names[r['model_a']]} × {names[r['model_b']]}", str(r["n"]), percent(r["exact_agreement"]),
-          percent(r["three_way_agreement"]), with_interval(r, "kappa"), with_interval(r, "kappa_quadratic"),
-          with_interval(r, "kappa_three_way")]
-         for r in report.table("pairwise_agreement")],
-    )
+    overall = report.tables.overall_agreement.html()
+    pairs = report.tables.pairwise_agreement.html()
     note = ('<p class="stat">Kappa and alpha: 0 is chance agreement, 1 perfect; intervals are 95 % percentile '
             "bootstraps over edits (1 000 resamples, fixed seed). Quadratic kappa and ordinal alpha weigh a "
             "disagreement by its distance on the ordered scale (verified-high … incorrect). When every rating "
@@ -239,25 +201,11 @@ def _cost_section(report: Report, names: dict[str, str]) -> str:
     else:
         chart = bars("Cost per model (USD, known costs)", [(names.get(c.model, c.model), c.total_cost_usd)
                                                            for c in report.costs])
-    t = report.totals
-    cache = cache_columns(report.costs)
-    cost_rows = [[names.get(c.model, c.model), str(c.records), usd(c.total_cost_usd), usd(c.mean_cost_usd, 5),
-                  number(c.mean_prompt_tokens, 0), number(c.mean_completion_tokens, 0), *cache(c),
-                  str(c.cost_unknown), usd(c.projected_cost_usd, 2)] for c in report.costs]
-    cost_rows.append(["total", str(t["records"]), usd(t["total_cost_usd"]), "",
-                      "", "", *cache(t), str(t["cost_unknown"]), usd(t["projected_cost_usd"], 2)])
-    cost_table = _table(["model", "verdicts", "total", "per verdict", "mean tokens in", "mean tokens out", *cache(None),
-                         "cost unknown", f"next {t['projected_edits']} edits"], cost_rows)
+    cost_table = report.tables.cost.html()
     notes = "".join(f'<p class="stat">{esc(note)}</p>' for note in cost_notes(report.costs))
     score_table = ""
     if scores:
-        score_table = "<h3>Accuracy against labels</h3>" + _table(
-            ["subject", "kind", "answered / labelled", "coverage", "accuracy [95 % Wilson]", "reject precision",
-             "reject recall", "cost", "cost per correct"],
-            [[subject_name(r["subject"], names), r["kind"], f"{r['answered']}/{r['labelled']}", percent(r["coverage"]),
-              with_interval(r, "accuracy"), ratio(r["reject_precision"]), ratio(r["reject_recall"]), usd(r["cost_usd"]),
-              usd(r["cost_per_correct_usd"])] for r in scores],
-            left=(0, 1),
+        score_table = "<h3>Accuracy against labels</h3>" + report.tables.scores.html(
         ) + ('<p class="stat">Rates are over the edits each subject answered (coverage: the share of labelled '
              "edits it answered; a committee abstains on ties); reject = suspect or incorrect, scored against "
              "edits whose truth is incorrect (or reverted).</p>") + notes_html(report.notes_on["accuracy"]) \
@@ -268,46 +216,25 @@ def _cost_section(report: Report, names: dict[str, str]) -> str:
 
 def _replay_table(report: Report, names: dict[str, str]) -> str:
     """The --policy replay: each policy beside each model and committee rule, on the same edits."""
-    rows = report.table("policy_replay")
-    if not rows:
+    replay = report.tables.policy_replay
+    if not replay.rows:
         return ""
-    table = _table(
-        ["subject", "kind", "edits", "cost", "per edit", "answered / labelled", "accuracy [95 %]", "escalated", "unagreed",
-         "settled at step 1/2/…"],
-        [[subject_name(r["subject"], names), r["kind"], str(r["edits"]), usd(r["cost_usd"]),
-          usd(r["cost_per_edit_usd"], 5), f"{r['answered']}/{r['labelled']}", with_interval(r, "accuracy"), percent(r["escalation_rate"]),
-          percent(r["unagreed"]), settled_steps(r)] for r in rows],
-        left=(0, 1),
-    )
+    table = replay.html()
     return "<h3>Policy replay</h3>" + table + notes_html(report.notes_on["replay"])
 
 
 def _comparison_table(report: Report, names: dict[str, str]) -> str:
-    rows = report.table("model_comparison")
-    if not rows:
+    comparison = report.tables.model_comparison
+    if not comparison.rows:
         return ""
-    table = _table(
-        ["pair", "labelled edits both answered", "only the first right", "only the second right", "McNemar p"],
-        [[f"{names[r['model_a']]} × {names[r['model_b']]}", str(r["edits"]), str(r["only_a_right"]),
-          str(r["only_b_right"]), f"{r['p_value']:.3f}"] for r in rows],
-    )
+    table = comparison.html()
     return ("<h3>Is one model better than another?</h3>" + table +
             '<p class="stat">McNemar’s exact test on the edits where exactly one of the two is right. '
             "A model is named best only when p &lt; 0.05 against every other.</p>")
 
 
 def _health_section(report: Report, names: dict[str, str]) -> str:
-    health = report.table("health")
-    refused = refused_column(health)
-    rows = [[names[r["model"]], r["tool_protocol"], str(r["records"]), str(r["ok"]), str(r["timeout"]), str(r["incomplete"]),
-             str(r["invalid_json"]), str(r["error"]), *refused(r), number(r["mean_turns"]), number(r["mean_tool_calls"]),
-             f"{r['web_search']}/{r['web_fetch']}", str(r["failed_tool_calls"]),
-             f"{r['sources_verified']}/{r['sources_reported']}", str(r["verified_never_fetched"]),
-             str(r["rule_violations"]), number(r["mean_duration_s"])]
-            for r in health]
-    table = _table(["model", "tools via", "records", "ok", "timeout", "incomplete", "invalid JSON", "error", *refused(None), "mean turns",
-                    "mean tool calls", "search / fetch", "failed calls", "sources verified / reported",
-                    "“verified” never fetched", "rule violations", "mean seconds"], rows)
+    table = report.tables.health.html()
     return ('<section id="health"><h2>Health</h2>' + table +
             '<p class="stat">“Verified” never fetched: sources the model said it read whose URL has no '
             "successful web_fetch in its own transcript. Tools via: native tool calling, or prompted "
@@ -316,17 +243,10 @@ def _health_section(report: Report, names: dict[str, str]) -> str:
 
 
 def _committee_section(report: Report, names: dict[str, str]) -> str:
-    rel = _table(["model", "Dawid–Skene reliability", "accuracy on labels", "vote weight", "weight from"],
-                 [[names[r["model"]], ratio(r["dawid_skene_reliability"]), ratio(r["label_accuracy"]),
-                   ratio(r["weight"]), r["weight_source"].replace("_", "–")] for r in report.table("reliability")])
-    queue = report.table("human_queue")
+    rel = report.tables.reliability.html()
+    queue = report.tables.human_queue
     policy, limits, t = report.options.policy, report.options.thresholds, report.totals
-    rows = [[f'<a href="#edit-{q["rcid"]}">{esc(q["rcid"])}</a>', _item_html(report.changes.get(q["rcid"]), q["qid"]),
-             esc(q["property"] or ""),
-             stance_html(q["majority"]), ratio(q["majority_share"]), stance_html(q["dawid_skene"]),
-             ratio(q["dawid_skene_confidence"]), esc(q["reasons"])] for q in queue]
-    queue_html = _table(["rcid", "item", "property", "majority", "share", "Dawid–Skene", "confidence", "why"],
-                        rows, left=(0, 1, 2, 7), raw=True) if rows else "<p>None: the committee can decide every edit.</p>"
+    queue_html = queue.html() if queue.rows else "<p>None: the committee can decide every edit.</p>"
     return (
         '<section id="committee"><h2>Committee</h2>'
         f"<h3>Needs a human ({len(queue)} of {report.totals['edits']} edits)</h3>"
@@ -340,28 +260,14 @@ def _committee_section(report: Report, names: dict[str, str]) -> str:
     )
 
 
-def _item_html(change: Change | None, qid: str) -> str:
-    label = change.item_label if change is not None else None
-    return f"{esc(label)} ({entity_link(qid)})" if label else entity_link(qid)
-
-
-def _edits_section(report: Report, names: dict[str, str], pages: str) -> str:
-    by_edit = report.run.by_edit()
-    committee = {row["rcid"]: row for row in report.table("committee")}
+def _edits_section(report: Report, pages: str) -> str:
     has_truth = report.labels is not None
-    headers = ["edit", *(["truth"] if has_truth else []), "committee", *[names[m] for m in report.models]]
-    body = "".join(
-        _edit_row(n, edit, report.changes.get(edit.rcid), committee[edit.rcid], by_edit[edit.rcid], report.models,
-                  pages, has_truth)
-        for n, edit in enumerate(report.run.edits)
-    )
-    head = "".join(f"<th>{esc(h)}</th>" for h in headers)
+    table = report.edit_table(pages).html(lambda e: _row_attrs(e, report.models), ' class="edits" id="edit-table"')
     return (
         '<section id="edits"><h2>Edits</h2><p class="stat">An edit’s link opens its page: every model’s rationale, '
         "sources, tool calls and transcript. Highlighted rows need a human; rest the pointer on a verdict for "
         f"the start of its rationale.</p>{notes_html(report.notes_on['edits'])}{_edit_tools(has_truth)}"
-        f'<div class="scroll"><table class="edits" id="edit-table"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{body}</tbody></table></div></section>"
+        f"{table}</section>"
     )
 
 
@@ -379,70 +285,30 @@ def _edit_tools(has_truth: bool) -> str:
             '<span id="edit-count" class="muted"></span></div>')
 
 
-def _edit_row(n: int, edit: EditInfo, change: Change | None, row: dict[str, Any], records: dict[str, VerdictRecord],
-              models: list[str], pages: str, has_truth: bool) -> str:
-    page_href = f"{pages}/{edit.rcid}.html"
-    cells = [f'<td class="edit">{_edit_cell(edit, change, page_href)}</td>']
-    cells += [f"<td>{_truth_html(row['truth'])}</td>"] if has_truth else []
-    cells.append(f"<td>{committee_html(row)}</td>")
-    cells += [f"<td>{_verdict_cell(records[m], f'{page_href}#{model_anchor(i)}')}</td>" if m in records
-              else '<td><span class="muted">not run</span></td>' for i, m in enumerate(models)]
-    attrs = "".join(f' data-{k}="{esc(v)}"' for k, v in _row_data(n, edit, change, row, records, models).items())
-    cls = ' class="human"' if row["needs_human"] else ""
-    return f'<tr id="edit-{esc(edit.rcid)}"{cls}{attrs}>' + "".join(cells) + "</tr>"
+def _row_attrs(e: EditRow, models: list[str]) -> str:
+    """The row's id (the edit pages link back to it), its highlight when queued, and what the script reads."""
+    cls = ' class="human"' if e.committee.needs_human else ""
+    data = "".join(f' data-{k}="{esc(v)}"' for k, v in _row_data(e, models).items())
+    return f' id="edit-{esc(e.rcid)}"{cls}{data}'
 
 
-def _row_data(n: int, edit: EditInfo, change: Change | None, row: dict[str, Any], records: dict[str, VerdictRecord],
-              models: list[str]) -> dict[str, object]:
+def _row_data(e: EditRow, models: list[str]) -> dict[str, object]:
     """What EDIT_TABLE_SCRIPT sorts and filters the row by (flags are "1" or "0")."""
+    records, row = e.records, e.committee
     stances = {stance(r.verdict) for r in records.values() if r.verdict is not None}
-    truth = row["truth"]
-    wrong = truth is not None and row["dawid_skene"] is not None and row["dawid_skene"] != STANCE_OF_TRUTH[truth]
-    confidence = row["dawid_skene_confidence"]
+    truth = row.truth
+    wrong = truth is not None and row.dawid_skene is not None and row.dawid_skene != STANCE_OF_TRUTH[truth]
+    confidence = row.dawid_skene_confidence
     return {
-        "n": n,
-        "queued": int(row["needs_human"]),
+        "n": e.position,
+        "queued": int(row.needs_human),
         "split": int(len(stances) > 1),
         "gap": int(any(m not in records or records[m].verdict is None for m in models)),
         "wrong": int(wrong),
         "conf": -1 if confidence is None else round(confidence, 4),
         "cost": round(sum(r.cost_usd or 0.0 for r in records.values()), 6),
-        "item": ((change.item_label if change else None) or edit.qid).lower(),
+        "item": (e.item or e.qid).lower(),
     }
-
-
-def _edit_cell(edit: EditInfo, change: Change | None, page_href: str) -> str:
-    """The item, what was edited, old → new, and the links: the edit's page, the item, the diff."""
-    title = change.item_label if change and change.item_label else edit.qid
-    lines = [f'<a href="{esc(page_href)}"><b>{esc(title)}</b></a>'
-             + (f" {entity_link(edit.qid)}" if title != edit.qid else "")]
-    if change is not None:
-        lines.append(esc(change.what))
-        lines.append(change_html(change, edit.diff_type))
-    else:
-        lines.append(esc(edit.property or ""))
-    kind = esc((edit.diff_type or "").replace("_", " "))
-    parent = change.parent_revid if change is not None else None
-    diff = f' · <a href="{esc(diff_url(edit.revid, parent))}" rel="noopener noreferrer">diff</a>' if edit.revid else ""
-    lines.append(f'<span class="muted">{kind}{diff} · rcid {esc(edit.rcid)}</span>')
-    return "<br>".join(lines)
-
-
-def _verdict_cell(record: VerdictRecord, href: str) -> str:
-    """The verdict, linked to its section of the edit page, the start of its rationale on hover, and its cost."""
-    tip = (record.rationale or record.error or "")[:TOOLTIP_LIMIT]
-    tip += "…" if len(record.rationale or record.error or "") > TOOLTIP_LIMIT else ""
-    label = record.verdict or record.status
-    badge = (f'<a class="v v-{esc(record.verdict or "none")}" href="{esc(href)}" title="{esc(tip)}">{esc(label)}</a>')
-    if record.status != "ok" and record.verdict is not None:
-        badge += f' <span class="warn">{esc(record.status)}</span>'
-    return f'{badge} <span class="muted nowrap">{esc(usd(record.cost_usd, 4))}</span>'
-
-
-def _truth_html(truth: str | None) -> str:
-    if truth is None:
-        return '<span class="muted">–</span>'
-    return f'<span class="s-{esc(STANCE_OF_TRUTH[truth])}">{esc(truth)}</span>'
 
 
 def _footer(report: Report) -> str:

@@ -9,17 +9,29 @@ Nothing is cut short here: the record already holds what fanout keeps.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import NamedTuple
 
 from fanout.analysis.change import Change, diff_url
 from fanout.analysis.charts import esc
 from fanout.analysis.fmt import ratio, short_names, usd
 from fanout.analysis.health import claimed_unfetched, fetched_urls, normalise_url
-from fanout.analysis.html_page import entity_link, link, page, stance_html
+from fanout.analysis.html_page import (
+    change_html,
+    entity_link,
+    link,
+    model_anchor,
+    page,
+    stance_html,
+    truth_html,
+    verdict_badge,
+)
 from fanout.analysis.load import EditInfo
 from fanout.analysis.report import Report
-from fanout.judging.scales import STANCE_OF_TRUTH, stance
+from fanout.analysis.report_tables import CommitteeRow, committee_html
+from fanout.analysis.table import Column, Table
+from fanout.judging.scales import stance
 from fanout.records import VerdictRecord
 
 
@@ -34,19 +46,14 @@ class Neighbours(NamedTuple):
 def render_edit_pages(report: Report, report_href: str) -> Iterator[tuple[int, str]]:
     """(rcid, page) for every edit, in the report's order; `report_href` leads from a page back to the report."""
     by_edit = report.run.by_edit()
-    committee = {row["rcid"]: row for row in report.table("committee")}
+    committee = {row.rcid: row for row in report.tables.committee.rows}
     rcids = [e.rcid for e in report.run.edits]
     for i, edit in enumerate(report.run.edits):
         around = Neighbours(report_href, rcids[i - 1] if i else None, rcids[i + 1] if i + 1 < len(rcids) else None)
         yield edit.rcid, render_edit_page(report, edit, by_edit[edit.rcid], committee[edit.rcid], around)
 
 
-def model_anchor(index: int) -> str:
-    """The id of a model's section on an edit page (model names may hold any character; indexes do not)."""
-    return f"model-{index + 1}"
-
-
-def render_edit_page(report: Report, edit: EditInfo, records: dict[str, VerdictRecord], committee: dict[str, Any],
+def render_edit_page(report: Report, edit: EditInfo, records: dict[str, VerdictRecord], committee: CommitteeRow,
                      around: Neighbours) -> str:
     names = short_names(report.models)
     change = report.changes.get(edit.rcid)
@@ -71,7 +78,7 @@ def _navigation(edit: EditInfo, around: Neighbours) -> str:
     return " · ".join(parts)
 
 
-def _edit_section(edit: EditInfo, change: Change | None, committee: dict[str, Any]) -> str:
+def _edit_section(edit: EditInfo, change: Change | None, committee: CommitteeRow) -> str:
     rows = [("item", entity_link(edit.qid) + (f" {esc(change.item_label)}" if change and change.item_label else ""))]
     if change is not None:
         rows += [("edited", esc(change.what)), ("change", change_html(change, edit.diff_type))]
@@ -82,69 +89,46 @@ def _edit_section(edit: EditInfo, change: Change | None, committee: dict[str, An
         url = diff_url(edit.revid, change.parent_revid if change is not None else None)
         rows.append(("revision", f"{esc(edit.revid)} · {link(url, 'the diff on Wikidata')}"))
     rows.append(("edited at", esc(edit.edit_timestamp or "–")))
-    if committee["truth"] is not None:
-        rows.append(("truth", f'<span class="s-{esc(STANCE_OF_TRUTH[committee["truth"]])}">{esc(committee["truth"])}</span>'))
+    if committee.truth is not None:
+        rows.append(("truth", truth_html(committee.truth)))
     rows.append(("committee", committee_html(committee)))
     items = "".join(f"<dt>{esc(k)}</dt><dd>{v}</dd>" for k, v in rows)
     return f'<section><h2>The edit</h2><dl class="edit">{items}</dl></section>'
 
 
-def change_html(change: Change, diff_type: str | None) -> str:
-    """`old → new` as a patroller reads a diff: removed in red, added in green.
+@dataclass(frozen=True)
+class ModelVerdict:
+    """A row of an edit page's verdict table: a model, where its section is, and its record (None: not run)."""
 
-    A qualifier, reference or rank edit leaves the statement's value as it was:
-    that value is shown plain, and the part that changed in colour.
-    """
-    if change.detail is not None:
-        statement = esc(change.new) + " " if change.new is not None else ""
-        colour = "old" if (diff_type or "").endswith("_removed") else "new"
-        return f'{statement}<span class="{colour}">{esc(change.detail)}</span>'
-    old = f'<span class="old">{esc(change.old)}</span>' if change.old is not None else ""
-    new = f'<span class="new">{esc(change.new)}</span>' if change.new is not None else ""
-    if old and new:
-        return f"{old} → {new}"
-    if old:
-        return f"{old} removed" if diff_type == "value_removed" else old
-    return new or '<span class="muted">–</span>'
+    position: int
+    name: str
+    record: VerdictRecord | None
 
 
-def committee_html(row: dict[str, Any]) -> str:
-    text = (f"Dawid–Skene {stance_html(row['dawid_skene'])} <span class=\"muted\">{ratio(row['dawid_skene_confidence'])}"
-            f"</span> · majority {stance_html(row['majority'])} <span class=\"muted\">{ratio(row['majority_share'])}</span>")
-    if row["needs_human"]:
-        text += f' <span class="badge">needs a human: {esc(row["reasons"])}</span>'
-    else:
-        text += f' <span class="muted">{esc(row["outcome"])}: {esc(row["why"])}</span>'
-    return text
+def _of(row: ModelVerdict, cell: Callable[[VerdictRecord], str]) -> str:
+    return "" if row.record is None else cell(row.record)
+
+
+VERDICT_COLUMNS: tuple[Column[ModelVerdict], ...] = (
+    Column("model", "model", left=True, show=lambda m: m.name,
+           html=lambda m: f'<a href="#{model_anchor(m.position)}">{esc(m.name)}</a>' if m.record else esc(m.name)),
+    Column("verdict", "verdict", left=True, show=lambda m: _of(m, lambda r: r.verdict or r.status),
+           html=lambda m: verdict_badge(m.record) if m.record else '<span class="muted">not run</span>'),
+    Column("stance", "stance", left=True, show=lambda m: _of(m, lambda r: stance(r.verdict) or ""),
+           html=lambda m: _of(m, lambda r: stance_html(stance(r.verdict)))),
+    Column("cost", "cost", show=lambda m: _of(m, lambda r: usd(r.cost_usd, 4))),
+    Column("turns", "turns", show=lambda m: _of(m, lambda r: str(r.token_usage.turns))),
+    Column("tool_calls", "tool calls", show=lambda m: _of(m, lambda r: str(len(r.tool_calls)))),
+    Column("tokens", "tokens in+out",
+           show=lambda m: _of(m, lambda r: f"{r.token_usage.prompt_tokens:,}+{r.token_usage.completion_tokens:,}")),
+    Column("seconds", "seconds", show=lambda m: _of(m, lambda r: ratio(r.duration_s, 1))),
+)
+"""The page only shows this table: it has no data of its own (the models' records are in `report --json`)."""
 
 
 def _verdict_table(models: list[str], names: dict[str, str], records: dict[str, VerdictRecord]) -> str:
-    rows = []
-    for i, model in enumerate(models):
-        r = records.get(model)
-        if r is None:
-            rows.append(f'<tr><td class="l">{esc(names[model])}</td><td class="l muted" colspan="7">not run</td></tr>')
-            continue
-        u = r.token_usage
-        cells = [f'<a href="#{model_anchor(i)}">{esc(names[model])}</a>', verdict_badge(r), stance_html(stance(r.verdict)),
-                 esc(usd(r.cost_usd, 4)), str(u.turns), str(len(r.tool_calls)),
-                 f"{u.prompt_tokens:,}+{u.completion_tokens:,}", esc(ratio(r.duration_s, 1))]
-        rows.append("<tr>" + "".join(f"<td{_LEFT if j < 3 else ''}>{c}</td>" for j, c in enumerate(cells)) + "</tr>")
-    head = "".join(f"<th{_LEFT if j < 3 else ''}>{h}</th>" for j, h in enumerate(
-        ["model", "verdict", "stance", "cost", "turns", "tool calls", "tokens in+out", "seconds"]))
-    return f'<section><h2>Verdicts</h2><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></section>'
-
-
-_LEFT = ' class="l"'
-
-
-def verdict_badge(record: VerdictRecord) -> str:
-    """The verdict, or the status of a record without one (timeout, invalid_json, ...)."""
-    label = record.verdict or record.status
-    badge = f'<span class="v v-{esc(record.verdict or "none")}">{esc(label)}</span>'
-    if record.status != "ok" and record.verdict is not None:
-        badge += f' <span class="warn">{esc(record.status)}</span>'
-    return badge
+    rows = [ModelVerdict(i, names[m], records.get(m)) for i, m in enumerate(models)]
+    return f"<section><h2>Verdicts</h2>{Table(VERDICT_COLUMNS, rows).html()}</section>"
 
 
 def _model_section(index: int, model: str, name: str, record: VerdictRecord) -> str:

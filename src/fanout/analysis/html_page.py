@@ -14,7 +14,10 @@ import hashlib
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
+from fanout.analysis.change import Change
 from fanout.analysis.charts import esc
+from fanout.judging.scales import STANCE_OF_TRUTH
+from fanout.records import VerdictRecord
 
 POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
 """Nothing loads from anywhere; no script runs unless `csp` names it."""
@@ -131,6 +134,50 @@ def stance_html(value: str | None) -> str:
     if value is None:
         return '<span class="muted nowrap">tie / none</span>'
     return f'<span class="s-{esc(value)}">{esc(value)}</span>'
+
+
+def model_anchor(index: int) -> str:
+    """The id of a model's section on an edit page (model names may hold any character; indexes do not)."""
+    return f"model-{index + 1}"
+
+
+def change_html(change: Change, diff_type: str | None) -> str:
+    """`old → new` as a patroller reads a diff: removed in red, added in green.
+
+    A qualifier, reference or rank edit leaves the statement's value as it was:
+    that value is shown plain, and the part that changed in colour.
+    """
+    if change.detail is not None:
+        statement = esc(change.new) + " " if change.new is not None else ""
+        colour = "old" if (diff_type or "").endswith("_removed") else "new"
+        return f'{statement}<span class="{colour}">{esc(change.detail)}</span>'
+    old = f'<span class="old">{esc(change.old)}</span>' if change.old is not None else ""
+    new = f'<span class="new">{esc(change.new)}</span>' if change.new is not None else ""
+    if old and new:
+        return f"{old} → {new}"
+    if old:
+        return f"{old} removed" if diff_type == "value_removed" else old
+    return new or '<span class="muted">–</span>'
+
+
+def verdict_badge(record: VerdictRecord, href: str | None = None, title: str | None = None) -> str:
+    """The verdict, or the status of a record without one (timeout, invalid_json, ...), coloured by verdict;
+    a link to `href` (the model's section of the edit page) when given, with `title` shown on hover."""
+    label = record.verdict or record.status
+    tip = "" if title is None else f' title="{esc(title)}"'
+    cls = f'v v-{esc(record.verdict or "none")}'
+    badge = (f'<a class="{cls}" href="{esc(href)}"{tip}>{esc(label)}</a>' if href is not None
+             else f'<span class="{cls}"{tip}>{esc(label)}</span>')
+    if record.status != "ok" and record.verdict is not None:
+        badge += f' <span class="warn">{esc(record.status)}</span>'
+    return badge
+
+
+def truth_html(truth: str | None) -> str:
+    """A labelled truth, coloured by the stance it calls right; `–` for an edit without a label."""
+    if truth is None:
+        return '<span class="muted">–</span>'
+    return f'<span class="s-{esc(STANCE_OF_TRUTH[truth])}">{esc(truth)}</span>'
 
 
 def notes_html(notes: Sequence[str]) -> str:

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fanout.analysis.change import Change, diff_url
+from fanout.analysis.change import change_text, edit_diff_url
 from fanout.analysis.fmt import short_names
-from fanout.analysis.load import EditInfo
 from fanout.analysis.report import Report
 
 
@@ -33,29 +32,9 @@ def queue_rows(report: Report) -> list[dict[str, Any]]:
             "why": row["reasons"],
             "verdicts": {m: records[m].verdict if m in records else None for m in report.models},
             "statuses": {m: records[m].status if m in records else "not run" for m in report.models},
-            "diff_url": _diff(edit, change),
+            "diff_url": edit_diff_url(edit.revid, change),
         })
     return rows
-
-
-def change_text(change: Change | None, diff_type: str | None) -> str:
-    """`old → new` in plain text (the HTML report colours the same parts)."""
-    kind = (diff_type or "change").replace("_", " ")
-    if change is None:
-        return kind
-    if change.detail is not None:
-        return f"{change.new}: {change.detail}" if change.new is not None else change.detail
-    if change.old is not None and change.new is not None:
-        return f"{change.old} → {change.new}"
-    if change.old is not None:
-        return f"{change.old} removed"
-    return change.new or kind
-
-
-def _diff(edit: EditInfo, change: Change | None) -> str | None:
-    if edit.revid is None:
-        return None
-    return diff_url(edit.revid, change.parent_revid if change else None)
 
 
 def render_queue(report: Report, rows: list[dict[str, Any]]) -> str:

@@ -2,12 +2,13 @@
 
 Built once from the run directory (and labels, if given), then rendered by
 summary.py (terminal), html.py (one self-contained page) or `to_json` (tables
-as lists of flat row dicts, ready for pandas.DataFrame or duckdb).
+as lists of flat row dicts, ready for pandas.DataFrame or duckdb). Each table's
+rows and columns are defined once, in report_tables.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,15 +23,38 @@ from fanout.analysis.agreement import (
 )
 from fanout.analysis.change import Change, describe_run
 from fanout.analysis.committee import OUTCOMES, EditDecision, QueuePolicy, ballot, decide_edits
-from fanout.analysis.cost import ModelCost, cost_totals, model_costs
+from fanout.analysis.cost import ModelCost, cost_totals, model_costs, total_cost
 from fanout.analysis.dawid_skene import DawidSkene, dawid_skene
 from fanout.analysis.health import claimed_unfetched, model_health
 from fanout.analysis.labels import Labels, load_labels
+from fanout.analysis.fmt import short_names
 from fanout.analysis.load import EditInfo, RunData, load_run
 from fanout.analysis.replay import ReplayInput, record_aspect, replay_table
+from fanout.analysis.report_tables import (
+    OVERALL_COLUMNS,
+    CommitteeRow,
+    ConfusionRow,
+    Context,
+    EditRow,
+    ReliabilityRow,
+    ReportTables,
+    VerdictRow,
+    comparison_columns,
+    health_columns,
+    pairwise_columns,
+    queue_columns,
+    reliability_columns,
+    replay_columns,
+    score_columns,
+    cost_columns,
+    distribution_columns,
+    edit_columns,
+    edit_rows,
+)
+from fanout.analysis.table import Table
 from fanout.judging.policy import Thresholds
 from fanout.judging.policy_file import PolicySpec, load_policies
-from fanout.judging.scales import STANCE_OF_TRUTH, STANCES, stance
+from fanout.judging.scales import ACCEPT, REJECT, STANCE_OF_TRUTH, STANCES, UNSURE, stance
 from fanout.analysis.scoring import best_model, compare_models, confusion_rows, score
 from fanout.analysis.uncertainty import Bootstrap
 from fanout.records import VerdictRecord
@@ -68,7 +92,7 @@ class Report:
     consensus: DawidSkene
     decisions: list[EditDecision]
     costs: list[ModelCost]
-    tables: dict[str, list[dict[str, Any]]]
+    tables: ReportTables
     totals: dict[str, Any]
     notes_on: dict[str, list[str]]
     """Notes that qualify the figures, by what they qualify (NOTE_TOPICS), so a page can show each beside them."""
@@ -81,7 +105,17 @@ class Report:
         return self.run.models
 
     def table(self, name: str) -> list[dict[str, Any]]:
-        return self.tables[name]
+        """A table's rows as its JSON has them (by the name `report --json` gives the table): for the charts and
+        for a reader of the data; the tables themselves render `tables`."""
+        return list(self.tables.named(name).json())
+
+    def edit_table(self, edit_pages: str = "report/edits") -> Table[EditRow]:
+        """One row per edit, in the run's order: what changed, the truth, each model's verdict and cost, and the
+        committee's decision (`report --csv`, and the page's edit table, whose cells link the edit pages in
+        `edit_pages`)."""
+        ctx = Context(short_names(self.models), self.options.project_edits, self.changes, edit_pages)
+        rows = edit_rows(self.run.edits, self.tables.committee.rows, self.run.by_edit(), self.changes)
+        return Table(edit_columns(ctx, self.models, self.labels is not None), rows)
 
     @property
     def notes(self) -> list[str]:
@@ -119,7 +153,7 @@ class Report:
             "totals": self.totals,
             "notes": self.notes,
             "warnings": self.run.warnings,
-            "tables": self.tables,
+            "tables": self.tables.json(),
         }
 
 
@@ -150,33 +184,35 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
     bootstrap = Bootstrap(len(verdicts))
     changes, edit_notes = describe_run(run)
     replay, replay_notes = _replay(run, specs, changes, costs, decisions, truth) if specs else ([], [])
-    tables: dict[str, list[dict[str, Any]]] = {
-        "health": model_health(run.records, run.models),
-        "verdict_distribution": verdict_distribution(verdicts, run.models),
-        "pairwise_agreement": pairwise_agreement(verdicts, run.models, bootstrap),
-        "overall_agreement": overall_agreement(verdicts, run.models, bootstrap),
-        "model_agreement": model_agreement(verdicts, run.models, bootstrap),
-        "verdicts": [_verdict_row(r, truth) for r in run.records],
-        "committee": committee,
-        "human_queue": [row for row in committee if row["needs_human"]],
-        "reliability": _reliability_rows(run.models, consensus, weights, weight_sources, model_scores),
-        "dawid_skene_confusion": _confusion_table(consensus),
-        "scores": scores,
-        "model_comparison": comparisons,
-        "score_confusion": _score_confusion(run, by_edit, decisions, truth) if labels else [],
-        "cost": [c.row() for c in costs],
-        "policy_replay": replay,
-    }
+    ctx = Context(short_names(run.models), options.project_edits, changes)
+    tables = ReportTables(
+        health=Table(health_columns(ctx), model_health(run.records, run.models)),
+        verdict_distribution=Table(distribution_columns(ctx), verdict_distribution(verdicts, run.models)),
+        pairwise_agreement=Table(pairwise_columns(ctx), pairwise_agreement(verdicts, run.models, bootstrap)),
+        overall_agreement=Table(OVERALL_COLUMNS, overall_agreement(verdicts, run.models, bootstrap)),
+        model_agreement=Table((), model_agreement(verdicts, run.models, bootstrap)),
+        verdicts=Table((), [_verdict_row(r, truth) for r in run.records]),
+        committee=Table((), committee),
+        human_queue=Table(queue_columns(ctx), [row for row in committee if row.needs_human]),
+        reliability=Table(reliability_columns(ctx),
+                          _reliability_rows(run.models, consensus, weights, weight_sources, model_scores)),
+        dawid_skene_confusion=Table((), _confusion_table(consensus)),
+        scores=Table(score_columns(ctx), scores),
+        model_comparison=Table(comparison_columns(ctx), comparisons),
+        score_confusion=Table((), _score_confusion(run, by_edit, decisions, truth) if labels else []),
+        cost=Table(cost_columns(ctx), costs, footer=[total_cost(costs, options.project_edits)]),
+        policy_replay=Table(replay_columns(ctx), replay),
+    )
     totals = cost_totals(costs, options.project_edits) | {
         "edits": len(run.edits),
         "records": len(run.records),
         "with_verdict": sum(r.verdict is not None for r in run.records),
-        "needs_human": len(tables["human_queue"]),
+        "needs_human": len(tables.human_queue),
         **{outcome.replace("-", "_"): sum(d.outcome == outcome for d in decisions) for outcome in OUTCOMES},
         "labelled_edits": sum(rcid in truth for rcid in by_edit),
         "best_model": best_model(model_scores, comparisons),
         "cheapest_model": _cheapest(costs),
-        "most_agreeable_model": _most_agreeable(tables["model_agreement"]),
+        "most_agreeable_model": _most_agreeable(tables.model_agreement.rows),
     }
     notes = _notes(run, labels, consensus, weight_sources)
     notes["committee"] += _rule_notes(run.records, options)
@@ -202,7 +238,7 @@ def _cheapest(costs: list[ModelCost]) -> str | None:
     return min(known, key=lambda c: c.mean_cost_usd or 0.0).model if known else None
 
 
-def _most_agreeable(rows: list[dict[str, Any]]) -> str | None:
+def _most_agreeable(rows: Sequence[Mapping[str, Any]]) -> str | None:
     """The model with the highest mean kappa with the others; None below three models (two share one kappa)."""
     defined = [r for r in rows if r["mean_kappa"] is not None]
     return max(defined, key=lambda r: r["mean_kappa"])["model"] if len(defined) > 2 else None
@@ -290,73 +326,75 @@ def _reliability_rows(
     weights: Mapping[str, float],
     sources: Mapping[str, str],
     model_scores: list[dict[str, Any]],
-) -> list[dict[str, Any]]:
+) -> list[ReliabilityRow]:
     accuracy = {row["subject"]: row["accuracy"] for row in model_scores}
     return [
-        {
-            "model": m,
-            "dawid_skene_reliability": consensus.reliability(m) if m in consensus.confusion else None,
-            "label_accuracy": accuracy.get(m),
-            "weight": weights[m],
-            "weight_source": sources[m],
-        }
+        ReliabilityRow(
+            model=m,
+            dawid_skene_reliability=consensus.reliability(m) if m in consensus.confusion else None,
+            label_accuracy=accuracy.get(m),
+            weight=weights[m],
+            weight_source=sources[m],
+        )
         for m in models
     ]
 
 
-def _confusion_table(consensus: DawidSkene) -> list[dict[str, Any]]:
+def _confusion_table(consensus: DawidSkene) -> list[ConfusionRow]:
     return [
-        {"model": model, "true": k, "given": given, "probability": p}
+        ConfusionRow(model, k, given, p)
         for model, matrix in consensus.confusion.items()
         for k, row in matrix.items()
         for given, p in row.items()
     ]
 
 
-def _committee_row(edit: EditInfo, d: EditDecision, truth: Mapping[int, str]) -> dict[str, Any]:
+def _committee_row(edit: EditInfo, d: EditDecision, truth: Mapping[int, str]) -> CommitteeRow:
     votes = [s for s in d.stances.values() if s is not None]
-    return {
-        "rcid": d.rcid,
-        "qid": edit.qid,
-        "property": edit.property,
-        "votes": len(votes),
-        **{s: votes.count(s) for s in STANCES},
-        "majority": d.majority.decision,
-        "majority_share": d.majority.confidence,
-        "weighted": d.weighted.decision,
-        "weighted_share": d.weighted.confidence,
-        "dawid_skene": d.dawid_skene.decision,
-        "dawid_skene_confidence": d.dawid_skene.confidence,
-        "needs_human": d.needs_human,
-        "reasons": "; ".join(d.reasons),
-        "mean_confidence": d.mean_confidence,
-        "top_share": d.top_two[0] if d.top_two else None,
-        "second_share": d.top_two[1] if d.top_two else None,
-        "outcome": d.outcome,
-        "why": d.why,
-        "truth": truth.get(d.rcid),
-    }
+    return CommitteeRow(
+        rcid=d.rcid,
+        qid=edit.qid,
+        property=edit.property,
+        votes=len(votes),
+        accept=votes.count(ACCEPT),
+        unsure=votes.count(UNSURE),
+        reject=votes.count(REJECT),
+        majority=d.majority.decision,
+        majority_share=d.majority.confidence,
+        weighted=d.weighted.decision,
+        weighted_share=d.weighted.confidence,
+        dawid_skene=d.dawid_skene.decision,
+        dawid_skene_confidence=d.dawid_skene.confidence,
+        needs_human=d.needs_human,
+        reasons="; ".join(d.reasons),
+        mean_confidence=d.mean_confidence,
+        top_share=d.top_two[0] if d.top_two else None,
+        second_share=d.top_two[1] if d.top_two else None,
+        outcome=d.outcome,
+        why=d.why,
+        truth=truth.get(d.rcid),
+    )
 
 
-def _verdict_row(r: VerdictRecord, truth: Mapping[int, str]) -> dict[str, Any]:
-    return {
-        "rcid": r.edit_rcid,
-        "qid": r.qid,
-        "property": r.property,
-        "model": r.model,
-        "status": r.status,
-        "verdict": r.verdict,
-        "stance": stance(r.verdict),
-        "truth": truth.get(r.edit_rcid),
-        "cost_usd": r.cost_usd,
-        "prompt_tokens": r.token_usage.prompt_tokens,
-        "completion_tokens": r.token_usage.completion_tokens,
-        "turns": r.token_usage.turns,
-        "tool_calls": len(r.tool_calls),
-        "sources": len(r.sources),
-        "verified_never_fetched": len(claimed_unfetched(r)),
-        "duration_s": r.duration_s,
-    }
+def _verdict_row(r: VerdictRecord, truth: Mapping[int, str]) -> VerdictRow:
+    return VerdictRow(
+        rcid=r.edit_rcid,
+        qid=r.qid,
+        property=r.property,
+        model=r.model,
+        status=r.status,
+        verdict=r.verdict,
+        stance=stance(r.verdict),
+        truth=truth.get(r.edit_rcid),
+        cost_usd=r.cost_usd,
+        prompt_tokens=r.token_usage.prompt_tokens,
+        completion_tokens=r.token_usage.completion_tokens,
+        turns=r.token_usage.turns,
+        tool_calls=len(r.tool_calls),
+        sources=len(r.sources),
+        verified_never_fetched=len(claimed_unfetched(r)),
+        duration_s=r.duration_s,
+    )
 
 
 def _score_confusion(

@@ -14,11 +14,12 @@ from fanout.store.layout import refuse_run_file
 
 DEFAULT_HTML = "report.html"
 DEFAULT_JSON = "report.json"
+DEFAULT_CSV = "report.csv"
 IN_RUN_DIR = "<in run dir>"
-"""What a bare --html / --json stands for (argparse does not type-convert a const)."""
+"""What a bare --html / --json / --csv stands for (argparse does not type-convert a const)."""
 STDOUT = "-"
 STDOUT_PATH = Path(STDOUT)
-"""`--json -` writes to standard output, as `-` means for most tools."""
+"""`--json -` (or `--csv -`) writes to standard output, as `-` means for most tools."""
 
 
 EPILOG = epilog(
@@ -27,12 +28,13 @@ EPILOG = epilog(
                 "that did not ask every model"],
     examples=["fanout report runs/exp1 --html --json", "fanout report runs/exp1 --labels truth.yaml --json - | jq .tables",
               "fanout report runs/exp1 --labels truth.yaml --policy policies.yaml",
+              "fanout report runs/exp1 --labels truth.yaml --csv edits.csv",
               "fanout report runs/exp1 --pause 0.7 --delta 0.25 --autopass 0.95"],
 )
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.usage = "%(prog)s RUN_DIR [--html [OUT]] [--json [OUT]] [options]"
+    parser.usage = "%(prog)s RUN_DIR [--html [OUT]] [--json [OUT]] [--csv [OUT]] [options]"
     parser.add_argument("run_dir", nargs="?", type=Path, metavar="RUN_DIR", help="the --run-dir of a `fanout run`")
     parser.add_argument("--labels", type=Path, metavar="FILE",
                         help="ground truth: a labels file ({labels: [{rcid, truth}]}) or `fanout outcomes` output")
@@ -42,6 +44,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", nargs="?", const=IN_RUN_DIR, metavar="OUT",
                         help=f"write every table as JSON rows to OUT (default RUN_DIR/{DEFAULT_JSON}; "
                              f"{STDOUT}: standard output)")
+    parser.add_argument("--csv", nargs="?", const=IN_RUN_DIR, metavar="OUT",
+                        help=f"write one row per edit (item, property, old → new, diff link, the truth with --labels, "
+                             f"each model's verdict and cost, the committee's decision and why) to OUT as CSV "
+                             f"(default RUN_DIR/{DEFAULT_CSV}; {STDOUT}: standard output)")
     parser.add_argument("--project", type=int, default=500, metavar="N",
                         help="project the cost of N more edits at the observed rates (default 500)")
     add_committee_options(parser)
@@ -65,9 +71,12 @@ def run(args: argparse.Namespace) -> int:
     settings = committee_settings(args)
     run_dir = _run_dir_argument(args)
     outputs = {flag: _output_path(run_dir, value, default) for flag, value, default in (
-        ("--json", args.json, DEFAULT_JSON), ("--html", args.html, DEFAULT_HTML)) if value is not None}
+        ("--json", args.json, DEFAULT_JSON), ("--html", args.html, DEFAULT_HTML), ("--csv", args.csv, DEFAULT_CSV))
+        if value is not None}
     if outputs.get("--html") == STDOUT_PATH:
         raise ConfigError("--html writes a page and a folder of edit pages beside it, so it needs a file, not -")
+    if list(outputs.values()).count(STDOUT_PATH) > 1:
+        raise ConfigError("only one of --json and --csv can write to standard output (-); give the other a file")
     for flag, path in outputs.items():
         if path != STDOUT_PATH:
             refuse_run_file(path, flag)
@@ -85,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
     if "--json" in outputs:
         text = json.dumps(report.to_json(), indent=1, ensure_ascii=False, allow_nan=False)
         written.append(_write(outputs["--json"], text))
+    if "--csv" in outputs:
+        written.append(_write(outputs["--csv"], report.edit_table().csv()))
     if "--html" in outputs:
         page, *edit_pages = write_html_report(report, outputs["--html"])
         written.append(page)
@@ -105,7 +116,7 @@ def _run_dir_argument(args: argparse.Namespace) -> Path:
     optional never eats the positional. A run directory is a directory, which no output file can be."""
     if args.run_dir is not None:
         return Path(args.run_dir)
-    taken = [flag for flag in ("html", "json") if getattr(args, flag) not in (None, IN_RUN_DIR)
+    taken = [flag for flag in ("html", "json", "csv") if getattr(args, flag) not in (None, IN_RUN_DIR)
              and Path(getattr(args, flag)).is_dir()]
     if len(taken) != 1:
         raise ConfigError("RUN_DIR is missing: give the run directory, e.g. `fanout report runs/exp1 --html`")
