@@ -37,7 +37,9 @@ SIM_FLAGS = {"run": ("--base-url", "--searxng-url", "--allow-private-urls", "--f
              "check": ("--base-url", "--searxng-url", "--allow-private-urls"),
              "tool": ("--searxng-url", "--allow-private-urls")}
 """The flags that point a command at the simulator, added unless the command gives them."""
-TIMEOUT_S = 600
+TIMEOUT_S = 300
+"""A bound for one command, so a hung one fails the test instead of the whole suite."""
+pytestmark = pytest.mark.timeout(2 * TIMEOUT_S)
 MARKER = re.compile(r"^\s*<!--\s*(needs|file|exit):\s*(.*?)\s*-->\s*$")
 FENCE = re.compile(r"^(\s*)(```+)(.*)$")
 
