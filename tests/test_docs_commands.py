@@ -40,6 +40,8 @@ SIM_FLAGS = {"run": ("--base-url", "--searxng-url", "--allow-private-urls", "--f
 TIMEOUT_S = 300
 """A bound for one command, so a hung one fails the test instead of the whole suite."""
 pytestmark = pytest.mark.timeout(2 * TIMEOUT_S)
+INLINE = re.compile(r"`(?:\.venv/bin/)?fanout ([a-z][a-z-]*)([^`]*)`")
+FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z-]*)")
 MARKER = re.compile(r"^\s*<!--\s*(needs|file|exit):\s*(.*?)\s*-->\s*$")
 FENCE = re.compile(r"^(\s*)(```+)(.*)$")
 
@@ -62,6 +64,8 @@ class Command:
 class Page:
     commands: list[Command] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)
+    prose: list[str] = field(default_factory=list)
+    """The lines outside code blocks, where commands appear as inline code."""
 
 
 def read_page(text: str, page: str) -> Page:
@@ -80,6 +84,7 @@ def read_page(text: str, page: str) -> Page:
         if not fence:
             if lines[i].strip():
                 markers = {}
+            found.prose.append(lines[i])
             i += 1
             continue
         indent, ticks = fence.group(1), fence.group(2)
@@ -123,6 +128,17 @@ def all_pages() -> dict[str, Page]:
 
 PAGES_READ = all_pages()
 COMMANDS_SHOWN = [c for page in PAGES_READ.values() for c in page.commands]
+
+
+def flags_unknown(command: str, rest: str) -> list[str]:
+    """The --flags an inline `fanout COMMAND ...` names that the command's --help does not list."""
+    if command not in COMMANDS:
+        return [f"fanout {command}"]
+    module = importlib.import_module(f"fanout.cli.{COMMANDS[command][0]}")
+    parser = argparse.ArgumentParser(prog=f"fanout {command}")
+    module.configure(parser)
+    known = set(FLAG.findall(parser.format_help()))
+    return [flag for flag in FLAG.findall(rest) if flag not in known]
 
 
 def parse_only(argv: tuple[str, ...]) -> str | None:
@@ -252,6 +268,14 @@ def test_the_readme_and_the_manual_show_commands_of_every_kind_and_example_files
     assert {"policies.yaml", "gates.yaml", "limits.yaml", "search.yaml"} <= files
 
 
+def test_commands_named_in_the_text_use_only_flags_their_command_has():
+    named = [(name, m.group(1), m.group(2)) for name, page in PAGES_READ.items()
+             for m in INLINE.finditer("\n".join(page.prose))]
+    assert len(named) >= 20
+    unknown = [(name, f"fanout {command}{rest}", flags_unknown(command, rest)) for name, command, rest in named]
+    assert [u for u in unknown if u[2]] == []
+
+
 def test_every_marker_names_a_known_need():
     assert all(c.needs <= NEEDS for c in COMMANDS_SHOWN), [c.name for c in COMMANDS_SHOWN if not c.needs <= NEEDS]
 
@@ -291,6 +315,12 @@ def test_commands_are_read_with_continuations_comments_pipes_markers_and_files()
         Command("x.md", 22, ("status", "nowhere"), exit_code=2),
     ]
     assert page.files == {"gates.yaml": "time: [deepseek/deepseek-v3.2]\n"}
+
+
+def test_an_inline_command_with_a_flag_its_command_lacks_is_found():
+    assert flags_unknown("report", " runs/a --html --policy p.yaml") == []
+    assert flags_unknown("report", " runs/a --htm") == ["--htm"]
+    assert flags_unknown("frobnicate", "") == ["fanout frobnicate"]
 
 
 def test_a_marked_command_with_a_flag_its_parser_does_not_know_fails():
