@@ -5,7 +5,8 @@ scratch directory against one `fanout sim` on 127.0.0.1 and must exit 0 (or the 
 block states). A block marked `<!-- needs: key -->` or `<!-- needs: network -->` is parsed by the
 command's own argparse parser instead, so a flag that does not exist still fails. A block after
 `<!-- file: NAME -->` is written to the scratch directory first, so example files are the ones the
-commands read. docs/development.md describes the convention for writers.
+commands read. A command named inline in the text must use only flags its --help lists.
+docs/development.md describes the convention for writers.
 """
 
 from __future__ import annotations
