@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 COMPOSE := $(shell if command -v podman >/dev/null 2>&1 && podman compose version >/dev/null 2>&1; then echo "podman compose"; elif command -v docker >/dev/null 2>&1 && docker compose version >/dev/null 2>&1; then echo "docker compose"; fi)
 
-.PHONY: help venv test demo e2e e2e-live peers chaos bench strategies bench-report screenshot lock searxng-up searxng-down searxng-live clean
+.PHONY: help venv test docs demo e2e e2e-live peers chaos bench strategies bench-report screenshot lock searxng-up searxng-down searxng-live clean
 
 help:
 	@echo "make demo          the whole pipeline offline, against the bundled simulator"
@@ -17,6 +17,7 @@ help:
 	@echo "make bench         throughput, overhead and scale benchmarks (ARGS=--quick for a short pass)"
 	@echo "make strategies    cost and accuracy of the judging strategies, the swap, samples and prompt caching on the simulator"
 	@echo "make bench-report  size of the HTML report of a 500-edit run and how fast Chromium opens it"
+	@echo "make docs          build the manual (docs/) with mkdocs build --strict into site/"
 	@echo "make screenshot    redo docs/report-first-screen.png, the README's picture of the report (needs chromium)"
 	@echo "make searxng-up    start SearXNG + Valkey on 127.0.0.1:8080 (podman or docker compose)"
 	@echo "make searxng-down  stop them"
@@ -35,6 +36,9 @@ test: $(STAMP)
 	$(PY) -m mypy
 	$(VENV)/bin/lint-imports
 	$(PY) -m pytest
+
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
 
 demo: $(STAMP)
 	$(PY) scripts/demo.py

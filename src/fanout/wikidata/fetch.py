@@ -76,7 +76,7 @@ def _fallback_access(account: str | None, reason: str, fallback: str) -> Access:
         "newcomers": "edits tagged " + " or ".join(f"'{t}'" for t in NEWCOMER_TAGS) + " (new accounts' statement edits)",
         "anon": "edits by logged-out editors (rcshow=anon)",
     }[fallback]
-    notice = f"notice: {reason}. Falling back to --fallback {fallback}: {what}. See the README's Wikidata section."
+    notice = f"notice: {reason}. Falling back to --fallback {fallback}: {what}. See docs/wikidata.md."
     return Access(fallback, account, notice)
 
 
