@@ -1,4 +1,4 @@
-"""The names of a run directory's files, in one place (the README's "The run directory" draws them).
+"""The names of a run directory's files, in one place (docs/run-directory.md draws them).
 
 Every module that reads or writes a run directory takes its names from here,
 so the layout cannot drift between the writer, resume, `fanout status` and
