@@ -91,7 +91,7 @@ def _spec(entry: dict[str, Any], index: int, path: Path) -> PolicySpec:
         raise ConfigError(f"{where}: {', '.join(unknown)} is not a {name} setting; "
                           f"allowed: {', '.join(sorted({'name', 'strategy', *kind.policy_keys}))}.")
     try:
-        strategy = kind.from_policy(settings, where)
+        strategy = kind.from_policy(settings)
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None
     return PolicySpec(str(entry.get("name") or f"{name} {index}"), strategy)
