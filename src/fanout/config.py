@@ -22,8 +22,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-import yaml
-
+from fanout.bounded import load_yaml
 from fanout.errors import ConfigError
 from fanout.judging.policy import AUTOPASS_VERDICTS, Router, Thresholds, check_autopass
 from fanout.records import STATUSES
@@ -175,10 +174,7 @@ LIMIT_FIELDS = ("max_concurrency", "requests_per_minute", "context_window", "inp
 
 def read_yaml_mapping(path: Path, option: str, *, expected: str) -> dict[Any, Any]:
     """The mapping in a file an option names; a file that cannot be read, or holds anything else, is one ConfigError."""
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"{option} {path}: cannot read it ({exc}).") from None
+    data = load_yaml(path, f"{option} {path}", fix=f"pass the path of an existing file to {option}") or {}
     if not isinstance(data, dict):
         raise ConfigError(f"{option} {path}: expected {expected}.")
     return data

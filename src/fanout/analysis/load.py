@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from fanout.bounded import load_yaml
 from fanout.analysis.cost import AttemptCost
 from fanout.config import ModelSpec, model_spec
 from fanout.errors import ConfigError
@@ -126,9 +125,9 @@ def _read_manifest(path: Path, warnings: list[str]) -> dict[str, Any]:
     if not path.exists():
         return {}
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, OSError, UnicodeDecodeError) as exc:
-        warnings.append(f"{path.name} could not be read ({exc.__class__.__name__}); model order from the log")
+        data = load_yaml(path, path.name)
+    except ConfigError as exc:
+        warnings.append(f"{exc}; model order from the log")
         return {}
     return data if isinstance(data, dict) else {}
 

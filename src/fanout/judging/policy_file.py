@@ -27,8 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from fanout.bounded import load_yaml
 from fanout.errors import ConfigError
 from fanout.judging.policy import AUTOPASS_VERDICTS, Cascade, Router, Thresholds, check_autopass, cheapest_first
 
@@ -87,10 +86,7 @@ def load_gates(path: Path) -> dict[str, tuple[str, ...]]:
 
 
 def _read(path: Path, option: str) -> Any:
-    try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{option} {path}: cannot read it ({exc}).") from None
+    return load_yaml(path, f"{option} {path}", fix=f"pass the path of an existing file to {option}")
 
 
 def _spec(entry: dict[str, Any], index: int, path: Path) -> PolicySpec:

@@ -13,9 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from fanout import __version__
+from fanout.bounded import load_yaml
 from fanout.store.atomic import dump_yaml, write_atomically
 from fanout.store.layout import MANIFEST_NAME
 from fanout.config import RunSettings
@@ -85,10 +84,10 @@ def load_manifest(run_dir: Path) -> Manifest | None:
     path = run_dir / MANIFEST_NAME
     if not path.exists():
         return None
+    data = load_yaml(path, f"the run's manifest {path}", fix="is --run-dir the right folder?")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
         return Manifest(**data)
-    except (yaml.YAMLError, TypeError) as exc:
+    except TypeError as exc:
         raise ConfigError(f"{path} is not a fanout manifest ({exc}); is --run-dir the right folder?") from None
 
 
