@@ -127,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
         limit=args.limit,
         force=args.force,
         dry_run=args.dry_run,
+        inputs=tuple(p for p in (args.limits, args.gates, args.search_config, args.labels) if p is not None),
     )
     try:
         report = run_sync(request)

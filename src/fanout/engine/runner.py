@@ -53,6 +53,8 @@ class RunRequest:
     handle_signals: bool = True
     out: TextIO = field(default_factory=lambda: sys.stdout)
     progress_interval_s: float | None = None
+    inputs: tuple[Path, ...] = ()
+    """The side files the settings were read from (--limits, --gates...), pinned in the manifest beside the snapshot."""
 
     def __post_init__(self) -> None:
         require_count(self.limit, "--limit")
@@ -95,6 +97,7 @@ async def _checked_run(request: RunRequest, snapshot: SpooledSnapshot, verdict_f
             prompt_sha256=prompt.sha256,
             settings=settings_summary(settings),
             starts=[utc_now()],
+            inputs=[str(p.resolve()) for p in (request.snapshot_path, *request.inputs)],
         ),
         force=request.force,
     )

@@ -35,6 +35,9 @@ class Manifest:
     settings: dict[str, Any]
     fanout_version: str = __version__
     starts: list[str] = field(default_factory=list)
+    inputs: list[str] = field(default_factory=list)
+    """Absolute paths of the files the run has read (snapshot, --limits, --gates, --search-config, --labels),
+    over all its starts: no output option of any command may write over one (fanout.store.layout)."""
 
     @property
     def total_pairs(self) -> int:
@@ -109,6 +112,7 @@ def reconcile(previous: Manifest | None, current: Manifest, *, force: bool) -> M
     models = previous.models + [m for m in current.models if m not in previous.models]
     current.models = models
     current.starts = previous.starts + current.starts
+    current.inputs = previous.inputs + [p for p in current.inputs if p not in previous.inputs]
     return current
 
 
@@ -120,6 +124,19 @@ def _refuse_other_strategy(previous: Manifest, current: Manifest) -> None:
     if before != now:
         raise ConfigError(f"cannot resume this run directory with {describe_strategy(now)}: it was started with "
                           f"{describe_strategy(before)}. Resume with those settings, or use a new --run-dir.")
+
+
+def run_inputs(run_dir: Path) -> dict[Path, str]:
+    """The files a run reads, each with what it is, for refuse_run_file: none may be written over."""
+    try:
+        manifest = load_manifest(run_dir)
+    except ConfigError:
+        return {}  # report reads on without it; an output still may not replace a file it did not write
+    if manifest is None:
+        return {}
+    found = {Path(manifest.snapshot_path): f"the snapshot of the run {run_dir}"}
+    found.update((Path(p), f"an input of the run {run_dir} (its manifest lists it)") for p in manifest.inputs)
+    return found
 
 
 def write_manifest(run_dir: Path, manifest: Manifest) -> None:
