@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import json
+from io import StringIO
+
 import anyio
 import pytest
 from aiohttp import web
 from loopback import app_with, serving
 
 from fanout.cli import main
+from fanout.cli.run import finish
+from fanout.config import ModelSpec, RunSettings, package_data
+from fanout.engine.runner import RunRequest, run
 from fanout.http.client import make_http_client
+from fanout.records import VerdictRecord
+
+SAMPLE = package_data("sample_snapshot.yaml")
 
 ARTICLE = (
     "<html><body><article><h1>Minutes of 1958</h1><p>The committee recorded that Ada Whitlock completed her "
@@ -61,3 +70,40 @@ def test_a_flag_argparse_refuses_is_one_line_like_every_other_bad_input(
     assert main(argv) == 2
     captured = capsys.readouterr()
     assert (captured.out, captured.err) == ("", line + "\n")
+
+
+# --- --max-cost --------------------------------------------------------------------------------------------
+
+
+def test_a_spend_cap_stop_counts_what_the_log_holds_with_the_verdicts_that_were_in_flight(tmp_path) -> None:
+    """Four verdicts of $0.01 each finish together under a $0.005 cap: the first stops the run at $0.0100,
+    the other three were in flight and are logged too; the last words say $0.0400, as the log does."""
+    started = 0
+    all_in_flight = anyio.Event()
+
+    async def verdict(edit, model):  # type: ignore[no-untyped-def]
+        nonlocal started
+        started += 1
+        if started == 4:
+            all_in_flight.set()
+        await all_in_flight.wait()
+        return VerdictRecord(
+            model=model.name, edit_rcid=edit.rcid, edit_revid=edit.revid, qid=edit.title,
+            property=edit.parsed.property, diff_type=edit.diff_type,
+            timestamp="2026-11-22T10:00:00Z", status="ok", verdict="plausible", cost_usd=0.01,
+        )
+
+    settings = RunSettings(models=(ModelSpec("m/a"), ModelSpec("m/b")), concurrency=4, max_cost_usd=0.005)
+    out = StringIO()
+    request = RunRequest(SAMPLE, tmp_path / "run", settings, handle_signals=False, progress_interval_s=3600, out=out)
+    report = anyio.run(lambda: run(request, verdict_fn=verdict))
+    assert report is not None
+    logged = [json.loads(line)["cost_usd"] for line in (tmp_path / "run" / "checkpoint.jsonl").read_text().splitlines()]
+    assert logged == [0.01] * 4
+    assert "Spend cap $0.005 reached ($0.0100 spent)" in report.outcome.stop_reason
+    out.truncate(0)
+    assert finish(report, request) == 0
+    assert out.getvalue().splitlines()[-1] == (
+        "Stopped: spend cap $0.005 reached; the run's records hold $0.0400 in all, the verdicts in flight at the "
+        "stop included. Raise --max-cost and run again to resume: the same `fanout run` command"
+    )

@@ -187,6 +187,11 @@ def finish(report, request) -> int:  # type: ignore[no-untyped-def]
     if report.interrupted:
         print(f"Interrupted. Resume with: {again}", file=out)
         return EXIT_INTERRUPTED
+    if outcome.spend_cap_usd is not None:
+        print(f"Stopped: spend cap ${outcome.spend_cap_usd:g} reached; the run's records hold {tally.spend_text()} in "
+              f"all, the verdicts in flight at the stop included. Raise --max-cost and run again to resume: {again}",
+              file=out)
+        return 0
     if outcome.stop_reason:
         print(f"Stopped: {outcome.stop_reason}. Raise --max-cost and run again to resume: {again}", file=out)
         return 0

@@ -244,6 +244,9 @@ class RunOutcome:
     """Finished verdicts whose records did not fit in the log (they run again on resume)."""
     refused: dict[str, str] = field(default_factory=dict)
     """Models the endpoint refused (no such model), with its words: none of their pairs after that was recorded."""
+    spend_cap_usd: float | None = None
+    """--max-cost when it stopped the run: the last words then count what the log holds, verdicts that were in
+    flight at the stop included, not the spend at the moment of the stop."""
 
 
 async def orchestrate(
@@ -280,6 +283,8 @@ async def orchestrate(
         async with send:
             await _run_verdicts(run, send)
     outcome.stop_reason = control.reason
+    if spend.cap_usd is not None and spend.spent_usd >= spend.cap_usd:
+        outcome.spend_cap_usd = spend.cap_usd
     outcome.refused = {models[m].name: reason for m, reason in schedule.refused.items()}
     return outcome
 
