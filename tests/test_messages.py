@@ -14,6 +14,7 @@ from fanout.cli import main
 from fanout.cli.run import finish
 from fanout.config import ModelSpec, RunSettings, package_data
 from fanout.engine.runner import RunRequest, run
+from fanout.engine.status import read_status, render_status
 from fanout.http.client import make_http_client
 from fanout.records import VerdictRecord
 
@@ -107,3 +108,29 @@ def test_a_spend_cap_stop_counts_what_the_log_holds_with_the_verdicts_that_were_
         "Stopped: spend cap $0.005 reached; the run's records hold $0.0400 in all, the verdicts in flight at the "
         "stop included. Raise --max-cost and run again to resume: the same `fanout run` command"
     )
+
+
+# --- status of a cascade ----------------------------------------------------------------------------------
+
+
+def test_the_status_of_a_finished_cascade_does_not_promise_a_resume_of_the_pairs_it_never_needed(tmp_path) -> None:
+    from test_strategies import Script, run_scripted, settings
+
+    run_dir = tmp_path / "run"
+    run_scripted(run_dir, Script({}), settings(strategy="cascade"), limit=2)  # both settled by the first model
+    lines = render_status(read_status(run_dir))
+    assert lines[0].startswith(f"{run_dir}: 2/6 pairs done")
+    assert "4 pair(s) left; the same `fanout run` command resumes" not in lines
+    assert (
+        "4 pair(s) not asked: --strategy cascade asks each edit only the models it needs, so these may all be "
+        "settled; the same `fanout run` command asks any step still due (and ends if none is)"
+    ) in lines
+
+
+def test_the_status_of_a_stopped_run_of_every_model_still_says_what_is_left(tmp_path) -> None:
+    from test_strategies import Script, run_scripted, settings
+
+    run_dir = tmp_path / "run"
+    stopped = RunSettings(models=settings().models, concurrency=1, max_cost_usd=0.015)  # $0.01 a verdict: stops at 2
+    run_scripted(run_dir, Script({}), stopped, limit=2)
+    assert "4 pair(s) left; the same `fanout run` command resumes" in render_status(read_status(run_dir))
