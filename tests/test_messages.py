@@ -102,7 +102,8 @@ def test_a_spend_cap_stop_counts_what_the_log_holds_with_the_verdicts_that_were_
     logged = [json.loads(line)["cost_usd"] for line in (tmp_path / "run" / "checkpoint.jsonl").read_text().splitlines()]
     assert logged == [0.01] * 4
     assert "Spend cap $0.005 reached ($0.0100 spent)" in report.outcome.stop_reason
-    out.truncate(0)
+    out.seek(0)
+    out.truncate()
     assert finish(report, request) == 0
     assert out.getvalue().splitlines()[-1] == (
         "Stopped: spend cap $0.005 reached; the run's records hold $0.0400 in all, the verdicts in flight at the "
@@ -134,3 +135,24 @@ def test_the_status_of_a_stopped_run_of_every_model_still_says_what_is_left(tmp_
     stopped = RunSettings(models=settings().models, concurrency=1, max_cost_usd=0.015)  # $0.01 a verdict: stops at 2
     run_scripted(run_dir, Script({}), stopped, limit=2)
     assert "4 pair(s) left; the same `fanout run` command resumes" in render_status(read_status(run_dir))
+
+
+# --- -m X on a run of more models -----------------------------------------------------------------------
+
+
+def test_a_session_of_one_model_on_a_run_of_three_counts_that_model_s_pairs_alone(tmp_path) -> None:
+    from test_strategies import MODELS, Script, run_scripted, settings
+
+    run_dir = tmp_path / "run"
+    run_scripted(run_dir, Script({}), settings(), limit=2)  # 3 models x 2 edits
+    one = RunSettings(models=(ModelSpec("m/new"),), concurrency=4)
+    out = StringIO()
+    request = RunRequest(SAMPLE, run_dir, one, limit=2, handle_signals=False, progress_interval_s=3600, out=out)
+    report = anyio.run(lambda: run(request, verdict_fn=Script({})))
+    assert report is not None
+    assert (report.tally.done, report.tally.total) == (2, 2)
+    out.seek(0)
+    out.truncate()
+    finish(report, request)
+    assert out.getvalue().startswith("Recorded 2 record(s) this session; 2/2 pairs done; spend $0.0800.")
+    assert len(MODELS) == 3

@@ -156,7 +156,8 @@ async def _run_in(
     tracker = await _strategy_tracker(run_dir, index, edits, settings, hooks.pricing)
     # A router asks one model per edit; a cascade at most every model, which is the total its ETA assumes.
     pairs = len(edits) * (1 if settings.strategy == "router" else len(settings.models))
-    tally = Tally.from_index(index, total=pairs, models=[m.name for m in settings.models], abandoned=abandoned)
+    tally = Tally.from_index(index, total=pairs, models=[m.name for m in settings.models], abandoned=abandoned,
+                             only_models=True)
     progress = Progress(tally, health=hooks.search_health, held_back=hooks.held_back,
                         strategy=tracker.summary if tracker is not None else None)
     control = StopControl(on_message=lambda msg: print(msg, file=out, flush=True))
