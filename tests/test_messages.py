@@ -15,6 +15,7 @@ from fanout.cli.run import finish
 from fanout.config import ModelSpec, RunSettings, package_data
 from fanout.engine.runner import RunRequest, run
 from fanout.engine.status import read_status, render_status
+from fanout.errors import ModelRefused
 from fanout.http.client import make_http_client
 from fanout.records import VerdictRecord
 
@@ -156,3 +157,35 @@ def test_a_session_of_one_model_on_a_run_of_three_counts_that_model_s_pairs_alon
     finish(report, request)
     assert out.getvalue().startswith("Recorded 2 record(s) this session; 2/2 pairs done; spend $0.0800.")
     assert len(MODELS) == 3
+
+
+# --- a model the endpoint refuses ---------------------------------------------------------------------------
+
+
+def test_a_refused_model_whose_pairs_are_all_in_flight_says_how_many_it_had_left(tmp_path) -> None:
+    """Both pairs of m/typo start before the first is refused: none waits, yet both stay undone."""
+    both_started = anyio.Event()
+    started = 0
+
+    async def verdict(edit, model):  # type: ignore[no-untyped-def]
+        nonlocal started
+        if model.name == "m/typo":
+            started += 1
+            if started == 2:
+                both_started.set()
+            await both_started.wait()
+            raise ModelRefused("HTTP 400: m/typo is not a valid model ID", status=400)
+        return await Script({})(edit, model)
+
+    from test_strategies import Script
+
+    settings = RunSettings(models=(ModelSpec("m/a"), ModelSpec("m/typo")), concurrency=8)
+    out = StringIO()
+    request = RunRequest(SAMPLE, tmp_path / "run", settings, limit=2, handle_signals=False, progress_interval_s=3600,
+                         out=out)
+    anyio.run(lambda: run(request, verdict_fn=verdict))
+    refusals = [line for line in out.getvalue().splitlines() if line.startswith("m/typo: refused")]
+    assert refusals == [
+        "m/typo: refused by the endpoint (HTTP 400: m/typo is not a valid model ID); none of its 2 pair(s) left is "
+        "recorded, and none starts again. Correct the model name and run again."
+    ]
