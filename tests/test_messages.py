@@ -7,6 +7,7 @@ from io import StringIO
 
 import anyio
 import pytest
+import respx
 from aiohttp import web
 from loopback import app_with, serving
 
@@ -189,3 +190,24 @@ def test_a_refused_model_whose_pairs_are_all_in_flight_says_how_many_it_had_left
         "m/typo: refused by the endpoint (HTTP 400: m/typo is not a valid model ID); none of its 2 pair(s) left is "
         "recorded, and none starts again. Correct the model name and run again."
     ]
+
+
+# --- a reply that is not UTF-8 ----------------------------------------------------------------------------
+
+
+async def test_a_paid_reply_with_a_byte_that_is_not_utf8_is_read_and_its_cost_counted(http) -> None:
+    """A provider cut a character in two (0xE2 0x80 without its last byte): the reply said usage.cost 0.0123
+    and was lost as "not JSON", retried, and counted nowhere."""
+    from scripted_chat import LOCAL, completion
+    from test_llm import MESSAGES, MODEL, Sleeps, attempts, client
+
+    body = json.dumps(completion("Adams was born in 1952 \u2014 see the source.", cost=0.0123)).encode()
+    body = body.replace("\\u2014".encode(), b"\xe2\x80")
+    assert b"\xe2\x80 see" in body
+    with respx.mock:
+        route = respx.post(f"{LOCAL}/chat/completions").respond(200, content=body,
+                                                              headers={"content-type": "application/json"})
+        result = await client(http, Sleeps(), retry=attempts(1)).complete(MODEL, MESSAGES)
+    assert route.call_count == 1
+    assert result.content == "Adams was born in 1952 \ufffd see the source."
+    assert (result.cost_usd, result.cost_source) == (0.0123, "reported")
