@@ -168,3 +168,68 @@ def test_json_deeper_than_the_bound_is_over_limit_not_a_recursion_error(tmp_path
     assert str(caught.value) == (
         f"index {path} nests lists and objects more than 50 levels deep; no fanout file needs more than 10"
     )
+
+
+# --- the run's own files ----------------------------------------------------------------------------------
+
+
+def finished_run(tmp_path: Path) -> Path:
+    from test_cli_run import scripted_run
+
+    run_dir = tmp_path / "run"
+    scripted_run(SAMPLE, run_dir)
+    return run_dir
+
+
+def test_status_skips_an_in_flight_file_that_is_a_fifo_or_dev_zero_instead_of_reading_it_for_ever(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = finished_run(tmp_path)
+    inflight = run_dir / "inflight"
+    inflight.mkdir(exist_ok=True)
+    os.mkfifo(inflight / "a.jsonl")
+    (inflight / "b.jsonl").symlink_to("/dev/zero")
+    capsys.readouterr()
+    assert main(["status", str(run_dir)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"{run_dir}: 4/4 pairs done (100%)")
+    assert "attempt(s) were cut off" not in out  # neither is an attempt fanout wrote
+
+
+def test_a_resume_refuses_in_one_line_an_in_flight_file_that_is_dev_zero_and_touches_nothing(
+    tmp_path: Path,
+) -> None:
+    import anyio
+
+    from fanout.config import ModelSpec, RunSettings
+    from fanout.engine.runner import RunRequest, run
+    from test_cli_run import scripted_run
+
+    run_dir = finished_run(tmp_path)
+    zero = run_dir / "inflight" / "m-a.jsonl"
+    zero.parent.mkdir(exist_ok=True)
+    zero.symlink_to("/dev/zero")
+    before = sorted(p.name for p in run_dir.rglob("*"))
+    request = RunRequest(SAMPLE, run_dir, RunSettings(models=(ModelSpec("m/a"), ModelSpec("m/b"))), limit=2,
+                         handle_signals=False, progress_interval_s=3600)
+    with pytest.raises(ConfigError) as caught:
+        anyio.run(lambda: run(request, verdict_fn=scripted_run))
+    assert str(caught.value) == (
+        f"the in-flight file {zero} is a character device, not a regular file, so it may never end; "
+        "fanout writes only regular files there; move it out of the run directory"
+    )
+    assert sorted(p.name for p in run_dir.rglob("*")) == before
+
+
+def test_a_log_line_nested_past_json_s_depth_is_skipped_by_status_and_report_not_a_recursion_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = finished_run(tmp_path)
+    with (run_dir / "checkpoint.jsonl").open("a") as log:
+        log.write('{"a": ' + "[" * 5000 + "]" * 5000 + "}\n")
+    (run_dir / "checkpoint.index").unlink()
+    capsys.readouterr()
+    main(["status", str(run_dir)])
+    assert "skipped line 5 of the log: not a verdict record; the next `fanout run` sets it aside" in (
+        capsys.readouterr().out.splitlines())
+    assert main(["report", str(run_dir), "-q", "--json", str(tmp_path / "r.json")]) == 0

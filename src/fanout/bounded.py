@@ -66,6 +66,8 @@ class Bounds(NamedTuple):
     """Says how long a real value is, after "shorten it"."""
     split_hint: str
     """What to do with a file over max_bytes."""
+    special_hint: str = "save it to a file and pass that file"
+    """What to do with a FIFO, a device or a socket where a file should be."""
 
 
 SNAPSHOT_BOUNDS = Bounds(
@@ -321,8 +323,7 @@ def check_regular(name: str, info: os.stat_result, bounds: Bounds) -> None:
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))  # worded by read_errors
     if not stat.S_ISREG(info.st_mode):
         raise ConfigError(
-            f"{name} is {_file_kind(info.st_mode)}, not a regular file, so it may never end; "
-            "save it to a file and pass that file"
+            f"{name} is {_file_kind(info.st_mode)}, not a regular file, so it may never end; {bounds.special_hint}"
         )
     if info.st_size > bounds.max_bytes:
         raise _too_big(name, info.st_size, bounds)

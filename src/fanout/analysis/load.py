@@ -117,7 +117,7 @@ def read_latest_records(log: Path) -> tuple[list[VerdictRecord], list[str], list
 def _parse_line(line: bytes) -> VerdictRecord | None:
     try:
         return VerdictRecord.from_dict(json.loads(line))
-    except (ValueError, TypeError, KeyError, AttributeError):
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):  # a line nested past json's depth
         return None
 
 
