@@ -233,3 +233,31 @@ def test_a_log_line_nested_past_json_s_depth_is_skipped_by_status_and_report_not
     assert "skipped line 5 of the log: not a verdict record; the next `fanout run` sets it aside" in (
         capsys.readouterr().out.splitlines())
     assert main(["report", str(run_dir), "-q", "--json", str(tmp_path / "r.json")]) == 0
+
+
+@pytest.mark.parametrize("kind", [k for k in KINDS if k != "/dev/zero"])  # a bare name is a bundled profile's
+def test_a_simulator_profile_that_is_unbounded_is_one_line_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    make, problem = KINDS[kind]
+    path = make(tmp_path)
+    out = tmp_path / "labels.yaml"
+    assert main(["sim", "--profile", str(path), "--labels-out", str(out), "--labels-only"]) == 2
+    assert only_error_line(capsys) == f"fanout sim: error: --profile {path} {problem}"
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("kind", ["/dev/zero", "a FIFO"])
+def test_a_saved_index_that_is_no_regular_file_is_rebuilt_from_the_log_not_read_for_ever(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    run_dir = finished_run(tmp_path)
+    index = run_dir / "checkpoint.index"
+    index.unlink()
+    if kind == "a FIFO":
+        os.mkfifo(index)
+    else:
+        index.symlink_to("/dev/zero")
+    capsys.readouterr()
+    assert main(["status", str(run_dir)]) == 0
+    assert capsys.readouterr().out.startswith(f"{run_dir}: 4/4 pairs done (100%)")
