@@ -261,3 +261,42 @@ def test_a_saved_index_that_is_no_regular_file_is_rebuilt_from_the_log_not_read_
     capsys.readouterr()
     assert main(["status", str(run_dir)]) == 0
     assert capsys.readouterr().out.startswith(f"{run_dir}: 4/4 pairs done (100%)")
+
+
+def test_a_fault_value_nested_5000_deep_is_one_line_not_a_recursion_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    value = "[" * 5000 + "]" * 5000
+    out = tmp_path / "labels.yaml"
+    assert main(["sim", "--fault", f"http_502={value}", "--labels-out", str(out), "--labels-only"]) == 2
+    assert only_error_line(capsys).startswith(
+        f"fanout sim: error: --fault 'http_502={value}': the value is not a plain YAML value (nests lists and "
+        "mappings more than 50 levels deep at line 1, column 51;")
+
+
+def test_report_refuses_a_log_that_is_a_fifo_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_dir = finished_run(tmp_path)
+    log = run_dir / "checkpoint.jsonl"
+    log.unlink()
+    os.mkfifo(log)
+    capsys.readouterr()
+    assert main(["report", str(run_dir), "-q", "--json", str(tmp_path / "r.json")]) == 2
+    assert only_error_line(capsys) == (
+        f"fanout report: error: the run's log {log} is a named pipe (FIFO), not a regular file, so it may never end; "
+        "fanout writes its log as a regular file; is RUN_DIR a run?"
+    )
+
+
+def test_status_refuses_a_log_that_is_a_fifo_in_one_line_without_waiting_for_a_writer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = finished_run(tmp_path)
+    log = run_dir / "checkpoint.jsonl"
+    log.unlink()
+    os.mkfifo(log)
+    capsys.readouterr()
+    assert main(["status", str(run_dir)]) == 2
+    assert only_error_line(capsys) == (
+        f"fanout status: error: the run's log {log} is a named pipe (FIFO), not a regular file, so it may never end; "
+        "fanout writes its log as a regular file; is RUN_DIR a run?"
+    )

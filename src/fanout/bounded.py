@@ -350,10 +350,22 @@ def read_bounded(path: Path, name: str, bounds: Bounds = SIDE_FILE_BOUNDS, *, fi
     """The bytes of the regular file `path`, at most bounds.max_bytes; any other is one ConfigError."""
     with read_errors(name, fix):
         with open_regular(path, name, bounds) as fh:
-            raw = fh.read(bounds.max_bytes + 1)
+            raw = _read_upto(fh, bounds.max_bytes + 1)
     if len(raw) > bounds.max_bytes:  # it grew since it was opened
         raise _too_big(name, len(raw), bounds)
     return raw
+
+
+def _read_upto(fh: BinaryIO, limit: int) -> bytes:
+    """At most `limit` bytes, in one read of the size the file has now (read(limit) would allocate all of
+    `limit` first: 64 GiB for a log's cap), then in chunks if it grew meanwhile."""
+    size = os.fstat(fh.fileno()).st_size
+    parts = [fh.read(min(size + 1, limit))]
+    read = len(parts[0])
+    while read < limit and len(parts[-1]) > 0 and read > size:
+        parts.append(fh.read(min(1 << 20, limit - read)))
+        read += len(parts[-1])
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def _yaml_problem(name: str, exc: yaml.YAMLError) -> ConfigError:

@@ -13,13 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fanout.bounded import load_yaml
 from fanout.analysis.cost import AttemptCost
+from fanout.bounded import load_yaml, read_bounded
 from fanout.config import ModelSpec, model_spec
 from fanout.errors import ConfigError
 from fanout.records import VerdictRecord
 from fanout.store.attempts import read_abandoned
 from fanout.store.layout import LOG_NAME, MANIFEST_NAME
+from fanout.store.log_index import LOG_BOUNDS
 
 
 
@@ -94,7 +95,7 @@ def read_latest_records(log: Path) -> tuple[list[VerdictRecord], list[str], list
     latest: dict[tuple[int, str], VerdictRecord] = {}
     superseded: list[AttemptCost] = []
     warnings: list[str] = []
-    data = log.read_bytes()
+    data = read_bounded(log, f"the run's log {log}", LOG_BOUNDS, fix="is RUN_DIR the right folder?")
     lines = data.split(b"\n")
     for number, line in enumerate(lines, start=1):
         if not line.strip():
