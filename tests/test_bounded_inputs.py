@@ -84,6 +84,7 @@ RUN_OPTIONS = {
     "--limits": (["--limits", "FILE"], "--limits"),
     "--gates": (["--strategy", "router", "--gates", "FILE"], "--gates"),
     "--search-config": (["--search-config", "FILE"], "--search-config"),
+    "--labels": (["--strategy", "router", "--router-accuracy", "RUN", "--labels", "FILE"], "labels file"),
 }
 
 
@@ -103,7 +104,9 @@ def test_a_run_option_naming_an_unbounded_file_is_one_line_exit_2_and_no_run_dir
     path = make(tmp_path)
     flags, name = RUN_OPTIONS[option]
     run_dir = tmp_path / "run"
-    argv = ["run", str(SAMPLE), "--run-dir", str(run_dir), *LOCAL, *[str(path) if f == "FILE" else f for f in flags]]
+    scored = run_from_table(tmp_path / "scored", {1: ("plausible", "plausible", "plausible")}, cost=0.25)
+    swap = {"FILE": str(path), "RUN": str(scored)}
+    argv = ["run", str(SAMPLE), "--run-dir", str(run_dir), *LOCAL, *[swap.get(f, f) for f in flags]]
     assert main(argv) == 2
     assert only_error_line(capsys) == f"fanout run: error: {name} {path} {problem}"
     assert not run_dir.exists()
