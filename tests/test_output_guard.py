@@ -193,3 +193,19 @@ def test_outcomes_refuses_to_write_its_own_snapshot_even_with_force(tmp_path, sn
         "must not write over; choose another file"
     )
     assert snapshot.read_bytes() == before
+
+
+def test_sim_labels_out_rewrites_its_own_labels_but_not_another_file_without_force(tmp_path, capsys) -> None:
+    out = tmp_path / "labels.yaml"
+    argv = ["sim", "--labels-out", str(out), "--labels-only"]
+    assert main(argv) == 0
+    written = out.read_bytes()
+    assert main(argv) == 0 and out.read_bytes() == written  # the same labels again: no --force needed
+    out.write_text("labels:\n- {rcid: 1, truth: correct}  # mine, checked by hand\n")
+    capsys.readouterr()
+    assert main(argv) == 2
+    assert only_error(capsys) == (
+        f"fanout sim: error: --labels-out {out} already exists and this command did not write it; choose another "
+        "file, or pass --force to replace it"
+    )
+    assert main([*argv, "--force"]) == 0 and out.read_bytes() == written
