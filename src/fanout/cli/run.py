@@ -124,6 +124,7 @@ def run(args: argparse.Namespace) -> int:
         limit=args.limit,
         allow_settings_change=args.allow_settings_change,
         dry_run=args.dry_run,
+        inputs=tuple(p for p in (args.limits, args.gates, args.search_config, args.labels) if p is not None),
     )
     try:
         report = run_sync(request)
@@ -195,6 +196,11 @@ def finish(report, request) -> int:  # type: ignore[no-untyped-def]
     if report.interrupted:
         print(f"Interrupted. Resume with: {again}", file=out)
         return EXIT_INTERRUPTED
+    if outcome.spend_cap_usd is not None:
+        print(f"Stopped: spend cap ${outcome.spend_cap_usd:g} reached; the run's records hold {tally.spend_text()} in "
+              f"all, the verdicts in flight at the stop included. Raise --max-cost and run again to resume: {again}",
+              file=out)
+        return 0
     if outcome.stop_reason:
         print(f"Stopped: {outcome.stop_reason}. Raise --max-cost and run again to resume: {again}", file=out)
         return 0

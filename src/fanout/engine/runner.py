@@ -60,6 +60,8 @@ class RunRequest:
     handle_signals: bool = True
     out: TextIO = field(default_factory=lambda: sys.stdout)
     progress_interval_s: float | None = None
+    inputs: tuple[Path, ...] = ()
+    """The side files the settings were read from (--limits, --gates...), pinned in the manifest beside the snapshot."""
 
     def __post_init__(self) -> None:
         require_count(self.limit, "--limit")
@@ -103,6 +105,7 @@ async def _checked_run(request: RunRequest, snapshot: SpooledSnapshot, verdict_f
             prompt_sha256=prompt.sha256,
             settings=settings.summary(),
             starts=[utc_now()],
+            inputs=[str(p.resolve()) for p in (request.snapshot_path, *request.inputs)],
         ),
         pinned=RunSettings.PINNED, pin_models=not settings.strategy.asks_every_model,
         allow_change=request.allow_settings_change,
@@ -162,7 +165,8 @@ async def _run_in(
     tracker = await _strategy_tracker(run_dir, index, edits, settings, hooks.pricing)
     # A router asks one model per edit; a cascade at most every model, which is the total its ETA assumes.
     pairs = len(edits) * settings.strategy.most_pairs(len(settings.models))
-    tally = Tally.from_index(index, total=pairs, models=[m.name for m in settings.models], abandoned=abandoned)
+    tally = Tally.from_index(index, total=pairs, models=[m.name for m in settings.models], abandoned=abandoned,
+                             only_models=True)
     progress = Progress(tally, health=hooks.search_health, held_back=hooks.held_back,
                         strategy=tracker.summary if tracker is not None else None)
     control = StopControl(on_message=lambda msg: print(msg, file=out, flush=True))

@@ -99,14 +99,22 @@ def read_completion(content: bytes) -> ChatCompletion:
     A well-formed reply is validated in one pass (about 9 µs); one that does
     not fit the type (an error object instead of choices, arguments that are
     not a string, a missing id) is built field by field without validation,
-    so that it is read as leniently as the raw JSON would be.
+    so that it is read as leniently as the raw JSON would be. Bytes that are
+    not UTF-8 (a provider cutting a character in two) become U+FFFD: JSON's
+    own syntax is ASCII, so only the text they sit in changes, and the reply,
+    its usage and its cost are read, not lost as "not JSON" after being paid.
     """
     try:
         return ChatCompletion.model_validate_json(content)
     except ValueError:  # pydantic's ValidationError is one
         pass
+    text = content.decode("utf-8", errors="replace")
     try:
-        data = json.loads(content)
+        return ChatCompletion.model_validate_json(text)
+    except ValueError:
+        pass
+    try:
+        data = json.loads(text)
     except ValueError as exc:
         raise malformed_body("a body that is not JSON") from exc
     if not isinstance(data, dict):

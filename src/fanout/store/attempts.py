@@ -30,6 +30,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
+from fanout.bounded import SIDE_FILE_BOUNDS, open_regular, read_bounded
+from fanout.errors import ConfigError
 from fanout.records import utc_now
 from fanout.store.atomic import DISK_FULL
 from fanout.store.layout import ABANDONED_NAME, INFLIGHT_DIR
@@ -138,16 +140,30 @@ class SpendTotals(NamedTuple):
     unknown: int = 0
 
 
+INFLIGHT_BOUNDS = SIDE_FILE_BOUNDS._replace(
+    kind="in-flight file", max_bytes=4 << 20,
+    split_hint="an in-flight file holds a line per chat call, a few KB; move it out of the run directory",
+    special_hint="fanout writes only regular files there; move it out of the run directory",
+)
+"""An in-flight file read back: a regular file of at most 4 MiB (a verdict's 15 turns x 20 samples are ~100 KB)."""
+ABANDONED_BOUNDS = INFLIGHT_BOUNDS._replace(kind="run file", max_bytes=1 << 30,
+                                           split_hint="a line per attempt cut off is a few hundred bytes")
+"""abandoned.jsonl: a regular file, at most 1 GiB (three million cut-off attempts)."""
+HEADER_LIMIT = 64 * 1024
+"""An in-flight file's first line (its header) is read up to this many bytes."""
+
+
 def read_abandoned(run_dir: Path) -> list[Abandoned]:
     """Every settled abandoned attempt; a line that cannot be read (a torn tail) is skipped."""
     path = run_dir / ABANDONED_NAME
     if not path.exists():
         return []
     found = []
-    for line in path.read_bytes().splitlines():
+    raw = read_bounded(path, f"the run's {ABANDONED_NAME} {path}", ABANDONED_BOUNDS, fix="run again")
+    for line in raw.splitlines():
         try:
             found.append(Abandoned(**json.loads(line)))
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, RecursionError):
             continue
     return found
 
@@ -169,10 +185,11 @@ def unsettled_attempts(run_dir: Path) -> Counter[str]:
     except OSError:
         return found
     for name in names:
+        path = run_dir / INFLIGHT_DIR / name
         try:  # the writer removes a file once its record is logged: one may go between listing and reading
-            with open(run_dir / INFLIGHT_DIR / name, "rb") as fh:
-                header = next(_json_lines(fh.readline()), None)
-        except OSError:
+            with open_regular(path, f"the in-flight file {path}", INFLIGHT_BOUNDS) as fh:
+                header = next(_json_lines(fh.readline(HEADER_LIMIT)), None)
+        except (OSError, ConfigError):  # gone, or not a file fanout wrote (a FIFO, /dev/zero): not an attempt
             continue
         if header is not None and "model" in header:
             found[str(header["model"])] += 1
@@ -202,7 +219,10 @@ async def settle_abandoned(run_dir: Path, index: LogIndex, pricing: AttemptPrice
 
 
 def _read_attempt(path: Path) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
-    lines = list(_json_lines(path.read_bytes()))
+    """The header and calls of an in-flight file; one that is no regular file of at most 4 MiB is a ConfigError
+    (the run stops before any work, naming it) rather than a read that never ends."""
+    lines = list(_json_lines(read_bounded(path, f"the in-flight file {path}", INFLIGHT_BOUNDS,
+                                          fix="it went while being settled; run again")))
     if not lines or "edit_rcid" not in lines[0] or "model" not in lines[0]:
         return None, []
     return lines[0], lines[1:]
@@ -212,7 +232,7 @@ def _json_lines(data: bytes) -> Iterator[dict[str, Any]]:
     for line in data.splitlines():
         try:
             value = json.loads(line)
-        except ValueError:  # the last line, torn by the kill
+        except (ValueError, RecursionError):  # the last line, torn by the kill; or nested past json's depth
             continue
         if isinstance(value, dict):
             yield value

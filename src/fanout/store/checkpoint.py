@@ -95,7 +95,7 @@ def _good_prefix_length(data: bytes) -> int:
     last_start = data.rfind(b"\n", 0, end - 1) + 1
     try:
         json.loads(data[last_start:end])
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested past json's depth, no record either
         return last_start
     return end
 

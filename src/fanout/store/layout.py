@@ -3,11 +3,16 @@
 Every module that reads or writes a run directory takes its names from here,
 so the layout cannot drift between the writer, resume, `fanout status` and
 `fanout report`; and every output option of every command asks
-`refuse_run_file` first, so none can write over a file of a run.
+`refuse_run_file` first, so none can write over a file of a run, an input the
+command or the run reads (compared as files: the same inode under any path or
+link), or (without --force) a file the command did not write itself.
 """
 
 from __future__ import annotations
 
+import os
+import stat
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from fanout.errors import ConfigError
@@ -34,8 +39,67 @@ _RUN_FILE_PREFIXES = ("checkpoint.", MANIFEST_NAME, SPOOL_NAME, LOCK_NAME, TOOL_
 """A run's own files by the start of their names: the log, its index and the lines set aside from it too."""
 
 
-def refuse_run_file(path: Path, option: str) -> None:
-    """ConfigError when writing `path` (an output option's value) would write over a file of a run directory."""
+OUR_HEAD_BYTES = 4096
+"""How much of an existing output `ours` is shown to tell whether this command wrote it."""
+
+
+def refuse_run_file(
+    path: Path,
+    option: str,
+    *,
+    inputs: Mapping[Path, str] | None = None,
+    ours: Callable[[bytes], bool] | None = None,
+    force: bool = False,
+) -> None:
+    """ConfigError when writing `path` (an output option's value) would destroy something it must not.
+
+    Never a file of a run directory, never one of `inputs` (each path with
+    what it is, "the run's snapshot"), not even with --force: the data they
+    hold is gone once written over. And when `ours` is given, an existing
+    file whose first bytes it does not recognise as this command's own output
+    is refused unless `force`.
+    """
+    _refuse_in_run_dir(path, option)
+    for source, what in (inputs or {}).items():
+        if _same_file(path, source):
+            raise ConfigError(f"{option} {path} is {what}, which this command reads and must not write over; "
+                              "choose another file")
+    if ours is not None and not force:
+        _refuse_foreign(path, option, ours)
+
+
+def _same_file(path: Path, other: Path) -> bool:
+    """The same file under any name: one inode (links, hard links, `..`), or one resolved path if either is missing."""
+    try:
+        return os.path.samefile(path, other)
+    except OSError:
+        return path.resolve() == other.resolve()
+
+
+def _refuse_foreign(path: Path, option: str, ours: Callable[[bytes], bool]) -> None:
+    try:
+        head = _head(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise ConfigError(f"{option} {path} cannot be checked before it is replaced: {exc.strerror or exc}") from None
+    if head is None or not ours(head):
+        raise ConfigError(f"{option} {path} already exists and this command did not write it; choose another "
+                          "file, or pass --force to replace it")
+
+
+def _head(path: Path) -> bytes | None:
+    """The first bytes of a regular file; None for anything else (opened without blocking: a FIFO waits for no one)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, OUR_HEAD_BYTES)
+    finally:
+        os.close(fd)
+
+
+def _refuse_in_run_dir(path: Path, option: str) -> None:
     target = path.resolve()
     folder = target.parent
     if _is_run_dir(folder) and (target.name.startswith(_RUN_FILE_PREFIXES) or target.name in (VERDICT_DIR, INFLIGHT_DIR)):
