@@ -11,12 +11,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import anyio
 import pytest
 
 from fanout.cli import main
 from fanout.config import package_data
+from fanout.sim import running_simulator
 
 from test_cli_run import LOCAL, one_line_error, scripted_run
+from test_run_resilience import (assert_one_record_and_one_matching_view_per_pair, pairs_of, run_command, run_to_end,
+                                 log_lines, sim_config, wait_for_lines)
 
 SAMPLE = package_data("sample_snapshot.yaml")
 pytestmark = pytest.mark.timeout(60)
@@ -82,3 +86,25 @@ def test_the_lock_of_a_killed_run_never_blocks_the_resume(tmp_path):
     scripted_run(SAMPLE, run_dir, limit=3)
     assert len((run_dir / "checkpoint.jsonl").read_text().splitlines()) == 6
     assert (run_dir / "run.lock").read_text() == f"{os.getpid()}\n"
+
+
+async def test_deleting_run_lock_while_a_run_works_lets_no_second_run_in_and_no_pair_is_logged_twice(tmp_path):
+    """Finding 2 of issue 27: with the lock on the file `run.lock`, deleting it admitted a second run (7 of 8 pairs
+    logged twice). The lock is on the directory now: the second start is refused in one line naming the first."""
+    run_dir = tmp_path / "run"
+    async with running_simulator(sim_config(latency={"median_s": 0.3, "p95_s": 0.6})) as sim:
+        cmd = run_command(sim, run_dir, "--limit", "3", "--concurrency", "2")
+        first = await anyio.open_process(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            await wait_for_lines(run_dir, 1, first)
+            (run_dir / "run.lock").unlink()
+            code, output = await run_to_end(cmd)
+            assert (code, output) == (2, f"fanout run: error: {run_dir} is in use by another `fanout run` "
+                                         f"(PID {first.pid}); wait for it to finish or stop it, or pass another --run-dir\n")
+            assert len(log_lines(run_dir)) < 12, "the first run ended before the second start: the test proves nothing"
+            assert await first.wait() == 0
+        finally:
+            if first.returncode is None:
+                first.kill()
+            await first.aclose()
+    assert_one_record_and_one_matching_view_per_pair(run_dir, pairs_of(3))

@@ -27,7 +27,7 @@ INFLIGHT_DIR = "inflight"
 ABANDONED_NAME = "abandoned.jsonl"
 """The cost of attempts that never reached the log (in flight at a kill or a cancel), settled on the next start."""
 LOCK_NAME = "run.lock"
-"""Locked by the one `fanout run` that owns the directory (fanout.store.run_lock); the file itself may stay."""
+"""The PID of the one `fanout run` that owns the directory (the lock itself is on the directory: fanout.store.run_lock)."""
 TOOL_CACHE_NAME = "search-cache.sqlite"
 """The search and fetch answers every model of the run shares (fanout.tools.cache), with SQLite's -wal and -shm."""
 _RUN_FILE_PREFIXES = ("checkpoint.", MANIFEST_NAME, SPOOL_NAME, LOCK_NAME, TOOL_CACHE_NAME, ABANDONED_NAME)
