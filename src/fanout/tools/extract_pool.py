@@ -14,12 +14,16 @@ past its size or a worker past `memory_mb`.
 
 Outside `async with` the pool still works, one worker per page, started and
 stopped within the call (`fanout tool web_fetch`, tests): no process outlives
-the call that started it.
+the call that started it. Workers start only when a page first needs one, at
+most `workers` exist at any moment (each is started, used and stopped inside
+one of the `workers` slots, and only as many are kept warm), and none outlives
+this process, however it dies (see extract_worker).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from contextlib import suppress
@@ -103,7 +107,7 @@ class ExtractionPool:
 
     async def _run(self, job: bytes, url: str) -> _Reply:
         """One job on a warm worker or a new one; the worker is kept only if it finished cleanly."""
-        worker = self._idle.pop() if self._idle else await _Worker.start(self._memory_bytes)
+        worker = self._idle.pop() if self._idle else await _Worker.start(self._memory_bytes, self._timeout_s)
         keep = False
         try:
             with anyio.move_on_after(self._timeout_s):
@@ -144,9 +148,11 @@ class _Worker:
         self._replies = BufferedByteReceiveStream(process.stdout)
 
     @classmethod
-    async def start(cls, memory_bytes: int) -> _Worker:
+    async def start(cls, memory_bytes: int, timeout_s: float) -> _Worker:
+        """The worker is told this process's PID and the page time limit: it dies with us and keeps the limit itself."""
         process = await anyio.open_process(
-            [sys.executable, "-m", WORKER_MODULE, str(memory_bytes)], stderr=subprocess.DEVNULL
+            [sys.executable, "-m", WORKER_MODULE, str(memory_bytes), str(os.getpid()), repr(timeout_s)],
+            stderr=subprocess.DEVNULL,
         )
         worker = cls(process)
         try:
