@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from contextlib import suppress
@@ -115,6 +116,9 @@ class ExtractionPool:
                 keep = self._open and reply.status != "too_large"
                 return reply
         except WorkerLost as exc:
+            await worker.stop()
+            if worker.aborted:
+                raise self._too_large(url) from exc
             raise ToolFailure(f"extraction_failed: the text of {url} could not be read ({exc})") from exc
         finally:
             if keep:
@@ -130,12 +134,16 @@ class ExtractionPool:
         if reply.status == "ok":
             return reply.found
         if reply.status == "too_large":
-            raise ToolFailure(f"extraction_too_large: reading the text of {url} needed more than "
-                              f"{self._memory_mb} MB and was stopped; use another source")
+            raise self._too_large(url)
         if reply.status == "unreadable":
             raise UnreadablePdf(f"unreadable_pdf: {url} is a PDF that could not be opened ({reply.detail}); "
                                 "it may be damaged or encrypted")
         raise ToolFailure(f"extraction_failed: the text of {url} could not be read ({reply.detail})")
+
+
+    def _too_large(self, url: str) -> ToolFailure:
+        return ToolFailure(f"extraction_too_large: reading the text of {url} needed more than "
+                           f"{self._memory_mb} MB and was stopped; use another source")
 
 
 class _Worker:
@@ -146,6 +154,7 @@ class _Worker:
         self._process = process
         self._jobs = process.stdin
         self._replies = BufferedByteReceiveStream(process.stdout)
+        self._stopped = False
 
     @classmethod
     async def start(cls, memory_bytes: int, timeout_s: float) -> _Worker:
@@ -180,8 +189,18 @@ class _Worker:
         except _LOST as exc:
             raise WorkerLost(f"the extraction worker ended unexpectedly: {type(exc).__name__}") from exc
 
+    @property
+    def aborted(self) -> bool:
+        """Whether native code aborted the worker (SIGABRT): what PDFium does when an allocation fails under the
+        worker's memory limit (a 150 KB PDF whose content inflates to 50 MB did, 512 MB limit), where Python code
+        would have raised MemoryError. Read once the worker is reaped."""
+        return self._process.returncode == -signal.SIGABRT
+
     async def stop(self) -> None:
         """Kill and reap, shielded: this runs while a cancelled verdict unwinds, and must finish."""
+        if self._stopped:
+            return
+        self._stopped = True
         with anyio.CancelScope(shield=True):
             with suppress(ProcessLookupError):
                 self._process.kill()
