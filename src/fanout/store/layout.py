@@ -8,6 +8,8 @@ so the layout cannot drift between the writer, resume, `fanout status` and
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from fanout.errors import ConfigError
@@ -47,6 +49,24 @@ def refuse_run_file(path: Path, option: str) -> None:
     else:
         return
     raise ConfigError(f"{option} {path} would write over {what} in the run directory {folder}; choose another file")
+
+
+def own_folder(run_dir: Path, name: str) -> Path:
+    """The run's folder `name` (verdicts/, inflight/), made when missing; ConfigError when it is a symbolic link
+    or not a folder. fanout deletes and replaces files in these folders, and through a link it would do so
+    wherever the link points: a symlinked inflight/ made it delete files outside the run directory."""
+    path = run_dir / name
+    try:
+        path.mkdir(parents=True)
+    except FileExistsError:
+        pass
+    mode = os.lstat(path).st_mode
+    if stat.S_ISLNK(mode):
+        raise ConfigError(f"{path} is a symbolic link; fanout writes and deletes the run's files only inside the run "
+                          "directory: replace the link with a folder (move what it points to there)")
+    if not stat.S_ISDIR(mode):
+        raise ConfigError(f"{path} is not a folder; move it away so fanout can keep the run's {name} files there")
+    return path
 
 
 def _is_run_dir(folder: Path) -> bool:
