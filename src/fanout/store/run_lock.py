@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -39,11 +40,17 @@ def hold_run_lock(run_dir: Path) -> Iterator[None]:
 
     A run that is refused before it writes anything (the pre-flight finds a
     bad key, a price missing for --max-cost) leaves no directory behind it
-    had to create just to hold the lock.
+    had to create just to hold the lock. This is the first thing a run
+    writes, so a directory that cannot hold a run (a file, a device,
+    read-only, /proc/self) is refused here in one line, with nothing written.
     """
+    _refuse_unusable(run_dir)
     created = not run_dir.exists()
-    run_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(run_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(run_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise _unusable(run_dir, exc) from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -52,8 +59,8 @@ def hold_run_lock(run_dir: Path) -> Iterator[None]:
                 f"{run_dir} is in use by another `fanout run` (PID {_holder(run_dir, fd)}); wait for it to finish "
                 "or stop it, or pass another --run-dir"
             ) from None
-        _write_pid(run_dir)
         try:
+            _write_pid(run_dir)
             yield
         except BaseException:
             if created:
@@ -63,9 +70,27 @@ def hold_run_lock(run_dir: Path) -> Iterator[None]:
         os.close(fd)  # closing the only descriptor releases the lock
 
 
+def _refuse_unusable(run_dir: Path) -> None:
+    """ConfigError when `run_dir` is not a folder, or it (or the folder it would be made in) cannot be written."""
+    if os.path.lexists(run_dir) and not run_dir.is_dir():
+        mode = os.stat(run_dir).st_mode if run_dir.exists() else 0
+        what = "a file" if stat.S_ISREG(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else (
+            "a broken link" if not run_dir.exists() else "not a folder")
+        raise ConfigError(f"--run-dir {run_dir} is {what}, not a folder; pass a folder (it is made if missing)")
+    existing = next(folder for folder in (run_dir, *run_dir.absolute().parents) if folder.exists())
+    if not os.access(existing, os.W_OK | os.X_OK) or os.statvfs(existing).f_flag & os.ST_RDONLY:
+        raise ConfigError(f"--run-dir {run_dir} cannot be written ({existing} is read-only for this user); "
+                          "pass a folder you can write")
+
+
+def _unusable(run_dir: Path, exc: OSError) -> ConfigError:
+    return ConfigError(f"--run-dir {run_dir} cannot hold a run ({exc.strerror or exc}: {exc.filename}); "
+                       "pass a folder you can write")
+
+
 def _remove_if_only_the_lock(run_dir: Path) -> None:
-    if [p.name for p in run_dir.iterdir()] == [LOCK_NAME]:
-        (run_dir / LOCK_NAME).unlink()
+    if [p.name for p in run_dir.iterdir()] in ([LOCK_NAME], []):
+        (run_dir / LOCK_NAME).unlink(missing_ok=True)
         run_dir.rmdir()
 
 
@@ -82,7 +107,7 @@ def _write_pid(run_dir: Path) -> None:
             os.close(fd)
     except OSError as exc:
         if exc.errno not in DISK_FULL:
-            raise
+            raise _unusable(run_dir, exc) from None
 
 
 def _holder(run_dir: Path, dir_fd: int) -> str:
