@@ -24,6 +24,8 @@ import pytest
 from aiohttp import web
 
 from fanout.config import package_data
+from fanout.errors import ToolFailure
+from fanout.tools.extract_pool import ExtractionPool
 
 from loopback import serving
 from scripted_chat import completion, tool_call
@@ -182,3 +184,28 @@ def test_a_worker_started_after_its_parent_died_ends_at_once():
     with start_worker(parent_pid=1 if os.getpid() != 1 else 2) as worker:
         out, _ = worker.communicate(timeout=60)
     assert (worker.returncode, out) == (0, b"")
+
+
+async def test_at_most_extract_workers_exist_at_any_moment_while_more_pages_wait():
+    """Four slow pages on a pool of two: each is stopped at its 1 s limit; the workers seen never number more than
+    two (read from /proc every 10 ms while the pages run), and none is left at the end."""
+    seen: list[int] = []
+    outcomes: list[str] = []
+
+    async def extract(pool: ExtractionPool, n: int) -> None:
+        try:
+            await pool.extract("html", SLOW_PAGE, url=f"http://127.0.0.1/slow-{n}", encoding="utf-8")
+            outcomes.append("ok")
+        except ToolFailure as exc:
+            outcomes.append(str(exc).split(":", 1)[0])
+
+    async with ExtractionPool(workers=2, timeout_s=1.0) as pool, anyio.create_task_group() as tasks:
+        for n in range(4):
+            tasks.start_soon(extract, pool, n)
+        while len(outcomes) < 4:
+            seen.append(len(workers_of(os.getpid())))
+            await anyio.sleep(0.01)
+
+    assert outcomes == ["extraction_timeout"] * 4
+    assert max(seen) == 2  # two at once, never a third
+    assert workers_of(os.getpid()) == []
