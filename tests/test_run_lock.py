@@ -17,6 +17,7 @@ import pytest
 from fanout.cli import main
 from fanout.config import package_data
 from fanout.sim import running_simulator
+from fanout.store.run_lock import lock_holder
 
 from test_cli_run import LOCAL, one_line_error, scripted_run
 from test_run_resilience import (assert_one_record_and_one_matching_view_per_pair, pairs_of, run_command, run_to_end,
@@ -98,6 +99,7 @@ async def test_deleting_run_lock_while_a_run_works_lets_no_second_run_in_and_no_
         try:
             await wait_for_lines(run_dir, 1, first)
             (run_dir / "run.lock").unlink()
+            assert lock_holder(run_dir) == first.pid  # what `fanout status` asks, answered without the file
             code, output = await run_to_end(cmd)
             assert (code, output) == (2, f"fanout run: error: {run_dir} is in use by another `fanout run` "
                                          f"(PID {first.pid}); wait for it to finish or stop it, or pass another --run-dir\n")
