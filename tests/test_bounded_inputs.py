@@ -199,32 +199,6 @@ def test_status_skips_an_in_flight_file_that_is_a_fifo_or_dev_zero_instead_of_re
     assert "attempt(s) were cut off" not in out  # neither is an attempt fanout wrote
 
 
-def test_a_resume_refuses_in_one_line_an_in_flight_file_that_is_dev_zero_and_touches_nothing(
-    tmp_path: Path,
-) -> None:
-    import anyio
-
-    from fanout.engine.settings import RunSettings
-    from fanout.llm.models import ModelSpec
-    from fanout.engine.runner import RunRequest, run
-    from test_cli_run import scripted_run
-
-    run_dir = finished_run(tmp_path)
-    zero = run_dir / "inflight" / "m-a.jsonl"
-    zero.parent.mkdir(exist_ok=True)
-    zero.symlink_to("/dev/zero")
-    before = sorted(p.name for p in run_dir.rglob("*"))
-    request = RunRequest(SAMPLE, run_dir, RunSettings(models=(ModelSpec("m/a"), ModelSpec("m/b"))), limit=2,
-                         handle_signals=False, progress_interval_s=3600)
-    with pytest.raises(ConfigError) as caught:
-        anyio.run(lambda: run(request, verdict_fn=scripted_run))
-    assert str(caught.value) == (
-        f"the in-flight file {zero} is a character device, not a regular file, so it may never end; "
-        "fanout writes only regular files there; move it out of the run directory"
-    )
-    assert sorted(p.name for p in run_dir.rglob("*")) == before
-
-
 def test_a_log_line_nested_past_json_s_depth_is_skipped_by_status_and_report_not_a_recursion_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -42,7 +42,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("snapshot", nargs="?", type=Path, metavar="SNAPSHOT",
                         help="enriched snapshot YAML (from `fanout fetch-edits`)")
     add_model_options(parser, "to fan out to")
-    parser.add_argument("--run-dir", type=Path, metavar="RUN_DIR", help="where the log and verdicts go (default: runs/<snapshot name>)")
+    parser.add_argument("--run-dir", metavar="RUN_DIR", help="where the log and verdicts go (default: runs/<snapshot name>)")
     parser.add_argument("--limit", type=int, metavar="N", help="only the first N edits of the snapshot")
     parser.add_argument("--base-url", metavar="URL", help=f"OpenAI-compatible endpoint (default: {RunSettings.base_url}); {KEY_HELP}")
     parser.add_argument("--searxng-url", metavar="URL", help=f"SearXNG base URL (default: {ToolSettings.searxng_url})")
@@ -113,13 +113,22 @@ def add_strategy_arguments(parser: argparse.ArgumentParser) -> None:
                        help="the truth labels --router-accuracy scores RUN_DIR against (as `fanout report --labels`)")
 
 
+def _run_dir(value: str | None, snapshot: Path) -> Path:
+    """--run-dir as given, else runs/<snapshot name>; an empty value once meant the current folder, silently."""
+    if value is None:
+        return Path("runs") / snapshot.stem
+    if not value.strip():
+        raise ConfigError("--run-dir is empty; name a folder (--run-dir . for the current one)")
+    return Path(value)
+
+
 def run(args: argparse.Namespace) -> int:
     from fanout.engine.runner import RunRequest, run_sync
 
     snapshot = snapshot_argument(args)
     request = RunRequest(
         snapshot_path=snapshot,
-        run_dir=args.run_dir or Path("runs") / snapshot.stem,
+        run_dir=_run_dir(args.run_dir, snapshot),
         settings=settings_from_args(args),
         limit=args.limit,
         allow_settings_change=args.allow_settings_change,

@@ -213,7 +213,7 @@ async def _strategy_tracker(run_dir: Path, index: LogIndex, edits: Sequence[Edit
 
 async def _settle_cut_off_attempts(run_dir: Path, index: LogIndex, pricing: Pricing, out: TextIO) -> None:
     """Count what attempts cut off by the last stop (kill, crash, cancel) cost, before spending more."""
-    settled = await settle_abandoned(run_dir, index, pricing)
+    settled = await settle_abandoned(run_dir, index, pricing, warn=lambda line: print(f"warning: {line}", file=sys.stderr))
     if not settled:
         return
     known = sum(entry.cost_usd or 0.0 for entry in settled)

@@ -32,7 +32,7 @@ INFLIGHT_DIR = "inflight"
 ABANDONED_NAME = "abandoned.jsonl"
 """The cost of attempts that never reached the log (in flight at a kill or a cancel), settled on the next start."""
 LOCK_NAME = "run.lock"
-"""Locked by the one `fanout run` that owns the directory (fanout.store.run_lock); the file itself may stay."""
+"""The PID of the one `fanout run` that owns the directory (the lock itself is on the directory: fanout.store.run_lock)."""
 TOOL_CACHE_NAME = "search-cache.sqlite"
 """The search and fetch answers every model of the run shares (fanout.tools.cache), with SQLite's -wal and -shm."""
 _RUN_FILE_PREFIXES = ("checkpoint.", MANIFEST_NAME, SPOOL_NAME, LOCK_NAME, TOOL_CACHE_NAME, ABANDONED_NAME)
@@ -111,6 +111,24 @@ def _refuse_in_run_dir(path: Path, option: str) -> None:
     else:
         return
     raise ConfigError(f"{option} {path} would write over {what} in the run directory {folder}; choose another file")
+
+
+def own_folder(run_dir: Path, name: str) -> Path:
+    """The run's folder `name` (verdicts/, inflight/), made when missing; ConfigError when it is a symbolic link
+    or not a folder. fanout deletes and replaces files in these folders, and through a link it would do so
+    wherever the link points: a symlinked inflight/ made it delete files outside the run directory."""
+    path = run_dir / name
+    try:
+        path.mkdir(parents=True)
+    except FileExistsError:
+        pass
+    mode = os.lstat(path).st_mode
+    if stat.S_ISLNK(mode):
+        raise ConfigError(f"{path} is a symbolic link; fanout writes and deletes the run's files only inside the run "
+                          "directory: replace the link with a folder (move what it points to there)")
+    if not stat.S_ISDIR(mode):
+        raise ConfigError(f"{path} is not a folder; move it away so fanout can keep the run's {name} files there")
+    return path
 
 
 def _is_run_dir(folder: Path) -> bool:
