@@ -61,6 +61,20 @@ class ChatResult:
     """False when json_mode was asked for but this model rejects response_format."""
 
 
+class OversizedReply(ProviderError):
+    """A reply longer than the byte cap on a response body (fanout.http.bounded): not read, not retried.
+
+    The endpoint generated it and may charge for it, so its cost is looked up
+    by `response_id` where that can be done (OpenRouter's /generation) and
+    kept in `spent`; else the cost is unknown and the message says so.
+    """
+
+    def __init__(self, message: str, *, response_id: str | None, spent: ChatResult | None = None) -> None:
+        super().__init__(message, retryable=False)
+        self.response_id = response_id
+        self.spent = spent
+
+
 def parse_completion(completion: ChatCompletion, *, secret: str | None = None) -> ChatResult:
     """A completion as a ChatResult, or the ProviderError an error inside it carries."""
     choices = completion.choices or []

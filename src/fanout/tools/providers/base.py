@@ -21,6 +21,7 @@ import anyio
 import httpx
 
 from fanout.errors import RetryableError
+from fanout.http.bounded import JsonTooDeep, response_json
 from fanout.retry import is_retryable_status, parse_retry_after
 
 
@@ -137,7 +138,9 @@ def check_status(response: httpx.Response, *, label: str, key_variable: str | No
 
 def json_body(response: httpx.Response, *, label: str) -> Any:
     try:
-        return response.json()
+        return response_json(response)
+    except JsonTooDeep as exc:
+        raise SearchFailure(f"{label} answered {exc}") from exc
     except ValueError as exc:
         content_type = response.headers.get("content-type", "no content type")
         raise SearchFailure(f"{label} did not return JSON (got {content_type})", retryable=True) from exc
