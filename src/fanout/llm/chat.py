@@ -255,12 +255,17 @@ class ChatClient:
 
 
 def generation_total_cost(response: httpx.Response) -> float | None:
+    """/generation's `total_cost`; for a bring-your-own-key call (`is_byok`) plus `upstream_inference_cost`,
+    what the user's own provider account was charged (fanout.llm.reply.reported_cost says why)."""
     try:
         data = response_json(response).get("data") or {}
         cost = data.get("total_cost")
+        upstream = data.get("upstream_inference_cost") if data.get("is_byok") is True else 0.0
     except (ValueError, AttributeError):
         return None
-    return float(cost) if isinstance(cost, (int, float)) else None
+    if not isinstance(cost, (int, float)) or not isinstance(upstream, (int, float)):
+        return None
+    return float(cost) + float(upstream)
 
 
 def rejects_tools(exc: ProviderError) -> bool:

@@ -28,7 +28,9 @@ from openai.types.chat import ChatCompletion
 
 from fanout.errors import ModelRefused, ProviderError
 from fanout.http.bounded import BodyTooLarge, DeadlinePassed, JsonTooDeep, describe_bytes, parse_json
-from fanout.llm.reply import UNKNOWN_BODY_ERROR_STATUS, ChatResult, OversizedReply, parse_completion, redact
+from fanout.llm.reply import (
+    UNKNOWN_BODY_ERROR_STATUS, ChatResult, OversizedReply, error_text, parse_completion, redact,
+)
 from fanout.retry import is_refusal, is_retryable_status, parse_retry_after, retry_after_from_metadata
 
 
@@ -144,12 +146,14 @@ def malformed_body(what: str) -> ProviderError:
 def status_error(exc: openai.APIStatusError, *, secret: str | None) -> ProviderError:
     """Translate an HTTP error status, keeping the server's message and retry hint.
 
-    The message is the `error` object's own, else the SDK's wording
-    ("Error code: N - <body>", or the body's text when it is not JSON).
+    The message is the `error` object's own, with the upstream provider's
+    reason OpenRouter relays in its metadata (fanout.llm.reply.error_text),
+    else the SDK's wording ("Error code: N - <body>", or the body's text
+    when it is not JSON).
     """
     status = exc.status_code
     body = exc.body if isinstance(exc.body, Mapping) else {}  # the SDK has already unwrapped {"error": {...}}
-    message = body.get("message") or exc.message
+    message = error_text(body) if body.get("message") else exc.message
     retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
     if retry_after is None:
         retry_after = retry_after_from_metadata(body.get("metadata"))

@@ -1,0 +1,200 @@
+"""OpenRouter read as it is: real recorded responses, provider-relayed errors, and bring-your-own-key costs.
+
+The recordings in tests/fixtures/openrouter-real/ (their README names each
+one's repository, path and commit) are replayed through the real ChatClient.
+Two kinds of answer have no recording with a known source, so they are
+scripted in OpenRouter's documented shape: a provider's refusal relayed as
+"Provider returned error" with the provider's own words in
+`error.metadata.raw`, and a BYOK reply (`is_byok: true`, `cost: 0`, the
+provider's charge in `cost_details.upstream_inference_cost`). The upstream
+wordings are the providers' own (OpenAI's context overflow, Anthropic's
+error envelope); the BYOK figure is the one the issue reported.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import respx
+import yaml
+
+from fanout.config import OPENROUTER_BASE_URL, ModelSpec
+from fanout.errors import ModelRefused, ProviderError
+from fanout.llm.chat import ChatClient, ToolCall, rejects_response_format, rejects_tools
+from fanout.llm.cost import weakest
+from fanout.llm.reply import ChatResult
+from fanout.sift.prompt import Prompt
+from fanout.sift.verdict import run_verdict
+from fanout.tools import ToolResult
+from scripted_chat import ScriptedChat, completion
+
+REAL = Path(__file__).parent / "fixtures" / "openrouter-real"
+CHAT_URL = f"{OPENROUTER_BASE_URL}/chat/completions"
+MESSAGES = [{"role": "user", "content": "hello"}]
+BYOK_USAGE = {"prompt_tokens": 1210, "completion_tokens": 96, "total_tokens": 1306, "cost": 0, "is_byok": True,
+              "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+              "cost_details": {"upstream_inference_cost": 0.0003253, "upstream_inference_prompt_cost": 0.000121,
+                               "upstream_inference_completions_cost": 0.0002043}}
+CONTEXT_RAW = json.dumps({"error": {
+    "message": "This model's maximum context length is 128000 tokens. However, your messages resulted in 131072 "
+               "tokens. Please reduce the length of the messages.",
+    "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}})
+TOOLS_RAW = json.dumps({"type": "error", "error": {
+    "type": "invalid_request_error", "message": "tool use is not supported by this model"}})
+JSON_MODE_RAW = json.dumps({"error": {
+    "message": "Invalid parameter: 'response_format' of type 'json_object' is not supported with this model.",
+    "type": "invalid_request_error", "param": "response_format", "code": None}})
+
+
+def recorded(name: str) -> tuple[int, dict[str, Any]]:
+    """The recorded response of a cassette: its status and its JSON body."""
+    cassette = yaml.safe_load((REAL / name).read_text())
+    response = cassette["interactions"][0]["response"]
+    return response["status"]["code"], response["parsed_body"]
+
+
+def wrapped(status: int, raw: str, provider: str) -> dict[str, Any]:
+    """OpenRouter's wrapping of an upstream provider's refusal."""
+    return {"error": {"message": "Provider returned error", "code": status,
+                      "metadata": {"raw": raw, "provider_name": provider, "is_byok": False}}}
+
+
+async def no_sleep(seconds: float) -> None:
+    return None
+
+
+def chat_client(http: httpx.AsyncClient, **kwargs: Any) -> ChatClient:
+    return ChatClient(base_url=OPENROUTER_BASE_URL, api_key="sk-or-v1-test", http=http, sleep=no_sleep, **kwargs)
+
+
+async def answer(http: httpx.AsyncClient, status: int, body: dict[str, Any], model: ModelSpec = ModelSpec("x/y"),
+                 **kwargs: Any) -> ChatResult:
+    with respx.mock:
+        respx.post(CHAT_URL).mock(return_value=httpx.Response(status, json=body))
+        return await chat_client(http, generation_lookup=False).complete(model, MESSAGES, **kwargs)
+
+
+async def failure(http: httpx.AsyncClient, status: int, body: dict[str, Any]) -> ProviderError:
+    with pytest.raises(ProviderError) as caught:
+        await answer(http, status, body)
+    return caught.value
+
+
+async def test_a_real_tool_call_reply_is_read_whole(http):
+    result = await answer(http, *recorded("tool_calling.yaml"))
+
+    assert result.tool_calls == [ToolCall("3sniiMddS", "divide",
+                                          '{"numerator": 123, "denominator": 456, "on_inf": "infinity"}')]
+    assert (result.finish_reason, result.content) == ("tool_calls", "")
+    assert (result.prompt_tokens, result.completion_tokens) == (134, 43)
+    assert (result.response_id, result.served_model) == ("gen-1762047030-dJUcJW4ildNGqK4UV6iJ", "mistralai/mistral-small")
+    assert (result.cost_usd, result.cost_source) == (None, "unknown")
+
+
+async def test_a_real_paid_reply_counts_its_cost_once_and_reported_not_byok(http):
+    result = await answer(http, *recorded("usage.yaml"))
+
+    assert (result.cost_usd, result.cost_source) == (0.00353025, "reported")
+    assert (result.prompt_tokens, result.completion_tokens) == (17, 1763)
+    assert result.response_id == "gen-1770044198-ZwI7uQKLVslWOkgYLHP1"
+
+
+async def test_a_real_no_endpoints_404_refuses_the_model(http):
+    error = await failure(http, *recorded("errors_raised.yaml"))
+
+    assert isinstance(error, ModelRefused)
+    assert str(error) == "HTTP 404: No endpoints found for google/gemini-2.5-flash:free."
+
+
+async def test_a_byok_reply_costs_its_fee_plus_the_upstream_charge_and_says_byok(http):
+    result = await answer(http, 200, {**completion("fine"), "usage": BYOK_USAGE})
+
+    assert (result.cost_usd, result.cost_source) == (0.0003253, "byok")
+    assert weakest(["reported", "byok"]) == "byok"
+    assert weakest(["byok", "estimated"]) == "estimated"
+
+
+async def test_a_byok_reply_without_the_upstream_charge_is_looked_up_not_counted_as_free(http):
+    usage = {**BYOK_USAGE, "cost_details": {"upstream_inference_cost": None}}
+    generation = {"data": {"id": "gen-byok", "total_cost": 0, "is_byok": True, "upstream_inference_cost": 0.0004}}
+    with respx.mock:
+        body = {**completion("fine", response_id="gen-byok"), "usage": usage}
+        respx.post(CHAT_URL).mock(return_value=httpx.Response(200, json=body))
+        respx.get(f"{OPENROUTER_BASE_URL}/generation").mock(return_value=httpx.Response(200, json=generation))
+        result = await chat_client(http).complete(ModelSpec("x/y"), MESSAGES)
+
+    assert (result.cost_usd, result.cost_source) == (0.0004, "generation")
+
+
+async def test_a_context_overflow_relayed_as_provider_returned_error_is_a_refusal_naming_the_provider(http):
+    error = await failure(http, 400, wrapped(400, CONTEXT_RAW, "OpenAI"))
+
+    assert str(error) == (
+        "HTTP 400: Provider returned error (OpenAI said: This model's maximum context length is 128000 tokens. "
+        "However, your messages resulted in 131072 tokens. Please reduce the length of the messages. "
+        "(param: messages))")
+    assert (error.refused, error.retryable) == (True, False)
+
+
+async def test_a_context_overflow_relayed_inside_a_200_body_is_a_refusal_too(http):
+    error = await failure(http, 200, wrapped(400, CONTEXT_RAW, "Azure"))
+
+    assert str(error).startswith("error in a 200 response (code 400): Provider returned error (Azure said: "
+                                 "This model's maximum context length is 128000 tokens.")
+    assert (error.refused, error.status) == (True, 400)
+
+
+async def test_a_tools_refusal_relayed_as_provider_returned_error_is_recognised_as_one(http):
+    error = await failure(http, 400, wrapped(400, TOOLS_RAW, "Anthropic"))
+
+    assert str(error) == ("HTTP 400: Provider returned error (Anthropic said: tool use is not supported by this "
+                          "model)")
+    assert rejects_tools(error) is True
+    assert error.refused is False
+
+
+async def test_a_json_mode_refusal_relayed_as_provider_returned_error_falls_back_to_plain_replies(http):
+    refusal = httpx.Response(400, json=wrapped(400, JSON_MODE_RAW, "Azure"))
+    with respx.mock:
+        route = respx.post(CHAT_URL).mock(side_effect=[refusal, httpx.Response(200, json=completion("{}"))])
+        result = await chat_client(http, generation_lookup=False).complete(ModelSpec("x/y"), MESSAGES,
+                                                                           json_mode=True)
+
+    assert result.json_mode_used is False
+    assert [json.loads(call.request.content).get("response_format") for call in route.calls] == [
+        {"type": "json_object"}, None]
+
+
+async def test_a_plain_provider_returned_error_without_raw_stays_a_retryable_error(http):
+    error = await failure(http, 502, {"error": {"message": "Provider returned error", "code": 502,
+                                                "metadata": {"provider_name": "Chutes"}}})
+
+    assert str(error) == "HTTP 502: Provider returned error"
+    assert (error.retryable, error.refused) == (True, False)
+    assert rejects_response_format(error) is False
+
+
+class Tools:
+    async def dispatch(self, name: str, raw_arguments: str) -> ToolResult:
+        return ToolResult("hits", True)
+
+
+async def test_a_wrapped_tools_refusal_switches_the_verdict_to_prompted_tools_and_is_in_its_warning(edit, http):
+    verdict = json.dumps({"verdict": "incorrect", "rationale": "The obituary says 1952.", "sources": [
+        {"url": "https://example.org/adams", "supports_claim": False, "provenance": "reported"}]})
+    server = ScriptedChat([httpx.Response(400, json=wrapped(400, TOOLS_RAW, "Anthropic")),
+                           completion("Done."), completion(verdict)])
+    with respx.mock:
+        respx.post(CHAT_URL).mock(side_effect=server)
+        record = await run_verdict(edit, ModelSpec("x/y"), chat=chat_client(http, generation_lookup=False),
+                                   tools=Tools(), prompt=Prompt("Check the edit.", "0" * 64))
+
+    assert (record.status, record.tool_protocol) == ("ok", "prompted")
+    assert "tools" in server.requests[0] and "tools" not in server.requests[1]
+    assert record.warnings[0].startswith(
+        "the endpoint refused a request with tools (HTTP 400: Provider returned error (Anthropic said: tool use is "
+        "not supported by this model))")
