@@ -27,7 +27,11 @@ from fanout.http.transport import READ_CHUNK, AiohttpTransport
 from fanout.llm.catalog import fetch_model_listing
 from fanout.llm.chat import CHAT_RETRY, ChatClient, OversizedReply
 from fanout.tools.providers.base import SearchFailure
+from fanout.sift.prompt import Prompt
+from fanout.sift.verdict import run_verdict
+from fanout.tools import ToolResult
 from fanout.tools.providers.searxng import SearxngProvider, check_searxng
+from fanout.tools.providers.wikipedia import WikipediaProvider
 from fanout.wikidata.api import ApiSettings, WikidataClient
 from fanout.wikidata.errors import WikidataError
 from loopback import serving
@@ -283,3 +287,37 @@ def test_json_depth_is_counted_outside_strings_only() -> None:
     assert parse_json(b'{"a": [1, {"b": 2}]}') == {"a": [1, {"b": 2}]}
     with pytest.raises(JsonTooDeep, match="^JSON nested deeper than 100 levels$"):
         parse_json(DEEP)
+
+
+@pytest.mark.parametrize(("body", "error"), [
+    (b'{"query": {"search": []}, "pad": "' + b"x" * BIG + b'"}',
+     "Wikipedia (en): en.wikipedia.org sent a body over the 1 MiB cap on a response body; it was not read further"),
+    (DEEP, "Wikipedia (en) answered JSON nested deeper than 100 levels"),
+], ids=["oversized", "deep"])
+async def test_every_search_provider_gets_the_same_bounds_through_the_shared_client(body, error):
+    """The providers' common path (providers.base.send and json_body), shown with Wikipedia on httpx's MockTransport."""
+    wire = httpx.MockTransport(lambda request: httpx.Response(200, content=body))
+    async with make_http_client(2, user_agent="fanout-test", transport=wire, max_body_bytes=CAP) as http:
+        result = await WikipediaProvider("en").search("Douglas Adams", http)
+
+    assert (result.hits, result.error, result.retryable) == ([], error, False)
+
+
+async def test_a_verdict_whose_reply_is_over_the_cap_is_an_error_record_naming_the_cap_with_its_cost_unknown(edit, wire):
+    async with serving(app_answering(oversized)) as port, make_http_client(
+        2, user_agent="fanout-test", transport=wire, max_body_bytes=CAP
+    ) as http:
+        chat = ChatClient(base_url=f"http://127.0.0.1:{port}/api/v1", api_key=None, http=http, retry=ONE_TRY,
+                          generation_lookup=False)
+        record = await run_verdict(edit, MODEL, chat=chat, tools=NoTools(), prompt=Prompt("Check.", "0" * 64))
+
+    assert record.status == "error"
+    assert record.error == ("the reply was larger than the 1 MiB cap on a response body "
+                            "(fanout.http.bounded.MAX_BODY_BYTES) and was not read; its cost is unknown "
+                            "(the usage at its end was never read)")
+    assert (record.cost_usd, record.cost_source, record.token_usage.turns) == (None, "unknown", 1)
+
+
+class NoTools:
+    async def dispatch(self, name: str, raw_arguments: str) -> ToolResult:
+        raise AssertionError("no tool is asked for: the only reply is over the cap")

@@ -35,7 +35,7 @@ from typing import Any
 import anyio
 import httpx
 
-from fanout.http.decode import ACCEPT_ENCODING, Decoder, UnreadableEncoding, decoder_for
+from fanout.http.decode import ACCEPT_ENCODING, Decoder, Identity, UnreadableEncoding, decoder_for
 
 MAX_BODY_BYTES = 16 * 1024 * 1024
 """A body longer than this, decoded, is refused. The largest fanout meets in use: OpenRouter's /models listing
@@ -95,7 +95,9 @@ class BoundedTransport(httpx.AsyncBaseTransport):
         if raw:
             return _rebuilt(response, request, _DeadlineStream(response, request, deadline_s, ends_at))
         try:
-            decoder = decoder_for(response.headers.get("content-encoding", ""))
+            # A transport that read the body itself (httpx.MockTransport) hands it on decoded already.
+            decoder = Identity() if response.is_stream_consumed else decoder_for(
+                response.headers.get("content-encoding", ""))
         except UnreadableEncoding as exc:
             await response.aclose()
             raise EncodingRefused(f"{request.url.host} answered with a body fanout cannot read: {exc}",
@@ -145,7 +147,7 @@ class _DeadlineStream(httpx.AsyncByteStream):
         self._ends_at = ends_at
 
     async def _chunks(self) -> AsyncIterator[bytes]:
-        chunks = self._inner.aiter_raw()
+        chunks = _raw_chunks(self._inner)
         while True:
             left = None if self._ends_at is None else max(self._ends_at - anyio.current_time(), 0.0)
             try:
@@ -163,6 +165,15 @@ class _DeadlineStream(httpx.AsyncByteStream):
 
     async def aclose(self) -> None:
         await self._inner.aclose()
+
+
+async def _raw_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
+    """The body as the inner transport delivers it: streamed, or whole when that transport already read it."""
+    if response.is_stream_consumed:
+        yield response.content
+        return
+    async for chunk in response.aiter_raw():
+        yield chunk
 
 
 class _BoundedStream(_DeadlineStream):

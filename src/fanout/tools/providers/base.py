@@ -21,7 +21,7 @@ import anyio
 import httpx
 
 from fanout.errors import RetryableError
-from fanout.http.bounded import JsonTooDeep, response_json
+from fanout.http.bounded import BodyTooLarge, EncodingRefused, JsonTooDeep, response_json
 from fanout.retry import is_retryable_status, parse_retry_after
 
 
@@ -110,6 +110,8 @@ async def send(
         pass
     except httpx.ConnectError as exc:
         raise SearchFailure(f"{label} is unreachable ({type(exc).__name__})", retryable=True) from exc
+    except (BodyTooLarge, EncodingRefused) as exc:  # asking again brings the same body
+        raise SearchFailure(f"{label}: {exc}") from exc
     except httpx.HTTPError as exc:
         raise SearchFailure(f"could not reach {label} ({type(exc).__name__}: {exc})", retryable=True) from exc
     if response is None:
