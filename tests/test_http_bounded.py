@@ -110,6 +110,17 @@ async def endless(request: web.Request) -> web.StreamResponse:
         return response
 
 
+OFFERED: list[str] = []
+"""The Accept-Encoding of each request `brotli` answered."""
+
+
+async def brotli(request: web.Request) -> web.StreamResponse:
+    """A body in an encoding fanout never asks for, answered whatever the request offered."""
+    OFFERED.append(request.headers.get("Accept-Encoding", ""))
+    return web.Response(body=b"\x8b\x03\x80{}\x03", headers={"Content-Type": "application/json",
+                                                               "Content-Encoding": "br"})
+
+
 async def deep(request: web.Request) -> web.StreamResponse:
     return web.Response(body=DEEP, headers={"Content-Type": "application/json"})
 
@@ -321,3 +332,21 @@ async def test_a_verdict_whose_reply_is_over_the_cap_is_an_error_record_naming_t
 class NoTools:
     async def dispatch(self, name: str, raw_arguments: str) -> ToolResult:
         raise AssertionError("no tool is asked for: the only reply is over the cap")
+
+
+async def test_a_body_in_an_encoding_fanout_did_not_ask_for_is_refused_in_one_line(wire):
+    OFFERED.clear()
+    async with serving(app_answering(brotli)) as port, make_http_client(2, user_agent="fanout-test", transport=wire) as http:
+        url = f"http://127.0.0.1:{port}/api/v1"
+        with pytest.raises(ConfigError) as caught:
+            await fetch_model_listing(http, url, None)
+        chat = ChatClient(base_url=url, api_key=None, http=http, retry=ONE_TRY, generation_lookup=False)
+        with pytest.raises(ProviderError) as chat_caught:
+            await chat.complete(MODEL, [{"role": "user", "content": "hello"}])
+
+    assert OFFERED == ["gzip, deflate", "gzip, deflate"]
+    assert str(caught.value) == (f"cannot reach {url}/models: 127.0.0.1 answered with a body fanout cannot read: "
+                                 "the server sent Content-Encoding 'br'")
+    assert str(chat_caught.value) == ("the endpoint's reply cannot be read: 127.0.0.1 answered with a body fanout "
+                                      "cannot read: the server sent Content-Encoding 'br'")
+    assert chat_caught.value.retryable is False

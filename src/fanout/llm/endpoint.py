@@ -27,7 +27,9 @@ import openai
 from openai.types.chat import ChatCompletion
 
 from fanout.errors import ModelRefused, ProviderError
-from fanout.http.bounded import BodyTooLarge, DeadlinePassed, JsonTooDeep, describe_bytes, parse_json
+from fanout.http.bounded import (
+    BodyTooLarge, DeadlinePassed, EncodingRefused, JsonTooDeep, describe_bytes, parse_json,
+)
 from fanout.llm.reply import (
     UNKNOWN_BODY_ERROR_STATUS, ChatResult, OversizedReply, error_text, parse_completion, redact,
 )
@@ -75,6 +77,8 @@ class Endpoint:
         except openai.APIConnectionError as exc:  # no response at all: the cause says why
             if isinstance(exc.__cause__, BodyTooLarge):
                 raise oversized_reply(exc.__cause__) from exc
+            if isinstance(exc.__cause__, EncodingRefused):  # asking again brings the same encoding
+                raise ProviderError(f"the endpoint's reply cannot be read: {exc.__cause__}") from exc
             detail = redact(str(exc.__cause__ or exc), self._secret)
             raise ProviderError(f"cannot reach the endpoint: {detail}", retryable=True) from exc
         return without_secret(parse_completion(read_completion(response.content), secret=self._secret), self._secret)
