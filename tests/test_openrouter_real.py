@@ -2,13 +2,14 @@
 
 The recordings in tests/fixtures/openrouter-real/ (their README names each
 one's repository, path and commit) are replayed through the real ChatClient.
-Two kinds of answer have no recording with a known source, so they are
-scripted in OpenRouter's documented shape: a provider's refusal relayed as
-"Provider returned error" with the provider's own words in
-`error.metadata.raw`, and a BYOK reply (`is_byok: true`, `cost: 0`, the
-provider's charge in `cost_details.upstream_inference_cost`). The upstream
-wordings are the providers' own (OpenAI's context overflow, Anthropic's
-error envelope); the BYOK figure is the one the issue reported.
+They include a provider-relayed rate limit ("Provider returned error" with
+the provider's words in `error.metadata.raw`) and two bring-your-own-key
+replies (`is_byok: true`, `cost: 0`, the provider's charge in
+`cost_details.upstream_inference_cost`). Refusals that change what fanout
+does (a context overflow, tools, JSON mode) relayed the same way have no
+recording with a known source, so they are scripted in that recorded shape
+with the providers' own wordings (OpenAI's context overflow and JSON-mode
+errors, Anthropic's error envelope).
 """
 
 from __future__ import annotations
@@ -35,10 +36,6 @@ from scripted_chat import ScriptedChat, completion
 REAL = Path(__file__).parent / "fixtures" / "openrouter-real"
 CHAT_URL = f"{OPENROUTER_BASE_URL}/chat/completions"
 MESSAGES = [{"role": "user", "content": "hello"}]
-BYOK_USAGE = {"prompt_tokens": 1210, "completion_tokens": 96, "total_tokens": 1306, "cost": 0, "is_byok": True,
-              "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
-              "cost_details": {"upstream_inference_cost": 0.0003253, "upstream_inference_prompt_cost": 0.000121,
-                               "upstream_inference_completions_cost": 0.0002043}}
 CONTEXT_RAW = json.dumps({"error": {
     "message": "This model's maximum context length is 128000 tokens. However, your messages resulted in 131072 "
                "tokens. Please reduce the length of the messages.",
@@ -50,10 +47,10 @@ JSON_MODE_RAW = json.dumps({"error": {
     "type": "invalid_request_error", "param": "response_format", "code": None}})
 
 
-def recorded(name: str) -> tuple[int, dict[str, Any]]:
-    """The recorded response of a cassette: its status and its JSON body."""
+def recorded(name: str, interaction: int = 0) -> tuple[int, dict[str, Any]]:
+    """One recorded response of a cassette: its status and its JSON body."""
     cassette = yaml.safe_load((REAL / name).read_text())
-    response = cassette["interactions"][0]["response"]
+    response = cassette["interactions"][interaction]["response"]
     return response["status"]["code"], response["parsed_body"]
 
 
@@ -96,30 +93,53 @@ async def test_a_real_tool_call_reply_is_read_whole(http):
 
 
 async def test_a_real_paid_reply_counts_its_cost_once_and_reported_not_byok(http):
-    result = await answer(http, *recorded("usage.yaml"))
+    result = await answer(http, *recorded("usage.yaml", 1))
 
-    assert (result.cost_usd, result.cost_source) == (0.00353025, "reported")
-    assert (result.prompt_tokens, result.completion_tokens) == (17, 1763)
-    assert result.response_id == "gen-1770044198-ZwI7uQKLVslWOkgYLHP1"
+    assert (result.cost_usd, result.cost_source) == (0.00435825, "reported")
+    assert (result.prompt_tokens, result.completion_tokens) == (17, 2177)
+    assert (result.response_id, result.served_model) == ("gen-1762789734-sxYWfPfn343ZvBkw9zV9", "openai/gpt-5-mini")
+
+
+async def test_a_real_reply_without_usage_cost_leaves_the_cost_to_the_lookup(http):
+    result = await answer(http, *recorded("usage.yaml", 0))
+
+    assert (result.cost_usd, result.cost_source) == (None, "unknown")
+    assert result.content is not None and result.content.startswith("Brief summary\n- Venus is the second planet")
 
 
 async def test_a_real_no_endpoints_404_refuses_the_model(http):
-    error = await failure(http, *recorded("errors_raised.yaml"))
+    error = await failure(http, *recorded("no_endpoints_404.yaml"))
 
     assert isinstance(error, ModelRefused)
     assert str(error) == "HTTP 404: No endpoints found for google/gemini-2.5-flash:free."
 
 
-async def test_a_byok_reply_costs_its_fee_plus_the_upstream_charge_and_says_byok(http):
-    result = await answer(http, 200, {**completion("fine"), "usage": BYOK_USAGE})
+async def test_a_real_upstream_rate_limit_relayed_as_provider_returned_error_keeps_the_providers_words(http):
+    error = await failure(http, *recorded("errors_raised.yaml"))
 
-    assert (result.cost_usd, result.cost_source) == (0.0003253, "byok")
+    assert str(error) == (
+        "HTTP 429: Provider returned error (Google said: google/gemini-2.0-flash-exp:free is temporarily "
+        "rate-limited upstream. Please retry shortly, or add your own key to accumulate your rate limits: "
+        "https://openrouter.ai/settings/integrations)")
+    assert (error.status, error.retryable, error.refused) == (429, True, False)
+
+
+@pytest.mark.parametrize(("interaction", "cost", "call"), [
+    (0, 0.0003253, ("tool_insert_level_with_spaces_3ZiChYzj8xER8HixJe7W", "insert_level_with_spaces")),
+    (1, 0.0002265, ("tool_final_result_HesCvwqQXZaVlFW3buU8", "final_result")),
+])
+async def test_a_real_byok_reply_costs_its_upstream_charge_and_says_byok(http, interaction, cost, call):
+    result = await answer(http, *recorded("google_nested_schema.yaml", interaction))
+
+    assert (result.cost_usd, result.cost_source) == (cost, "byok")
+    assert [(c.id, c.name) for c in result.tool_calls] == [call]
     assert weakest(["reported", "byok"]) == "byok"
     assert weakest(["byok", "estimated"]) == "estimated"
 
 
 async def test_a_byok_reply_without_the_upstream_charge_is_looked_up_not_counted_as_free(http):
-    usage = {**BYOK_USAGE, "cost_details": {"upstream_inference_cost": None}}
+    _, real = recorded("google_nested_schema.yaml")
+    usage = {**real["usage"], "cost_details": {"upstream_inference_cost": None}}
     generation = {"data": {"id": "gen-byok", "total_cost": 0, "is_byok": True, "upstream_inference_cost": 0.0004}}
     with respx.mock:
         body = {**completion("fine", response_id="gen-byok"), "usage": usage}
