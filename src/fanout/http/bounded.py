@@ -5,14 +5,14 @@ BoundedTransport, so the bounds hold for chat replies (the openai SDK is
 handed this client), /models, /generation, SearXNG and every search
 provider, and the Wikidata API alike, with no caller having to remember them:
 
-- a byte cap on the decoded body (MAX_BODY_BYTES, or a request's own
-  BODY_CAP extension). The transport undoes gzip and deflate itself with a
+- a byte cap on the decoded body (MAX_BODY_BYTES, or the client's own,
+  fanout.http.client.make_http_client's max_body_bytes). The transport undoes gzip and deflate itself with a
   bounded output (fanout.http.decode), so a small gzip that inflates to a
   gigabyte is stopped at the cap, counted after inflating; httpx then sees
   an unencoded body. A body over the cap raises BodyTooLarge, which keeps
   the body's first bytes (a chat reply's id is there).
 - a total deadline per request: connection, headers and every byte of the
-  body within the request's read timeout (or its DEADLINE extension).
+  body within the request's read timeout.
   httpx's timeouts bound each wait between bytes, so an endless body that
   trickles forever would otherwise never time out. DeadlinePassed is an
   httpx.ReadTimeout, handled wherever a timeout already is.
@@ -45,12 +45,8 @@ MAX_JSON_DEPTH = 100
 HEAD_BYTES = 4096
 """How much of a refused body is kept for its caller: a chat reply's id and model come first."""
 
-BODY_CAP = "fanout.max_body_bytes"
-"""Request extension: this request's own byte cap, instead of MAX_BODY_BYTES."""
 RAW_BODY = "fanout.raw_body"
 """Request extension: hand the body on as sent, encoded and uncapped (web_fetch decodes and caps it itself)."""
-DEADLINE = "fanout.deadline_s"
-"""Request extension: this request's total deadline in seconds, instead of its read timeout."""
 
 
 class BodyTooLarge(httpx.RemoteProtocolError):
@@ -102,8 +98,7 @@ class BoundedTransport(httpx.AsyncBaseTransport):
             await response.aclose()
             raise EncodingRefused(f"{request.url.host} answered with a body fanout cannot read: {exc}",
                                   request=request) from exc
-        cap = int(request.extensions.get(BODY_CAP) or self._max_body_bytes)
-        stream = _BoundedStream(response, request, deadline_s, ends_at, decoder, cap)
+        stream = _BoundedStream(response, request, deadline_s, ends_at, decoder, self._max_body_bytes)
         headers = [(k, v) for k, v in response.headers.multi_items()
                    if k.lower() not in ("content-encoding", "content-length")]
         return _rebuilt(response, request, stream, headers)
@@ -113,10 +108,7 @@ class BoundedTransport(httpx.AsyncBaseTransport):
 
 
 def deadline_of(request: httpx.Request) -> float | None:
-    """The request's own DEADLINE, else its read timeout: the time the caller gave it to be answered."""
-    own = request.extensions.get(DEADLINE)
-    if own is not None:
-        return float(own)
+    """The request's read timeout: the time the caller gave it to be answered, here for the whole answer."""
     read = (request.extensions.get("timeout") or {}).get("read")
     return None if read is None else float(read)
 
