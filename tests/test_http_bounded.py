@@ -350,3 +350,21 @@ async def test_a_body_in_an_encoding_fanout_did_not_ask_for_is_refused_in_one_li
     assert str(chat_caught.value) == ("the endpoint's reply cannot be read: 127.0.0.1 answered with a body fanout "
                                       "cannot read: the server sent Content-Encoding 'br'")
     assert chat_caught.value.retryable is False
+
+
+@pytest.mark.parametrize("handler", [oversized, endless, deep], ids=["oversized", "endless", "deep"])
+async def test_a_generation_lookup_answered_without_bound_leaves_the_cost_unknown(wire, handler):
+    app = web.Application()
+    app.router.add_get("/api/v1/generation", handler)
+    async with serving(app) as port, make_http_client(
+        2, user_agent="fanout-test", transport=wire, max_body_bytes=CAP, timeout_s=TRICKLE_S
+    ) as http:
+        chat = ChatClient(base_url=f"http://127.0.0.1:{port}/api/v1", api_key=None, http=http, sleep=no_sleep)
+        cost = await chat.generation_cost(CHAT_ID)
+
+    assert cost is None
+    assert wire.taken <= 5 * (CAP + 2 * READ_CHUNK)
+
+
+async def no_sleep(seconds: float) -> None:
+    return None
