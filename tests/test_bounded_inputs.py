@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from test_analysis_support import run_from_table
 
-from fanout.bounded import SIDE_FILE_BOUNDS, OverLimit, load_json, load_yaml, parse_json
+from fanout.bounded import SIDE_FILE_BOUNDS, load_yaml
 from fanout.cli import main
 from fanout.config import package_data
 from fanout.errors import ConfigError
@@ -158,22 +158,6 @@ def test_settings_files_up_to_fifty_levels_deep_and_with_a_few_aliases_are_read_
     data = load_yaml(path, f"--limits {path}")
     assert data["a"] == data["b"]
     assert json.dumps(data["a"]) == "[" * 49 + "1" + "]" * 49
-
-
-def test_json_deeper_than_the_bound_is_over_limit_not_a_recursion_error(tmp_path: Path) -> None:
-    assert parse_json("[" * 50 + "]" * 50) == json.loads("[" * 50 + "]" * 50)
-    with pytest.raises(OverLimit, match="more than 50 levels deep"):
-        parse_json("[" * 51 + "]" * 51)
-    path = tmp_path / "deep.json"
-    path.write_text("[" * 5000 + "]" * 5000, encoding="utf-8")
-    with pytest.raises(ConfigError) as caught:
-        load_json(path, f"index {path}")
-    assert str(caught.value) == (
-        f"index {path} nests lists and objects more than 50 levels deep; no fanout file needs more than 10"
-    )
-
-
-# --- the run's own files ----------------------------------------------------------------------------------
 
 
 def finished_run(tmp_path: Path) -> Path:

@@ -30,7 +30,6 @@ fanout.errors (and PyYAML).
 from __future__ import annotations
 
 import errno
-import json
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
@@ -385,41 +384,3 @@ def load_yaml(path: Path, name: str, bounds: Bounds = SIDE_FILE_BOUNDS, *, fix: 
         raise ConfigError(f"{name} {exc}") from None
     except yaml.YAMLError as exc:
         raise _yaml_problem(name, exc) from None
-
-
-def check_json_depth(value: Any, max_nesting: int) -> bool:
-    """Whether `value` (as json.loads built it) nests lists and objects at most `max_nesting` deep; no recursion."""
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        item, level = stack.pop()
-        if isinstance(item, (dict, list)):
-            if level >= max_nesting:
-                return False
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, level + 1) for child in children)
-    return True
-
-
-def parse_json(raw: bytes | str, max_nesting: int = SIDE_FILE_BOUNDS.max_nesting) -> Any:
-    """json.loads within a nesting bound: raises OverLimit past it (json.loads alone raises RecursionError)."""
-    try:
-        value = json.loads(raw)
-    except RecursionError:
-        value = None
-        deep = True
-    else:
-        deep = not check_json_depth(value, max_nesting)
-    if deep:
-        raise OverLimit(f"nests lists and objects more than {max_nesting} levels deep")
-    return value
-
-
-def load_json(path: Path, name: str, bounds: Bounds = SIDE_FILE_BOUNDS, *, fix: str = "check the path") -> Any:
-    """The JSON document in `path`, read and parsed within `bounds`; every problem is one ConfigError."""
-    raw = read_bounded(path, name, bounds, fix=fix)
-    try:
-        return parse_json(raw, bounds.max_nesting)
-    except OverLimit as exc:
-        raise ConfigError(f"{name} {exc}; {bounds.nesting_hint}") from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{name} is not valid JSON: {exc}") from None

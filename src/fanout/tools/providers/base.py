@@ -21,6 +21,7 @@ import anyio
 import httpx
 
 from fanout.errors import RetryableError
+from fanout.http.bounded import BodyTooLarge, EncodingRefused, JsonTooDeep, response_json
 from fanout.retry import is_retryable_status, parse_retry_after
 from fanout.secret import Secret
 from fanout.tools.providers.keys import key_from_env
@@ -114,6 +115,8 @@ async def send(
         pass
     except httpx.ConnectError as exc:
         raise SearchFailure(f"{label} is unreachable ({type(exc).__name__})", retryable=True) from exc
+    except (BodyTooLarge, EncodingRefused) as exc:  # asking again brings the same body
+        raise SearchFailure(f"{label}: {exc}") from exc
     except httpx.HTTPError as exc:
         raise SearchFailure(f"could not reach {label} ({type(exc).__name__}: {exc})", retryable=True) from exc
     if response is None:
@@ -142,7 +145,9 @@ def check_status(response: httpx.Response, *, label: str, key_variable: str | No
 
 def json_body(response: httpx.Response, *, label: str) -> Any:
     try:
-        return response.json()
+        return response_json(response)
+    except JsonTooDeep as exc:
+        raise SearchFailure(f"{label} answered {exc}") from exc
     except ValueError as exc:
         content_type = response.headers.get("content-type", "no content type")
         raise SearchFailure(f"{label} did not return JSON (got {content_type})", retryable=True) from exc
