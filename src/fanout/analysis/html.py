@@ -38,6 +38,7 @@ from fanout.analysis.fmt import (
     with_interval,
 )
 from fanout.analysis.html_edit import change_html, committee_html, model_anchor
+from fanout.analysis.human_view import human_section
 from fanout.analysis.html_page import entity_link, notes_html, page, stance_html
 from fanout.analysis.load import EditInfo
 from fanout.analysis.report import Report
@@ -93,6 +94,7 @@ def render_html(report: Report, edit_pages: str = "report/edits") -> str:
         _cost_section(report, names),
         _health_section(report, names),
         _committee_section(report, names),
+        human_section(report, names),
         _edits_section(report, names, edit_pages),
     ]
     body = _header(report) + _nav(report) + "<main>" + "".join(sections) + "</main>" + _footer(report)

@@ -25,6 +25,7 @@ from fanout.analysis.committee import OUTCOMES, EditDecision, QueuePolicy, ballo
 from fanout.analysis.cost import ModelCost, cost_totals, model_costs
 from fanout.analysis.dawid_skene import DawidSkene, dawid_skene
 from fanout.analysis.health import claimed_unfetched, model_health
+from fanout.analysis.human import human_notes, human_source, human_tables
 from fanout.analysis.labels import Labels, load_labels
 from fanout.analysis.load import EditInfo, RunData, load_run
 from fanout.analysis.replay import ReplayInput, record_aspect, replay_table
@@ -34,14 +35,16 @@ from fanout.judging.scales import STANCE_OF_TRUTH, STANCES, stance
 from fanout.analysis.scoring import best_model, compare_models, confusion_rows, score
 from fanout.analysis.uncertainty import Bootstrap
 from fanout.records import VerdictRecord
+from fanout.store.reviews import ReviewLog, read_reviews
 
 FEW_EDITS = 30
 """Below this many edits the statistics are shown with a warning that they are rough."""
 
 COMMITTEE_RULES = ("majority", "weighted", "dawid_skene")
-NOTE_TOPICS = ("sample", "accuracy", "committee", "replay", "edits")
+NOTE_TOPICS = ("sample", "accuracy", "committee", "replay", "edits", "human")
 """sample: the whole report (how many edits); accuracy: the scores against labels; committee: its
-decisions; replay: the policy replay table; edits: what the edit table can show."""
+decisions; replay: the policy replay table; edits: what the edit table can show; human: the scores
+against human decisions (reviews.jsonl)."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,8 @@ class Report:
     generated_at: str
     changes: dict[int, Change] = field(default_factory=dict)
     """What each edit changed, for the edits the run's snapshot still describes."""
+    reviews: ReviewLog = field(default_factory=lambda: ReviewLog([]))
+    """The run's human decisions (reviews.jsonl of `fanout review`): a truth source of its own (fanout.analysis.human)."""
 
     @property
     def models(self) -> list[str]:
@@ -105,6 +110,7 @@ class Report:
             "edits_in_scope": self.run.edits_in_scope,
             "records": len(self.run.records),
             "labels": labels,
+            "human_decisions": human_source(self.reviews, self.run.run_dir, len(self.run.edits)),
             "settings": {
                 "rule_violations": self.options.rule_violations,
                 "min_agreement": self.options.policy.min_agreement,
@@ -129,6 +135,7 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
     specs = load_policies(options.policy_path) if options.policy_path else []
     run = load_run(run_dir)
     labels = load_labels(options.labels_path) if options.labels_path else None
+    reviews = read_reviews(run_dir)
     truth = labels.truth if labels else {}
     by_edit = run.by_edit()
     verdicts = {rcid: {m: r.verdict for m, r in recs.items()} for rcid, recs in by_edit.items()}
@@ -145,7 +152,8 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
     edit_costs = {rcid: sum(r.cost_usd or 0.0 for r in recs.values()) for rcid, recs in by_edit.items()}
     scores = model_scores + _committee_scores(decisions, truth, edit_costs) if labels else []
     edits = {e.rcid: e for e in run.edits}
-    committee = [_committee_row(edits[d.rcid], d, truth) for d in decisions]
+    human = {rcid: r.decision for rcid, r in reviews.latest.items()}  # the decision that stands, per edit
+    committee = [_committee_row(edits[d.rcid], d, truth) | {"human": human.get(d.rcid)} for d in decisions]
     comparisons = compare_models({m: {r: s.get(m) for r, s in stances.items()} for m in run.models}, truth) if labels else []
     bootstrap = Bootstrap(len(verdicts))
     changes, edit_notes = describe_run(run)
@@ -166,6 +174,7 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
         "score_confusion": _score_confusion(run, by_edit, decisions, truth) if labels else [],
         "cost": [c.row() for c in costs],
         "policy_replay": replay,
+        **human_tables(reviews, decisions, by_edit, run.models),
     }
     totals = cost_totals(costs, options.project_edits) | {
         "edits": len(run.edits),
@@ -174,6 +183,7 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
         "needs_human": len(tables["human_queue"]),
         **{outcome.replace("-", "_"): sum(d.outcome == outcome for d in decisions) for outcome in OUTCOMES},
         "labelled_edits": sum(rcid in truth for rcid in by_edit),
+        "human_decided_edits": sum(rcid in human for rcid in by_edit),
         "best_model": best_model(model_scores, comparisons),
         "cheapest_model": _cheapest(costs),
         "most_agreeable_model": _most_agreeable(tables["model_agreement"]),
@@ -181,8 +191,9 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
     notes = _notes(run, labels, consensus, weight_sources)
     notes["committee"] += _rule_notes(run.records, options)
     notes["replay"], notes["edits"] = replay_notes, edit_notes
+    notes["human"] = human_notes(human_source(reviews, run.run_dir, len(run.edits)))
     generated = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return Report(run, options, labels, consensus, decisions, costs, tables, totals, notes, generated, changes)
+    return Report(run, options, labels, consensus, decisions, costs, tables, totals, notes, generated, changes, reviews)
 
 
 def _replay(run: RunData, specs: list[PolicySpec], changes: Mapping[int, Change], costs: list[ModelCost],

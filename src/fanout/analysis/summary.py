@@ -17,6 +17,7 @@ from fanout.analysis.fmt import (
 )
 from fanout.analysis.cost import cache_columns, cost_notes
 from fanout.analysis.health import refused_column
+from fanout.analysis.human_view import human_summary
 from fanout.analysis.report import Report
 from fanout.judging.scales import STANCES
 
@@ -32,6 +33,7 @@ def render_summary(report: Report) -> str:
         _agreement(report, names),
         _committee(report),
         _scores(report, names),
+        human_summary(report, names),
         _replay(report, names),
         _cost(report, names),
     ]
