@@ -23,7 +23,7 @@ from aiohttp import web
 
 from fanout.analysis.html_edit import Neighbours, render_edit_page
 from fanout.review.desk import Desk, edit_detail, edit_rows
-from fanout.review.guard import EDIT_PAGE_POLICY, HOST_KEY, refusal, same_origin_only
+from fanout.review.guard import EDIT_PAGE_POLICY, HOST_KEY, OwnAddress, refusal, same_origin_only
 from fanout.store.reviews import DECISIONS, NOTE_CAP, Review, append_review
 
 BODY_CAP = 16 * 1024
@@ -41,10 +41,10 @@ _templates = jinja2.Environment(
 )
 
 
-def desk_app(desk: Desk, reviewer: str, host: str = "127.0.0.1:0") -> web.Application:
-    """The application; `host` (`127.0.0.1:PORT`) is the only Host it answers, set again once it listens."""
+def desk_app(desk: Desk, reviewer: str, address: OwnAddress) -> web.Application:
+    """The application; `address.host` (`127.0.0.1:PORT`, set once it listens) is the only Host it answers."""
     app = web.Application(middlewares=[same_origin_only], client_max_size=BODY_CAP)
-    app[DESK_KEY], app[REVIEWER_KEY], app[HOST_KEY] = desk, reviewer, host
+    app[DESK_KEY], app[REVIEWER_KEY], app[HOST_KEY] = desk, reviewer, address
     app.router.add_get("/", page)
     app.router.add_get("/static/{name}", static)
     app.router.add_get("/edits/{rcid}", transcript)

@@ -49,7 +49,11 @@ class Desk:
             return self._report
 
     def _log_state(self) -> tuple[int, int]:
-        stat = os.stat(self.run_dir / LOG_NAME)
+        """When and how long the log was last written; a missing log lets build_report say what is wrong."""
+        try:
+            stat = os.stat(self.run_dir / LOG_NAME)
+        except OSError:
+            return 0, -1
         return stat.st_mtime_ns, stat.st_size
 
     def reviews(self) -> ReviewLog:
@@ -114,7 +118,7 @@ def edit_detail(report: Report, reviews: ReviewLog, rcid: int) -> dict[str, Any]
     row = _row(report, edit, records, committee[rcid], reviews.latest.get(rcid))
     row["models"] = [_model(m, records.get(m)) for m in report.models]
     row["history"] = [_review(r) for r in reviews.history if r.rcid == rcid]
-    row["reasons"] = committee["reasons"]
+    row["reasons"] = committee[rcid]["reasons"]
     row["transcript_url"] = f"/edits/{rcid}"
     return row
 

@@ -20,10 +20,12 @@ it out of frames and caches.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from aiohttp import web
 
 from fanout.analysis.html_page import POLICY
+from fanout.errors import ConfigError
 
 DESK_POLICY = POLICY.replace("style-src 'unsafe-inline'", "style-src 'self'") + (
     "; script-src 'self'; connect-src 'self'; frame-ancestors 'none'"
@@ -32,8 +34,16 @@ DESK_POLICY = POLICY.replace("style-src 'unsafe-inline'", "style-src 'self'") + 
 allowed by origin instead of by hash, no inline style at all, and no framing."""
 EDIT_PAGE_POLICY = POLICY + "; frame-ancestors 'none'"
 """An edit's transcript page is the report's page, served with the report's policy: no script."""
-HOST_KEY = web.AppKey("host", str)
-"""`127.0.0.1:PORT`, set once the desk listens."""
+
+
+@dataclass
+class OwnAddress:
+    """`127.0.0.1:PORT`, known once the desk listens (port 0 picks one); until then nothing is answered."""
+
+    host: str = ""
+
+
+HOST_KEY = web.AppKey("host", OwnAddress)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -45,7 +55,7 @@ def refusal(status: int, reason: str) -> web.Response:
 
 @web.middleware
 async def same_origin_only(request: web.Request, handler: Handler) -> web.StreamResponse:
-    own = request.app[HOST_KEY]
+    own = request.app[HOST_KEY].host
     if request.headers.get("Host") != own:
         return _secured(refusal(421, f"Host {request.headers.get('Host')!r} is not this desk; open http://{own}/"))
     origin = request.headers.get("Origin")
@@ -57,6 +67,8 @@ async def same_origin_only(request: web.Request, handler: Handler) -> web.Stream
         response = await handler(request)
     except web.HTTPException as exc:  # aiohttp's own 404 / 405: the same one-line JSON
         response = refusal(exc.status, exc.reason)
+    except ConfigError as exc:  # the run's files became unreadable while the desk runs (fanout.store.reviews' cap)
+        response = refusal(500, str(exc))
     return _secured(response)
 
 

@@ -17,7 +17,7 @@ from aiohttp import web
 from fanout.errors import ConfigError
 from fanout.review.app import desk_app
 from fanout.review.desk import Desk
-from fanout.review.guard import HOST_KEY
+from fanout.review.guard import OwnAddress
 
 LOOPBACK = "127.0.0.1"
 DEFAULT_PORT = 8766
@@ -27,7 +27,8 @@ DEFAULT_PORT = 8766
 async def running_desk(desk: Desk, reviewer: str, port: int = DEFAULT_PORT) -> AsyncIterator[str]:
     """Serve the desk until the block ends; yields its URL (`http://127.0.0.1:PORT/`)."""
     await desk.report()  # a directory that is no run, or an unreadable log: one line before listening
-    app = desk_app(desk, reviewer)
+    address = OwnAddress()
+    app = desk_app(desk, reviewer, address)
     runner = web.AppRunner(app, access_log=None, handle_signals=False)
     await runner.setup()
     try:
@@ -38,7 +39,7 @@ async def running_desk(desk: Desk, reviewer: str, port: int = DEFAULT_PORT) -> A
                 raise ConfigError(f"port {port} on {LOOPBACK} is in use; pass another --port") from None
             raise ConfigError(f"cannot listen on {LOOPBACK}:{port}: {exc.strerror or exc}") from None
         bound = runner.addresses[0][1]
-        app[HOST_KEY] = f"{LOOPBACK}:{bound}"
+        address.host = f"{LOOPBACK}:{bound}"
         yield f"http://{LOOPBACK}:{bound}/"
     finally:
         await runner.cleanup()
