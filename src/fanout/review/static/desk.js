@@ -115,6 +115,14 @@
     if (edit.human) { document.getElementById("note").value = edit.human.note; }
   }
 
+  function updateCounts() {
+    var paused = items.filter(function (li) { return li.dataset.outcome === "paused"; });
+    var decided = function (li) { return Boolean(li.dataset.decision); };
+    document.getElementById("counts").textContent = paused.length + " paused for a human (" +
+      paused.filter(decided).length + " decided) · " + items.length + " edits · " +
+      items.filter(decided).length + " decided in all";
+  }
+
   function status(text, error) {
     var s = document.getElementById("status");
     if (s) { s.textContent = text; s.className = error ? "error" : ""; }
@@ -135,6 +143,7 @@
         if (!res.ok) { status(res.body.error, true); return; }
         li.dataset.decision = res.body.decision;
         li.querySelector(".decision").textContent = res.body.decision;
+        updateCounts();
         document.body.dataset.saved = String(Number(document.body.dataset.saved || 0) + 1);
         var left = shown(); var at = left.indexOf(li);
         if (!visible(li)) { li.hidden = true; }
