@@ -14,8 +14,9 @@ import pytest
 import yaml
 from test_analysis_support import MODELS, make_record, run_from_table, write_run
 
-from fanout.analysis import ReportOptions, build_report, render_summary
+from fanout.analysis import ReportOptions, build_report, render_html, render_summary
 from fanout.cli import main
+from fanout.judging.policy import Thresholds
 from fanout.review.desk import Desk
 from fanout.review.guard import DESK_POLICY, EDIT_PAGE_POLICY
 from fanout.review.server import running_desk
@@ -275,3 +276,22 @@ async def test_a_port_in_use_is_one_clear_error(run_dir: Path) -> None:
         with pytest.raises(ConfigError, match=f"port {port} on 127.0.0.1 is in use; pass another --port"):
             async with running_desk(Desk(run_dir, ReportOptions()), "ana", port=port):
                 pass
+
+
+async def test_the_desk_decides_as_the_report_does_without_its_agreement_intervals(run_dir: Path) -> None:
+    desk = Desk(run_dir, ReportOptions(thresholds=Thresholds(delta=1)))
+    light, full = await desk.report(), build_report(run_dir, ReportOptions(thresholds=Thresholds(delta=1)))
+    assert [(d.rcid, d.outcome, d.why) for d in light.decisions] == [(d.rcid, d.outcome, d.why) for d in full.decisions]
+    assert light.table("overall_agreement")[0]["krippendorff_alpha_low"] is None
+    assert full.table("overall_agreement")[0]["krippendorff_alpha_low"] is not None
+
+
+def test_the_html_report_names_the_human_decisions_and_scores_against_them(run_dir: Path) -> None:
+    decide_all(run_dir)
+    append_review(run_dir, Review(1, "accept", "<b>fine</b>", "<i>eve</i>", "2026-11-27T00:00:01Z"))
+    html = render_html(build_report(run_dir))
+    section = html[html.index('<section id="human">'):]
+    section = section[:section.index("</section>")]
+    assert "<h2>Against human decisions</h2>" in section and "by &lt;i&gt;eve&lt;/i&gt;, ana)" in section
+    assert "Queue: 2 of 2 paused edits decided by a human." in section
+    assert "<td class=\"l\">committee: majority</td><td>2/3</td>" in section

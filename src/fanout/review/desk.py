@@ -9,6 +9,7 @@ verdicts on the next load; it is rebuilt only when the log has changed.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,7 @@ class Desk:
 
     def __post_init__(self) -> None:
         self._lock = anyio.Lock()
+        self.options = dataclasses.replace(self.options, resamples=0)  # no agreement intervals: most of the time
 
     async def report(self) -> Report:
         """The report of the log as it is now; built off the event loop (a large run takes a second)."""
