@@ -295,3 +295,22 @@ def test_the_html_report_names_the_human_decisions_and_scores_against_them(run_d
     assert "<h2>Against human decisions</h2>" in section and "by &lt;i&gt;eve&lt;/i&gt;, ana)" in section
     assert "Queue: 2 of 2 paused edits decided by a human." in section
     assert "<td class=\"l\">committee: majority</td><td>2/3</td>" in section
+
+
+async def test_the_answer_comes_only_after_the_line_is_fsynced(
+        desk: str, run_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from fanout.store import reviews as store
+
+    synced: list[bytes] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        real_fsync(fd)
+        synced.append((run_dir / "reviews.jsonl").read_bytes())
+
+    monkeypatch.setattr(store.os, "fsync", fsync)
+    status, _, answer = await call("POST", desk + "api/decisions", body=post(4, "reject", "dup"), headers=JSON)
+    assert status == 201
+    assert len(synced) == 1 and json.loads(synced[0]) == json.loads(answer)
