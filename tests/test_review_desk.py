@@ -314,3 +314,25 @@ async def test_the_answer_comes_only_after_the_line_is_fsynced(
     status, _, answer = await call("POST", desk + "api/decisions", body=post(4, "reject", "dup"), headers=JSON)
     assert status == 201
     assert len(synced) == 1 and json.loads(synced[0]) == json.loads(answer)
+
+
+async def test_fanout_review_prints_its_url_serves_and_stops_on_ctrl_c(run_dir: Path) -> None:
+    import signal
+    import sys
+
+    import anyio
+    from anyio.streams.buffered import BufferedByteReceiveStream
+
+    async with await anyio.open_process([sys.executable, "-m", "fanout", "review", str(run_dir), "--port", "0",
+                                         "--reviewer", "bo"]) as process:
+        assert process.stdout is not None and process.stderr is not None
+        with anyio.fail_after(60):
+            line = (await BufferedByteReceiveStream(process.stdout).receive_until(b"\n", 1000)).decode()
+        assert line.startswith("review desk: http://127.0.0.1:") and line.endswith(" (127.0.0.1 only; Ctrl-C stops it)")
+        url = line.split()[2]
+        status, _, _ = await call("POST", url + "api/decisions", body=post(1, "accept"), headers=JSON)
+        assert status == 201 and read_reviews(run_dir).latest[1].reviewer == "bo"
+        process.send_signal(signal.SIGINT)
+        with anyio.fail_after(60):
+            assert await process.wait() == 130
+        assert (await process.stderr.receive()).decode() == "fanout review: interrupted\n"
