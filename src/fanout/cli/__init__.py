@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sim": ("sim", "Start the offline simulator (a stand-in for OpenRouter, SearXNG and the web)."),
     "report": ("report", "Compare the models of a run: agreement, committee votes, accuracy, cost."),
     "queue": ("queue", "List the edits of a run paused for a human, one line each with its Wikidata diff link."),
+    "review": ("review", "Work the human queue of a run in the browser; decisions land in RUN_DIR/reviews.jsonl."),
     "fetch-edits": ("fetch_edits", "Fetch recent Wikidata edits and enrich them into a snapshot."),
     "outcomes": ("outcomes", "Find which edits of a snapshot were later reverted (ground truth)."),
 }
