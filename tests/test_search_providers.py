@@ -577,6 +577,8 @@ async def test_when_the_first_provider_errors_the_second_answers_and_the_result_
         "results": [{"title": "Douglas Adams", "url": "https://en.wikipedia.org/wiki/Douglas_Adams",
                      "snippet": "English author", "provider": "wikipedia"}],
         "provider": "wikipedia",
+        "failed_providers": {"searxng": f"SearXNG at {SEARX} answered HTTP 502 Bad Gateway (for the operator: "
+                                        "check `compose logs searxng`)"},
     }
 
 
