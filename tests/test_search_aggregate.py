@@ -269,8 +269,7 @@ async def test_a_brave_endpoint_override_is_asked_with_the_key(monkeypatch: pyte
                                  "http://10.1.2.3/w/api.php", "http://[::1]:9/w/api.php", "http://2130706433/w/api.php"])
 def test_a_private_endpoint_is_refused_without_allow_private_urls(url: str):
     with pytest.raises(ConfigError, match=r"^search endpoint wikipedia .*: .* is a (loopback|private) address; pass "
-                                          r"--allow-private-urls \(local testing only\) or list its network in "
-                                          r"allowed_networks\.$"):
+                                          r"--allow-private-urls \(local testing only\)\.$"):
         ToolSettings(search_endpoints=(("wikipedia", url),))
 
 

@@ -163,8 +163,7 @@ class UrlGuard:
         kind = self.refusal(literal) if literal is not None else None
         if kind is None:
             return None
-        return (f"{host} is a {kind} address; pass --allow-private-urls (local testing only) "
-                "or list its network in allowed_networks")
+        return f"{host} is a {kind} address; pass --allow-private-urls (local testing only)"
 
     def refusal(self, address: IPAddress) -> str | None:
         """Why `address` may not be reached (e.g. "loopback"), or None if it may."""
