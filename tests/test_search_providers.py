@@ -917,3 +917,17 @@ async def test_the_run_s_preflight_warns_about_a_raising_plugin_when_another_pro
     assert [c.level for c in checks] == ["FAIL", "OK"]
     assert err.getvalue() == ("warning: search kaput: kaput failed unexpectedly (RuntimeError: boom) "
                               "(web_search falls back to the next provider)\n")
+
+
+async def test_the_preflight_warning_in_aggregate_mode_says_the_failing_providers_hits_are_left_out(
+    http, respx_mock, kaput_plugins
+):
+    from fanout.tools.providers.status import require_search
+
+    respx_mock.get(WIKI_EN).respond(json=wikipedia_page(("Test", "")))
+    err = io.StringIO()
+
+    await require_search(http, ToolSettings(search_providers=("kaput", "wikipedia"), search_mode="aggregate"), err=err)
+
+    assert err.getvalue() == ("warning: search kaput: kaput failed unexpectedly (RuntimeError: boom) "
+                              "(web_search fuses the other providers' hits without it)\n")
