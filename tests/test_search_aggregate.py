@@ -349,3 +349,19 @@ def test_tool_web_search_takes_the_mode_and_the_search_config(tmp_path: Path, ca
 def test_settings_stay_a_frozen_value():
     settings = settings_for("http://127.0.0.1:1")
     assert dataclasses.replace(settings) == settings and hash(settings) == hash(dataclasses.replace(settings))
+
+
+def test_fanout_runs_options_carry_the_mode_to_the_tools_and_the_manifest(tmp_path: Path):
+    from fanout.engine.options import RunOptions, settings_from
+
+    config = tmp_path / "search.yaml"
+    config.write_text("mode: aggregate\n", encoding="utf-8")
+
+    from_flag = settings_from(RunOptions(search_mode="aggregate"))
+    from_file = settings_from(RunOptions(search_config=config))
+    flag_wins = settings_from(RunOptions(search_config=config, search_mode="fallback"))
+
+    assert (from_flag.tools.search_mode, from_file.tools.search_mode, flag_wins.tools.search_mode) == (
+        "aggregate", "aggregate", "fallback")
+    assert settings_from(RunOptions()).tools.search_mode == "fallback"
+    assert from_flag.summary()["search_mode"] == "aggregate"
