@@ -365,3 +365,22 @@ def test_fanout_runs_options_carry_the_mode_to_the_tools_and_the_manifest(tmp_pa
         "aggregate", "aggregate", "fallback")
     assert settings_from(RunOptions()).tools.search_mode == "fallback"
     assert from_flag.summary()["search_mode"] == "aggregate"
+
+
+async def test_a_tavily_endpoint_override_gets_the_post_with_the_key(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("TAVILY_API_KEY", "tvly-test")
+    seen: list[tuple[str, str | None]] = []
+
+    async def tavily(request: web.Request) -> web.Response:
+        seen.append(((await request.json())["query"], request.headers.get("Authorization")))
+        return web.json_response({"results": [{"title": "T", "url": "https://t.example", "content": "c"}]})
+
+    app = web.Application()
+    app.router.add_post("/search", tavily)
+    async with serving(app) as port:
+        settings = ToolSettings(search_providers=("tavily",), allow_private_urls=True,
+                                search_endpoints=(("tavily", f"http://127.0.0.1:{port}/search"),))
+        ok, payload = await search(settings)
+
+    assert (ok, seen) == (True, [(QUERY, "Bearer tvly-test")])
+    assert payload["results"] == [{"title": "T", "url": "https://t.example", "snippet": "c", "provider": "tavily"}]
