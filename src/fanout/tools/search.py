@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import ipaddress
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 import anyio
@@ -60,8 +60,9 @@ class SearchAnswer(NamedTuple):
     """Direct answers without a page to cite (SearXNG's `answers`)."""
     unanswered: tuple[str, ...] = ()
     """Engines of a provider that did not answer (`name (reason)`): the results may be incomplete."""
-    failed: dict[str, str] = {}
-    """Provider -> why it gave no answer: in fallback mode those asked before the one that answered."""
+    failed: Mapping[str, str] = {}
+    """Provider -> why it gave no answer: in fallback mode those asked before the one that answered.
+    Read-only (the default is shared); each answer gets a dict of its own."""
     providers: tuple[str, ...] = ()
     """aggregate: the providers that answered, whose hits were fused."""
 
