@@ -384,3 +384,25 @@ async def test_a_tavily_endpoint_override_gets_the_post_with_the_key(monkeypatch
 
     assert (ok, seen) == (True, [(QUERY, "Bearer tvly-test")])
     assert payload["results"] == [{"title": "T", "url": "https://t.example", "snippet": "c", "provider": "tavily"}]
+
+
+async def test_answers_from_an_endpoint_are_cached_apart_from_the_providers_own(tmp_path: Path):
+    """A shared (global) cache must not hand one mirror's answer to a run pointed at another."""
+    first, second = Upstream(), Upstream()
+    first.wiki = [wiki_item("From the first mirror")]
+    second.wiki = [wiki_item("From the second mirror")]
+    cache = await ToolCache.open(tmp_path / "global.sqlite")
+    try:
+        async with serving(first.app()) as one, serving(second.app()) as two:
+            titles = []
+            for port in (one, two, one):
+                settings = ToolSettings(search_providers=("wikipedia",), allow_private_urls=True,
+                                        search_endpoints=(("wikipedia", f"http://127.0.0.1:{port}/w/api.php"),))
+                async with make_http_client(1, user_agent=settings.user_agent) as http:
+                    payload = json.loads((await ToolBox(http, settings, global_cache=cache).web_search(QUERY)).text)
+                titles.append(payload["results"][0]["title"])
+    finally:
+        await cache.aclose()
+
+    assert titles == ["From the first mirror", "From the second mirror", "From the first mirror"]
+    assert (len(first.asked), len(second.asked)) == (1, 1)  # the third search came out of the cache

@@ -90,6 +90,7 @@ class ToolBox:
             global_cache=global_cache,
             health=health,
             mode=settings.search_mode,
+            endpoints=dict(settings.search_endpoints),
         )
 
     @property

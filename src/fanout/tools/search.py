@@ -67,6 +67,12 @@ class SearchAnswer(NamedTuple):
     """aggregate: the providers that answered, whose hits were fused."""
 
 
+def provider_cache_name(name: str, endpoint: str | None) -> str:
+    """`wikipedia`, or `wikipedia@https://mirror.example/w/api.php`: a mirror's answers are not Wikipedia's,
+    and the global cache is shared by every run, whatever its endpoints."""
+    return name if endpoint is None else f"{name}@{endpoint}"
+
+
 def chain_cache_key(mode: str, names: Sequence[str]) -> str:
     """Where the run cache keeps the chain's final answer: one per mode and provider list (in order)."""
     return f"chain:{mode}:{','.join(names)}"
@@ -84,6 +90,7 @@ class SearchChain:
         global_cache: ToolCache | None = None,
         health: SearchHealth | None = None,
         mode: str = "fallback",
+        endpoints: Mapping[str, str] | None = None,
     ) -> None:
         if not providers:
             raise ValueError("a search chain needs at least one provider")
@@ -98,7 +105,9 @@ class SearchChain:
         self._global_cache = global_cache
         self.health = health or SearchHealth()
         self._flights: SingleFlight[SearchAnswer] = SingleFlight()
-        self.chain_key = chain_cache_key(mode, [p.name for p in self.providers])
+        self._cache_names = {p.name: provider_cache_name(p.name, (endpoints or {}).get(p.name)) for p in self.providers}
+        """Under which name each provider's answers are cached: its own, plus the endpoint when one was set."""
+        self.chain_key = chain_cache_key(mode, list(self._cache_names.values()))
         """The run cache keeps the chain's final answer under this name, next to each provider's own."""
 
     async def search(self, query: str) -> SearchAnswer:
@@ -187,10 +196,10 @@ class SearchChain:
     async def _ask(self, provider: SearchProvider, query: str) -> ProviderResult:
         """The provider's answer: the run cache, the global cache, then upstream."""
         for cache in (self._run_cache, self._global_cache):
-            stored = await cache.get_search(provider.name, query) if cache is not None else None
+            stored = await cache.get_search(self._cache_names[provider.name], query) if cache is not None else None
             if stored is not None:
                 if cache is self._global_cache and self._run_cache is not None:
-                    await self._run_cache.put_search(provider.name, query, stored)
+                    await self._run_cache.put_search(self._cache_names[provider.name], query, stored)
                 return ProviderResult([_stored_hit(hit) for hit in stored["hits"]], answers=tuple(stored.get("answers", ())))
         result = await ask_provider(provider, query, self._http)
         self.health.record_provider(provider.name, result)
@@ -198,7 +207,7 @@ class SearchChain:
             stored = {"hits": [list(hit) for hit in result.hits], "answers": list(result.answers)}
             for cache in (self._run_cache, self._global_cache):
                 if cache is not None:
-                    await cache.put_search(provider.name, query, stored)
+                    await cache.put_search(self._cache_names[provider.name], query, stored)
         return result
 
     def _visible(self, hits: list[SearchHit]) -> list[SearchHit]:
