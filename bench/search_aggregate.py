@@ -36,6 +36,7 @@ import argparse
 import datetime
 import json
 import statistics
+import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
@@ -77,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     corpus = load_corpus()
     queries = bench_queries(corpus)
     results: dict[str, Any] = {
+        "commit": git_commit(),
         "queries": len(queries),
         "edits": len({rcid for rcid, _ in queries}),
         "top": TOP,
@@ -89,10 +91,30 @@ def main(argv: list[str] | None = None) -> int:
         results["profiles"][name] = summarise(per_seed)
     results["k_sweep_clean"] = anyio.run(k_sweep, corpus, queries)
     out = args.out or RESULTS / f"{datetime.date.today():%Y-%m-%d}-search-aggregate.json"
-    out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    out.write_text(json.dumps(rounded(results), indent=2) + "\n", encoding="utf-8")
     print_results(results)
     print(f"wrote {out}")
     return 0
+
+
+def git_commit() -> str | None:
+    try:
+        done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True,
+                              cwd=Path(__file__).parent)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return done.stdout.strip()
+
+
+def rounded(value: Any) -> Any:
+    """Floats to 4 decimals all through (rates over 100 queries need no more)."""
+    if isinstance(value, float):
+        return round(value, 4)
+    if isinstance(value, dict):
+        return {k: rounded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [rounded(v) for v in value]
+    return value
 
 
 def bench_queries(corpus: Corpus) -> list[tuple[int, str]]:
