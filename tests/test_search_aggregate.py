@@ -406,3 +406,35 @@ async def test_answers_from_an_endpoint_are_cached_apart_from_the_providers_own(
 
     assert titles == ["From the first mirror", "From the second mirror", "From the first mirror"]
     assert (len(first.asked), len(second.asked)) == (1, 1)  # the third search came out of the cache
+
+
+@pytest.mark.timeout(300)
+async def test_a_run_on_the_simulator_searches_both_providers_in_aggregate_mode(tmp_path: Path):
+    import sqlite3
+    import subprocess
+    import sys
+
+    import yaml
+
+    from fanout.config import package_data
+    from fanout.sim import running_simulator
+
+    config = tmp_path / "sim-search.yaml"
+    async with running_simulator() as sim:
+        config.write_text(f"providers: [searxng, wikipedia]\nmode: aggregate\n"
+                          f"endpoints: {{wikipedia: '{sim.wikipedia_api_url}'}}\n", encoding="utf-8")
+        run = await anyio.run_process(
+            [sys.executable, "-m", "fanout", "run", str(package_data("sample_snapshot.yaml")), "--run-dir",
+             str(tmp_path / "run"), "--limit", "2", "-m", "anthropic/claude-haiku-4.5", "--base-url", sim.api_base,
+             "--searxng-url", sim.searxng_url, "--allow-private-urls", "--fetch-delay", "0",
+             "--search-config", str(config)], check=False, stderr=subprocess.STDOUT)
+        requests = sim.stats()["requests"]
+
+    assert run.returncode == 0, run.stdout.decode()
+    assert requests["search"] == requests["wikipedia"] > 0  # every query went to both providers
+    with sqlite3.connect(tmp_path / "run" / "search-cache.sqlite") as db:
+        kinds = {row[0] for row in db.execute("SELECT provider FROM search")}
+    assert kinds == {"searxng", f"wikipedia@{sim.wikipedia_api_url}",
+                     f"chain:aggregate:searxng,wikipedia@{sim.wikipedia_api_url}"}
+    manifest = yaml.safe_load((tmp_path / "run" / "manifest.yaml").read_text(encoding="utf-8"))
+    assert manifest["settings"]["search_mode"] == "aggregate"
