@@ -23,6 +23,7 @@ from fanout.errors import ConfigError
 from fanout.http.client import make_http_client
 from fanout.tools import ToolBox
 from fanout.tools.cache import ToolCache
+from fanout.tools.health import SearchHealth
 from fanout.tools.search import chain_cache_key
 from fanout.tools.search_config import apply_search_options
 from fanout.tools.settings import ToolSettings
@@ -61,7 +62,7 @@ class Upstream:
     async def _search(self, request: web.Request) -> web.Response:
         self.asked.append(("searxng", dict(request.query)))
         if self.searx_status != 200:
-            return web.Response(status=self.searx_status, text="upstream trouble")
+            return web.Response(status=self.searx_status, text="upstream trouble", headers={"Retry-After": "120"})
         return web.json_response({"query": request.query["q"], "results": self.searx, "answers": [],
                                   "infoboxes": [], "unresponsive_engines": []})
 
@@ -438,3 +439,20 @@ async def test_a_run_on_the_simulator_searches_both_providers_in_aggregate_mode(
                      f"chain:aggregate:searxng,wikipedia@{sim.wikipedia_api_url}"}
     manifest = yaml.safe_load((tmp_path / "run" / "manifest.yaml").read_text(encoding="utf-8"))
     assert manifest["settings"]["search_mode"] == "aggregate"
+
+
+async def test_aggregate_skips_a_provider_cooling_down_from_a_rate_limit_and_says_so(upstream):
+    served, base = upstream
+    served.searx_status = 429
+    served.wiki = [wiki_item("Ada Whitlock")]
+    settings = settings_for(base)
+
+    async with make_http_client(2, user_agent=settings.user_agent) as http:
+        box = ToolBox(http, settings, health=SearchHealth(clock=lambda: 1000.0))  # time stands still
+        first = json.loads((await box.web_search(QUERY)).text)
+        second = json.loads((await box.web_search("another query")).text)
+
+    assert sorted(name for name, _ in served.asked) == ["searxng", "wikipedia", "wikipedia"]
+    assert first["failed_providers"]["searxng"].startswith(f"SearXNG at {base} rate-limited the request (HTTP 429)")
+    assert second["providers"] == ["wikipedia"]
+    assert second["failed_providers"]["searxng"] == "skipped: rate-limited, cooling down for 120 more s"
