@@ -164,6 +164,7 @@ def settings_from_args(args: argparse.Namespace) -> RunSettings:
         per_model_concurrency=args.per_model_concurrency, requests_per_minute=args.rpm,
         base_url=args.base_url, searxng_url=args.searxng_url, allow_private_urls=args.allow_private_urls,
         fetch_delay_s=args.fetch_delay, search_providers=args.search_providers, search_config=args.search_config,
+        search_mode=args.search_mode,
         concurrency=args.concurrency, verdict_timeout_s=args.timeout, chat_timeout_s=args.request_timeout,
         max_turns=args.max_turns, max_lead=args.max_lead, grace_s=args.grace, max_cost_usd=args.max_cost,
         retry=args.retry, strategy=args.strategy, gates_file=args.gates, autopass=args.autopass,

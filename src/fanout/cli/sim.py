@@ -119,6 +119,7 @@ async def serve(config: SimConfig, args: argparse.Namespace) -> int:
             say(f"profile: {sim.state.profile.name} (seed {config.seed}, latency x{scale:g})")
             say(f"OpenAI-compatible API: {sim.api_base}")
             say(f"SearXNG:               {sim.searxng_url}")
+            say(f"Wikipedia-style API:   {sim.wikipedia_api_url} (search config: endpoints: {{wikipedia: URL}})")
             say(f"Tally:                 {sim.base_url}/stats")
             say(f"Labels:                {sim.base_url}/labels")
             say(f"Use: fanout run SNAPSHOT --base-url {sim.api_base} --searxng-url {sim.searxng_url} --allow-private-urls")
