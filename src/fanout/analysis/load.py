@@ -57,6 +57,21 @@ class RunData:
     """The snapshot the manifest says the run started from (what each edit changed is there)."""
     prices: dict[str, ModelSpec] = field(default_factory=dict)
     """Each model's prices as the run had them (the manifest: the table and --limits), over the table's."""
+    manifest: dict[str, Any] = field(default_factory=dict)
+    """The manifest as read (empty without one): its settings say how the run chose and asked its models."""
+
+    def planned_models(self) -> list[str]:
+        """Every model the run was started with (the manifest's), then any other that logged a record: a
+        strategy may have asked some of them nothing yet, and `models` holds only those with a record."""
+        listed = self.manifest.get("models")
+        names = [item.get("name") if isinstance(item, dict) else item for item in listed] if isinstance(listed, list) else []
+        return list(dict.fromkeys([n for n in names if isinstance(n, str)] + self.models))
+
+    def strategy_settings(self) -> dict[str, Any] | None:
+        """The manifest's `settings.strategy` (the strategy's name and settings), None when it has none."""
+        settings = self.manifest.get("settings")
+        found = settings.get("strategy") if isinstance(settings, dict) else None
+        return found if isinstance(found, dict) else None
 
     def by_edit(self) -> dict[int, dict[str, VerdictRecord]]:
         table: dict[int, dict[str, VerdictRecord]] = {e.rcid: {} for e in self.edits}
@@ -86,7 +101,7 @@ def load_run(run_dir: Path) -> RunData:
     snapshot = manifest.get("snapshot_path")
     snapshot_path = Path(snapshot) if isinstance(snapshot, str) and snapshot else None
     return RunData(run_dir, records, models, _edits(records), edits_in_scope, warnings, earlier, snapshot_path,
-                   _prices(manifest, models))
+                   _prices(manifest, models), manifest)
 
 
 def read_latest_records(log: Path) -> tuple[list[VerdictRecord], list[str], list[AttemptCost]]:

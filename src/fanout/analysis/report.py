@@ -22,7 +22,7 @@ from fanout.analysis.agreement import (
     verdict_distribution,
 )
 from fanout.analysis.change import Change, describe_run
-from fanout.analysis.committee import OUTCOMES, EditDecision, QueuePolicy, ballot, decide_edits
+from fanout.analysis.committee import OUTCOMES, EditDecision, QueuePolicy, ballot, decide_edits, set_aside_text
 from fanout.analysis.cost import ModelCost, cost_totals, model_costs, total_cost
 from fanout.analysis.dawid_skene import DawidSkene, dawid_skene
 from fanout.analysis.health import claimed_unfetched, model_health
@@ -54,10 +54,12 @@ from fanout.analysis.report_tables import (
 from fanout.analysis.table import Table
 from fanout.judging.policy import Thresholds
 from fanout.judging.policy_file import PolicySpec, load_policies
+from fanout.judging.registry import recorded_strategy
+from fanout.judging.strategy import Answer, Settlement
 from fanout.judging.scales import ACCEPT, REJECT, STANCE_OF_TRUTH, STANCES, UNSURE, stance
 from fanout.analysis.scoring import best_model, compare_models, confusion_rows, score
 from fanout.analysis.uncertainty import Bootstrap
-from fanout.records import VerdictRecord
+from fanout.records import VERIFIED_WITHOUT_SOURCE, VerdictRecord
 
 FEW_EDITS = 30
 """Below this many edits the statistics are shown with a warning that they are rough."""
@@ -173,8 +175,12 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
     held_out = _held_out_weights(weights, weight_sources, stances, truth)
     ballots = {rcid: {m: ballot(r, s) for m, r in by_edit[rcid].items() if (s := given[m]) is not None}
                for rcid, given in stances.items()}
+    set_aside = {rcid: {m: RULE_TEXT.get(r.rule_violations[0], r.rule_violations[0])
+                        for m, r in recs.items() if r.rule_violations and stances[rcid][m] is None}
+                 for rcid, recs in by_edit.items()}
     decisions = decide_edits(stances, run.models, weights=held_out, consensus=consensus, policy=options.policy,
-                             ballots=ballots, thresholds=options.thresholds)
+                             ballots=ballots, thresholds=options.thresholds, settlements=settlements(run),
+                             set_aside=set_aside)
     costs = model_costs(run.records, run.models, options.project_edits, run.earlier_attempts, run.prices)
     edit_costs = {rcid: sum(r.cost_usd or 0.0 for r in recs.values()) for rcid, recs in by_edit.items()}
     scores = model_scores + _committee_scores(decisions, truth, edit_costs) if labels else []
@@ -219,6 +225,27 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
     notes["replay"], notes["edits"] = replay_notes, edit_notes
     generated = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return Report(run, options, labels, consensus, decisions, costs, tables, totals, notes, generated, changes)
+
+
+RULE_TEXT = {VERIFIED_WITHOUT_SOURCE: "verified without a verified source, --rule-violations abstain"}
+"""How a set-aside vote's rule reads beside it (fanout.records names the rules)."""
+
+
+def settlements(run: RunData) -> dict[int, tuple[str, Settlement]]:
+    """What the run's strategy settled on each edit, from the records it chose (each edit's answers in step
+    order); empty for a run that asked every model, where the committee of all of them decides."""
+    found: dict[int, tuple[str, Settlement]] = {}
+    by_edit = run.by_edit()
+    for rcid, records in by_edit.items():
+        chosen = [r for r in records.values() if r.escalation is not None]
+        strategy = recorded_strategy(chosen[0].strategy, run.strategy_settings()) if chosen else None
+        if strategy is None:
+            continue
+        answers = sorted((Answer.of(r) for r in chosen), key=lambda a: a.step)
+        settled = strategy.settle(run.planned_models(), answers)
+        if settled is not None:
+            found[rcid] = (strategy.name, settled)
+    return found
 
 
 def _replay(run: RunData, specs: list[PolicySpec], changes: Mapping[int, Change], costs: list[ModelCost],
@@ -373,6 +400,9 @@ def _committee_row(edit: EditInfo, d: EditDecision, truth: Mapping[int, str]) ->
         outcome=d.outcome,
         why=d.why,
         truth=truth.get(d.rcid),
+        decision=d.decision,
+        settled_by=d.settlement_by,
+        set_aside=set_aside_text(d.set_aside) if d.set_aside else "",
     )
 
 

@@ -95,6 +95,12 @@ class CommitteeRow:
     outcome: str
     why: str
     truth: str | None
+    decision: str | None = None
+    """The stance acted on: what a cascade or router settled, else the Dawid–Skene consensus."""
+    settled_by: str | None = None
+    """The strategy whose settlement `decision` is (a cascade or router run); None: the committee's."""
+    set_aside: str = ""
+    """The verdicts given that cast no vote, and the rule each broke (`set aside: olmo (…)`), or empty."""
 
 
 @dataclass(frozen=True)
@@ -274,6 +280,8 @@ def queue_columns(ctx: Context) -> tuple[Column[CommitteeRow], ...]:
         Column("qid", "", short="qid", left=True),
         Column("item", "item", short="", left=True, show=lambda q: q.qid, html=lambda q: _item_html(ctx, q)),
         Column("property", "property", short="prop", left=True, show=lambda q: q.property or ""),
+        Column("decision", "decision", left=True, show=lambda q: q.decision or "–",
+               html=lambda q: stance_html(q.decision)),
         Column("majority", "majority", left=True, show=lambda q: q.majority or ("tie" if q.votes else "–"),
                html=lambda q: stance_html(q.majority)),
         Column("majority_share", "share", short="", fmt=fixed(2)),
@@ -333,7 +341,7 @@ def edit_columns(ctx: Context, models: Sequence[str], has_truth: bool) -> tuple[
                html=lambda e: edit_cell(e.edit, e.described, _page_href(ctx, e))),
         *([Column[EditRow]("truth", "truth", value=lambda e: e.committee.truth,
                            html=lambda e: truth_html(e.committee.truth))] if has_truth else []),
-        Column("decision", "committee", value=lambda e: e.committee.dawid_skene, html=lambda e: committee_html(e.committee)),
+        Column("decision", "committee", value=lambda e: e.committee.decision, html=lambda e: committee_html(e.committee)),
         *(c for i, m in enumerate(models) for c in (verdict(i, m), cost(m))),
         Column("outcome", value=lambda e: e.committee.outcome),
         Column("reason", value=lambda e: e.committee.reasons if e.committee.needs_human else e.committee.why),
@@ -362,6 +370,9 @@ def _edit_row(n: int, edit: EditInfo, row: CommitteeRow, records: Mapping[str, V
 
 
 def committee_html(row: CommitteeRow) -> str:
+    if row.settled_by is not None:
+        return (f"{esc(row.settled_by)} {stance_html(row.decision)} · " + (f'<span class="badge">needs a human: {esc(row.reasons)}</span>'
+                if row.needs_human else f'<span class="muted">{esc(row.outcome)}: {esc(row.why)}</span>'))
     text = (f"Dawid–Skene {stance_html(row.dawid_skene)} <span class=\"muted\">{ratio(row.dawid_skene_confidence)}"
             f"</span> · majority {stance_html(row.majority)} <span class=\"muted\">{ratio(row.majority_share)}</span>")
     if row.needs_human:
