@@ -28,12 +28,25 @@ from fanout.analysis.dawid_skene import DawidSkene
 from fanout.judging.policy import Judged, Thresholds, confidence
 from fanout.judging.scales import stance
 from fanout.judging.strategy import Settlement
+from fanout.records import VERIFIED_WITHOUT_SOURCE, VerdictRecord
 
 PAUSED, AUTO_PASSED, DECIDED = "paused", "auto-passed", "decided"
 OUTCOMES = (AUTO_PASSED, DECIDED, PAUSED)
 """What became of an edit: a human looks, it passes on its own, or the committee's decision stands."""
 _EPSILON = 1e-9
 """Shares like 0.6 - 0.4 come out a hair under 0.2: a threshold met exactly is met."""
+
+
+RULE_TEXT = {VERIFIED_WITHOUT_SOURCE: "verified without a verified source, --rule-violations abstain"}
+"""How a set-aside vote's rule reads beside it (fanout.records names the rules)."""
+
+
+def set_aside_rule(record: VerdictRecord, rule_violations: str) -> str | None:
+    """Why the record's verdict casts no committee vote (the rule it broke, under --rule-violations abstain);
+    None when it votes. The chip, the queue line and the edit page all say it with this text."""
+    if record.verdict is None or not record.rule_violations or rule_violations != "abstain":
+        return None
+    return "; ".join(RULE_TEXT.get(rule, rule) for rule in record.rule_violations)
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,7 @@ table.edits td.edit { min-width:260px; max-width:420px; overflow-wrap:anywhere; 
 .v-plausible { background:#8fd6a1; } .v-unverifiable { background:#d0d7de; }
 .v-suspect { background:#f0883e; color:#fff; } .v-incorrect { background:#cf222e; color:#fff; }
 .v-none { background:#fff; border:1px dashed #8c959f; color:var(--muted); }
+.v.aside { text-decoration:line-through; opacity:.75; }
 .s-accept, .s-reject, .s-unsure { font-weight:600; white-space:nowrap; }
 .s-accept { color:#1a7f37; } .s-reject { color:#cf222e; } .s-unsure { color:#59636e; }
 .badge { display:inline-block; background:#fff8c5; border:1px solid #d4a72c; border-radius:10px; padding:0 6px; font-size:11px; }
@@ -160,16 +161,20 @@ def change_html(change: Change, diff_type: str | None) -> str:
     return new or '<span class="muted">–</span>'
 
 
-def verdict_badge(record: VerdictRecord, href: str | None = None, title: str | None = None) -> str:
+def verdict_badge(record: VerdictRecord, href: str | None = None, title: str | None = None,
+                  set_aside: str | None = None) -> str:
     """The verdict, or the status of a record without one (timeout, invalid_json, ...), coloured by verdict;
-    a link to `href` (the model's section of the edit page) when given, with `title` shown on hover."""
+    a link to `href` (the model's section of the edit page) when given, with `title` shown on hover. A verdict
+    that casts no committee vote is struck through and says so, with the rule (`set_aside`)."""
     label = record.verdict or record.status
     tip = "" if title is None else f' title="{esc(title)}"'
-    cls = f'v v-{esc(record.verdict or "none")}'
+    cls = f'v v-{esc(record.verdict or "none")}' + (" aside" if set_aside else "")
     badge = (f'<a class="{cls}" href="{esc(href)}"{tip}>{esc(label)}</a>' if href is not None
              else f'<span class="{cls}"{tip}>{esc(label)}</span>')
     if record.status != "ok" and record.verdict is not None:
         badge += f' <span class="warn">{esc(record.status)}</span>'
+    if set_aside:
+        badge += f' <span class="warn set-aside">set aside: {esc(set_aside)}</span>'
     return badge
 
 

@@ -22,7 +22,8 @@ from fanout.analysis.agreement import (
     verdict_distribution,
 )
 from fanout.analysis.change import Change, describe_run
-from fanout.analysis.committee import OUTCOMES, EditDecision, QueuePolicy, ballot, decide_edits, set_aside_text
+from fanout.analysis.committee import (OUTCOMES, EditDecision, QueuePolicy, ballot, decide_edits, set_aside_rule,
+                                       set_aside_text)
 from fanout.analysis.cost import ModelCost, cost_totals, model_costs, total_cost
 from fanout.analysis.dawid_skene import DawidSkene, dawid_skene
 from fanout.analysis.health import claimed_unfetched, model_health
@@ -59,7 +60,7 @@ from fanout.judging.strategy import Answer, Settlement
 from fanout.judging.scales import ACCEPT, REJECT, STANCE_OF_TRUTH, STANCES, UNSURE, stance
 from fanout.analysis.scoring import best_model, compare_models, confusion_rows, score
 from fanout.analysis.uncertainty import Bootstrap
-from fanout.records import VERIFIED_WITHOUT_SOURCE, VerdictRecord
+from fanout.records import VerdictRecord
 
 FEW_EDITS = 30
 """Below this many edits the statistics are shown with a warning that they are rough."""
@@ -115,7 +116,8 @@ class Report:
         """One row per edit, in the run's order: what changed, the truth, each model's verdict and cost, and the
         committee's decision (`report --csv`, and the page's edit table, whose cells link the edit pages in
         `edit_pages`)."""
-        ctx = Context(short_names(self.models), self.options.project_edits, self.changes, edit_pages)
+        ctx = Context(short_names(self.models), self.options.project_edits, self.changes, edit_pages,
+                      self.options.rule_violations)
         rows = edit_rows(self.run.edits, self.tables.committee.rows, self.run.by_edit(), self.changes)
         return Table(edit_columns(ctx, self.models, self.labels is not None), rows)
 
@@ -175,8 +177,7 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
     held_out = _held_out_weights(weights, weight_sources, stances, truth)
     ballots = {rcid: {m: ballot(r, s) for m, r in by_edit[rcid].items() if (s := given[m]) is not None}
                for rcid, given in stances.items()}
-    set_aside = {rcid: {m: RULE_TEXT.get(r.rule_violations[0], r.rule_violations[0])
-                        for m, r in recs.items() if r.rule_violations and stances[rcid][m] is None}
+    set_aside = {rcid: {m: rule for m, r in recs.items() if (rule := set_aside_rule(r, options.rule_violations))}
                  for rcid, recs in by_edit.items()}
     decisions = decide_edits(stances, run.models, weights=held_out, consensus=consensus, policy=options.policy,
                              ballots=ballots, thresholds=options.thresholds, settlements=settlements(run),
@@ -186,7 +187,7 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
     scores = model_scores + _committee_scores(decisions, truth, edit_costs) if labels else []
     edits = {e.rcid: e for e in run.edits}
     committee = [_committee_row(edits[d.rcid], d, truth) for d in decisions]
-    comparisons = compare_models({m: {r: s.get(m) for r, s in stances.items()} for m in run.models}, truth) if labels else []
+    comparisons = compare_models({m: _own_predictions(m, by_edit) for m in run.models}, truth) if labels else []
     bootstrap = Bootstrap(len(verdicts))
     changes, edit_notes = describe_run(run)
     replay, replay_notes = _replay(run, specs, changes, costs, decisions, truth) if specs else ([], [])
@@ -225,10 +226,6 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
     notes["replay"], notes["edits"] = replay_notes, edit_notes
     generated = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return Report(run, options, labels, consensus, decisions, costs, tables, totals, notes, generated, changes)
-
-
-RULE_TEXT = {VERIFIED_WITHOUT_SOURCE: "verified without a verified source, --rule-violations abstain"}
-"""How a set-aside vote's rule reads beside it (fanout.records names the rules)."""
 
 
 def settlements(run: RunData) -> dict[int, tuple[str, Settlement]]:
@@ -278,13 +275,17 @@ def _committee_stance(record: VerdictRecord, options: ReportOptions) -> str | No
     return stance(record.verdict)
 
 
+def _own_predictions(model: str, by_edit: Mapping[int, Mapping[str, VerdictRecord]]) -> dict[int, str | None]:
+    """The model's verdicts as it gave them (a vote set aside by --rule-violations included): what its
+    accuracy scores and what McNemar compares it on, so both count the same answers."""
+    return {rcid: stance(recs[model].verdict) for rcid, recs in by_edit.items() if model in recs}
+
+
 def _model_score(
     model: str, by_edit: Mapping[int, Mapping[str, VerdictRecord]], truth: Mapping[int, str]
 ) -> dict[str, Any]:
-    records = {rcid: recs[model] for rcid, recs in by_edit.items() if model in recs}
-    predictions = {rcid: stance(r.verdict) for rcid, r in records.items()}
-    costs = {rcid: r.cost_usd or 0.0 for rcid, r in records.items()}
-    return score(model, "model", predictions, truth, costs)
+    costs = {rcid: recs[model].cost_usd or 0.0 for rcid, recs in by_edit.items() if model in recs}
+    return score(model, "model", _own_predictions(model, by_edit), truth, costs)
 
 
 def _committee_predictions(decisions: list[EditDecision], rule: str) -> dict[int, str | None]:
@@ -461,6 +462,10 @@ def _notes(
         notes["sample"].append(f"Only {len(run.edits)} edits: agreement statistics and Dawid–Skene estimates are rough.")
     if labels is not None:
         notes["accuracy"] += labels.notes
+        notes["accuracy"].append(
+            "Each model's accuracy and McNemar's test score the verdict as the model gave it, a vote set aside "
+            "by --rule-violations included (that setting changes only the committee): McNemar compares a pair on "
+            "the labelled edits both answered, a subset of each one's answered edits, and shows both counts.")
         if "labels" in sources.values():
             notes["accuracy"].append(
                 "The weighted vote weighs each model by its accuracy on the labels; each edit is decided "

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, fields
 
 from fanout.analysis.change import Change, change_text, edit_diff_url
 from fanout.analysis.charts import esc
+from fanout.analysis.committee import set_aside_rule
 from fanout.analysis.cost import ModelCost, uses_cache
 from fanout.analysis.fmt import ratio, settled_steps, subject_name, usd, with_interval
 from fanout.analysis.html_page import (
@@ -43,6 +44,8 @@ class Context:
     changes: Mapping[int, Change]
     edit_pages: str = "report/edits"
     """The folder of the edit pages, as a link from the first page reaches it."""
+    rule_violations: str = "abstain"
+    """The report's --rule-violations: under `abstain` a verdict that breaks a rule is marked set aside."""
 
     def name(self, model: object) -> str:
         return self.names.get(str(model), str(model))
@@ -234,7 +237,9 @@ def score_columns(ctx: Context) -> tuple[Column[Row], ...]:
 def comparison_columns(ctx: Context) -> tuple[Column[Row], ...]:
     return (
         _pair(ctx),
-        Column("edits", "labelled edits both answered"),
+        Column("answered_a", "first answered", short="n first"),
+        Column("answered_b", "second answered", short="n second"),
+        Column("edits", "labelled edits both answered", short="n both"),
         Column("only_a_right", "only the first right"),
         Column("only_b_right", "only the second right"),
         Column("p_value", "McNemar p", fmt=fixed(3)),
@@ -327,7 +332,8 @@ def edit_columns(ctx: Context, models: Sequence[str], has_truth: bool) -> tuple[
             record = e.records.get(model)
             if record is None:
                 return '<span class="muted">not run</span>'
-            return verdict_cell(record, f"{_page_href(ctx, e)}#{model_anchor(i)}")
+            return verdict_cell(record, f"{_page_href(ctx, e)}#{model_anchor(i)}",
+                                set_aside_rule(record, ctx.rule_violations))
         return Column(f"{model} verdict", ctx.name(model), value=value, html=html)
 
     def cost(model: str) -> Column[EditRow]:
@@ -400,11 +406,11 @@ def edit_cell(edit: EditInfo, change: Change | None, page_href: str) -> str:
     return "<br>".join(lines)
 
 
-def verdict_cell(record: VerdictRecord, href: str) -> str:
+def verdict_cell(record: VerdictRecord, href: str, set_aside: str | None = None) -> str:
     """The verdict, linked to its section of the edit page, the start of its rationale on hover, and its cost."""
     tip = (record.rationale or record.error or "")[:TOOLTIP_LIMIT]
     tip += "…" if len(record.rationale or record.error or "") > TOOLTIP_LIMIT else ""
-    return f'{verdict_badge(record, href, tip)} <span class="muted nowrap">{esc(usd(record.cost_usd, 4))}</span>'
+    return f'{verdict_badge(record, href, tip, set_aside)} <span class="muted nowrap">{esc(usd(record.cost_usd, 4))}</span>'
 
 
 _NO_CONTEXT = Context({}, 0, {})
