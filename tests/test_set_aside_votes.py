@@ -87,3 +87,24 @@ def test_mcnemar_and_accuracy_count_the_same_answers_and_the_table_shows_both_n(
     assert (alpha_beta["only_a_right"], alpha_beta["only_b_right"]) == (1, 1)  # edit 1, edit 3
     assert any(n.startswith("Each model's accuracy and McNemar's test score the verdict as the model gave it")
                for n in report.notes_on["accuracy"])
+
+
+def test_queue_csv_has_one_row_per_paused_edit_with_the_report_csv_columns(tmp_path: Path,
+                                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    run_dir = broken_rule_run(tmp_path)
+    assert main(["queue", str(run_dir), "--csv", str(tmp_path / "queue.csv"), "--json", "-"]) == 0
+    out = capsys.readouterr()
+    data = json.loads(out.out)
+    assert out.err == f"wrote {tmp_path / 'queue.csv'}\n"
+    lines = (tmp_path / "queue.csv").read_text(encoding="utf-8").splitlines()
+    report_csv = build_report(run_dir).edit_table().csv().splitlines()
+    assert lines[0] == report_csv[0]
+    assert [int(line.split(",")[0]) for line in lines[1:]] == [row["rcid"] for row in data["queue"]]
+    assert lines[1:] == [line for line in report_csv[1:] if int(line.split(",")[0]) in {r["rcid"] for r in data["queue"]}]
+
+
+def test_queue_json_to_a_file_writes_it_and_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_dir = broken_rule_run(tmp_path)
+    assert main(["queue", str(run_dir), "--json", str(tmp_path / "q.json")]) == 0
+    assert capsys.readouterr().out == f"wrote {tmp_path / 'q.json'}\n"
+    assert json.loads((tmp_path / "q.json").read_text(encoding="utf-8"))["paused"] == 5

@@ -13,6 +13,8 @@ from fanout.analysis.change import change_text, edit_diff_url
 from fanout.analysis.committee import set_aside_rule
 from fanout.analysis.fmt import short_names
 from fanout.analysis.report import Report
+from fanout.analysis.report_tables import EditRow
+from fanout.analysis.table import Table
 
 
 def queue_rows(report: Report) -> list[dict[str, Any]]:
@@ -39,6 +41,12 @@ def queue_rows(report: Report) -> list[dict[str, Any]]:
             "diff_url": edit_diff_url(edit.revid, change),
         })
     return rows
+
+
+def queue_table(report: Report) -> Table[EditRow]:
+    """The paused edits as rows of the report's edit table (`fanout queue --csv`: the columns of `report --csv`)."""
+    table = report.edit_table()
+    return Table(table.columns, [row for row in table.rows if row.committee.needs_human])
 
 
 def render_queue(report: Report, rows: list[dict[str, Any]]) -> str:
