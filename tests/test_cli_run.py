@@ -393,3 +393,14 @@ def test_a_resume_sets_aside_lines_that_are_not_records_and_runs_on(tmp_path):
     assert report.outcome.recorded == 2  # the third edit, both models; the four pairs logged before are kept
     kept = [line for line in log.read_bytes().splitlines(keepends=True) if line.strip()]
     assert kept[:4] == lines and len(kept) == 6
+
+
+def test_a_dry_run_warns_of_a_model_name_the_model_table_does_not_know_and_suggests_the_close_one(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    code = main(["run", str(SAMPLE), "--run-dir", str(run_dir), "--limit", "2", "--dry-run",
+                 "--models", "deepseek/deepseek-v3.3", "allenai/olmo-3.1-32b-instruct"])
+    out = capsys.readouterr().out
+    assert code == 0 and not run_dir.exists()
+    warnings = [line for line in out.splitlines() if line.startswith("warning:")]
+    assert warnings == ["warning: model deepseek/deepseek-v3.3 is not in fanout's model table; did you mean "
+                        "deepseek/deepseek-v3.2? `fanout check` asks the endpoint's listing (a dry run contacts nothing)."]
