@@ -272,10 +272,20 @@ def cost_columns(ctx: Context) -> tuple[Column[ModelCost], ...]:
         Column("mean_prompt_tokens", "mean tokens in", short="", fmt=amount(0), total=False),
         Column("mean_completion_tokens", "mean tokens out", short="", fmt=amount(0), total=False),
         Column("cache_hit_rate", "cache hit", fmt=share, when=uses_cache),
-        Column("cache_saved_usd", "cache saved", fmt=money(4), when=uses_cache),
+        Column("cache_saved_usd", "cache saved", show=cache_saved_text, value=lambda c: c.cache_saved_usd,
+               when=uses_cache),
         Column("cost_unknown", "cost unknown", short=""),
         Column("projected_cost_usd", f"next {ctx.project_edits} edits", fmt=money(2)),
     )
+
+
+def cache_saved_text(c: ModelCost) -> str:
+    """What the cache saved; a model that only wrote to it has saved nothing yet, and its writes are a cost,
+    not a negative saving (the JSON keeps the signed figure)."""
+    if c.cache_write_tokens and not c.cached_tokens:
+        spent = "" if c.cache_saved_usd is None else f" (writes cost {usd(-c.cache_saved_usd, 4)})"
+        return f"no reads yet{spent}"
+    return money(4)(c.cache_saved_usd)
 
 
 def queue_columns(ctx: Context) -> tuple[Column[CommitteeRow], ...]:
