@@ -108,3 +108,22 @@ def test_queue_json_to_a_file_writes_it_and_says_so(tmp_path: Path, capsys: pyte
     assert main(["queue", str(run_dir), "--json", str(tmp_path / "q.json")]) == 0
     assert capsys.readouterr().out == f"wrote {tmp_path / 'q.json'}\n"
     assert json.loads((tmp_path / "q.json").read_text(encoding="utf-8"))["paused"] == 5
+
+
+def test_a_labels_file_in_the_run_directory_is_picked_up_and_the_report_says_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_dir = broken_rule_run(tmp_path)
+    assert build_report(run_dir).labels is None
+    truth = {1: "correct", 2: "correct", 3: "incorrect", 4: "incorrect", 5: "correct"}
+    (run_dir / "sim-labels.yaml").write_text(
+        yaml.safe_dump({"labels": [{"rcid": r, "truth": t} for r, t in truth.items()]}), encoding="utf-8")
+    report = build_report(run_dir)
+    assert report.labels is not None and report.totals["labelled_edits"] == 5
+    note = f"Labels from {run_dir / 'sim-labels.yaml'}, found in the run directory (no --labels given)."
+    assert report.notes_on["accuracy"][0] == note
+    assert main(["report", str(run_dir)]) == 0
+    assert note in capsys.readouterr().out
+    elsewhere = tmp_path / "other.yaml"
+    elsewhere.write_text(yaml.safe_dump({"labels": [{"rcid": 1, "truth": "correct"}]}), encoding="utf-8")
+    given = build_report(run_dir, ReportOptions(labels_path=elsewhere))
+    assert given.totals["labelled_edits"] == 1 and note not in given.notes

@@ -27,7 +27,7 @@ from fanout.analysis.committee import (OUTCOMES, EditDecision, QueuePolicy, ball
 from fanout.analysis.cost import ModelCost, cost_totals, model_costs, total_cost
 from fanout.analysis.dawid_skene import DawidSkene, dawid_skene
 from fanout.analysis.health import claimed_unfetched, model_health
-from fanout.analysis.labels import Labels, load_labels
+from fanout.analysis.labels import Labels, labels_in_run_dir, load_labels
 from fanout.analysis.fmt import short_names
 from fanout.analysis.load import EditInfo, RunData, load_run
 from fanout.analysis.replay import ReplayInput, record_aspect, replay_table
@@ -166,7 +166,9 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
     options = options or ReportOptions()
     specs = load_policies(options.policy_path) if options.policy_path else []
     run = load_run(run_dir)
-    labels = load_labels(options.labels_path) if options.labels_path else None
+    found = None if options.labels_path else labels_in_run_dir(run_dir)
+    labels_path = options.labels_path or found
+    labels = load_labels(labels_path) if labels_path else None
     truth = labels.truth if labels else {}
     by_edit = run.by_edit()
     verdicts = {rcid: {m: r.verdict for m, r in recs.items()} for rcid, recs in by_edit.items()}
@@ -222,6 +224,8 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
         "most_agreeable_model": _most_agreeable(tables.model_agreement.rows),
     }
     notes = _notes(run, labels, consensus, weight_sources)
+    if found is not None:
+        notes["accuracy"].insert(0, f"Labels from {found}, found in the run directory (no --labels given).")
     notes["committee"] += _rule_notes(run.records, options)
     notes["replay"], notes["edits"] = replay_notes, edit_notes
     generated = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
