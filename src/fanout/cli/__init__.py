@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sim": ("sim", "Start the offline simulator (a stand-in for OpenRouter, SearXNG and the web)."),
     "report": ("report", "Compare the models of a run: agreement, committee votes, accuracy, cost."),
     "queue": ("queue", "List the edits of a run paused for a human, one line each with its Wikidata diff link."),
+    "compare": ("compare", "Compare two runs over the same edits: accuracy, agreement and cost, paired, and what flipped."),
     "fetch-edits": ("fetch_edits", "Fetch recent Wikidata edits and enrich them into a snapshot."),
     "outcomes": ("outcomes", "Find which edits of a snapshot were later reverted (ground truth)."),
 }
