@@ -44,7 +44,7 @@ section { margin-top:28px; }
 h2 { font-size:19px; border-bottom:1px solid var(--line); padding-bottom:4px; }
 h3 { font-size:15px; margin:18px 0 6px; }
 .charts { display:flex; flex-wrap:wrap; gap:28px; align-items:flex-start; }
-.chart { background:#fff; border:1px solid var(--line); border-radius:8px; padding:12px; }
+.chart { background:#fff; border:1px solid var(--line); border-radius:8px; padding:12px; max-width:100%; overflow-x:auto; }
 .stat { color:var(--muted); max-width:80em; }
 p.note { color:#7d4e00; background:#fff8c5; border-left:3px solid #d4a72c; padding:4px 10px; max-width:80em; }
 table { border-collapse:collapse; margin:8px 0; font-size:13px; }
@@ -86,6 +86,19 @@ ol.calls li { margin-bottom:4px; }
 dl.edit { display:grid; grid-template-columns:max-content 1fr; gap:4px 16px; max-width:1100px; }
 dl.edit dt { color:var(--muted); } dl.edit dd { margin:0; overflow-wrap:anywhere; }
 footer { padding:16px 32px 32px; color:var(--muted); font-size:12px; }
+header .simulated { display:inline-block; margin:10px 0 0; padding:3px 10px; background:#ffd33d; color:#1f2328;
+                    border-radius:6px; font-weight:600; font-size:13px; }
+header .first { margin-top:12px; max-width:100%; }
+header .first .queue-count { margin:0 0 4px; font-weight:600; }
+header .first table { background:#fff; color:var(--ink); border-radius:6px; margin:0; }
+header .first td, header .first th { white-space:nowrap; }
+header .first a { color:#fff; }
+@media (max-width: 600px) {
+  header, nav, main, footer { padding-left:12px; padding-right:12px; }
+  header h1 { font-size:20px; }
+  .cards { gap:6px; } .card { min-width:0; padding:5px 9px; } .card b { font-size:16px; }
+  nav a { margin-right:10px; }
+}
 """
 
 

@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -66,6 +67,19 @@ class RunData:
         listed = self.manifest.get("models")
         names = [item.get("name") if isinstance(item, dict) else item for item in listed] if isinstance(listed, list) else []
         return list(dict.fromkeys([n for n in names if isinstance(n, str)] + self.models))
+
+    def simulated(self) -> bool:
+        """Whether the run's models were fanout's simulator, as its manifest shows: one loopback server
+        answering the chat API at /api/v1 and search at its root, which is how `fanout sim` serves (and what
+        `make demo` and the docs' examples pass). A real endpoint is never that shape."""
+        settings = self.manifest.get("settings")
+        if not isinstance(settings, dict):
+            return False
+        base, search = settings.get("base_url"), settings.get("searxng_url")
+        if not isinstance(base, str) or not isinstance(search, str):
+            return False
+        host = urlsplit(base).hostname or ""
+        return base.rstrip("/") == search.rstrip("/") + "/api/v1" and host in ("127.0.0.1", "localhost", "::1")
 
     def strategy_settings(self) -> dict[str, Any] | None:
         """The manifest's `settings.strategy` (the strategy's name and settings), None when it has none."""

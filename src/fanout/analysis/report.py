@@ -39,6 +39,7 @@ from fanout.analysis.report_tables import (
     EditRow,
     ReliabilityRow,
     ReportTables,
+    TrustRow,
     VerdictRow,
     comparison_columns,
     health_columns,
@@ -47,6 +48,7 @@ from fanout.analysis.report_tables import (
     reliability_columns,
     replay_columns,
     score_columns,
+    trust_columns,
     cost_columns,
     distribution_columns,
     edit_columns,
@@ -141,6 +143,7 @@ class Report:
             "models": self.models,
             "edits": len(self.run.edits),
             "edits_in_scope": self.run.edits_in_scope,
+            "simulated": self.run.simulated(),
             "records": len(self.run.records),
             "labels": labels,
             "settings": {
@@ -211,6 +214,7 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
         score_confusion=Table((), _score_confusion(run, by_edit, decisions, truth) if labels else []),
         cost=Table(cost_columns(ctx), costs, footer=[total_cost(costs, options.project_edits)]),
         policy_replay=Table(replay_columns(ctx), replay),
+        trust=Table(trust_columns(ctx), _trust_rows(run.models, model_scores, costs)),
     )
     totals = cost_totals(costs, options.project_edits) | {
         "edits": len(run.edits),
@@ -258,6 +262,19 @@ def _replay(run: RunData, specs: list[PolicySpec], changes: Mapping[int, Change]
     committee = {rule: _committee_predictions(decisions, rule) for rule in COMMITTEE_RULES}
     given = ReplayInput(run, aspects, {c.model: c.mean_cost_usd for c in costs}, committee, truth)
     return replay_table(specs, given)
+
+
+def _trust_rows(models: list[str], scores: list[dict[str, Any]], costs: list[ModelCost]) -> list[TrustRow]:
+    """The first screen's row per model: its score against the labels (none without labels) and its cost."""
+    scored = {row["subject"]: row for row in scores}
+    cost = {c.model: c.mean_cost_usd for c in costs}
+    rows = []
+    for m in models:
+        row = scored.get(m, {})
+        rows.append(TrustRow(m, row.get("accuracy"), row.get("accuracy_low"), row.get("accuracy_high"),
+                             int(row.get("answered", 0)), int(row.get("labelled", 0)), row.get("cost_per_correct_usd"),
+                             cost.get(m)))
+    return rows
 
 
 def _cheapest(costs: list[ModelCost]) -> str | None:

@@ -107,6 +107,39 @@ class CommitteeRow:
 
 
 @dataclass(frozen=True)
+class TrustRow:
+    """A model on the report's first screen: how often it is right, at what price, and how well its stated
+    confidence matches (ECE); what a reader decides whom to trust by."""
+
+    model: str
+    accuracy: float | None
+    accuracy_low: float | None
+    accuracy_high: float | None
+    answered: int
+    labelled: int
+    cost_per_correct_usd: float | None
+    mean_cost_usd: float | None
+    ece: float | None = None
+    """Expected calibration error of its stated confidence against the labels (fanout.analysis.calibration, where
+    present); None until that is measured."""
+
+
+def trust_columns(ctx: Context) -> tuple[Column[TrustRow], ...]:
+    return (
+        Column("model", "model", left=True, show=lambda r: ctx.name(r.model)),
+        Column("accuracy", "accuracy [95 %]", short="accuracy [95%]",
+               show=lambda r: with_interval({"accuracy": r.accuracy, "accuracy_low": r.accuracy_low,
+                                             "accuracy_high": r.accuracy_high}, "accuracy") if r.accuracy is not None
+               else "–", value=lambda r: r.accuracy),
+        Column("answered", "answered / labelled", short="answered",
+               show=lambda r: f"{r.answered}/{r.labelled}" if r.labelled else "no labels"),
+        Column("cost_per_correct_usd", "$/correct", fmt=money(4)),
+        Column("mean_cost_usd", "$/verdict", fmt=money(5)),
+        Column("ece", "ECE", fmt=fixed(3)),
+    )
+
+
+@dataclass(frozen=True)
 class ReliabilityRow:
     model: str
     dawid_skene_reliability: float | None
@@ -426,6 +459,7 @@ def verdict_cell(record: VerdictRecord, href: str, set_aside: str | None = None)
 _NO_CONTEXT = Context({}, 0, {})
 check_fields(ModelCost, cost_columns(_NO_CONTEXT))
 check_fields(ReliabilityRow, reliability_columns(_NO_CONTEXT))
+check_fields(TrustRow, trust_columns(_NO_CONTEXT))
 check_fields(CommitteeRow, queue_columns(_NO_CONTEXT))
 check_fields(EditRow, edit_columns(_NO_CONTEXT, [], True))
 
@@ -449,6 +483,8 @@ class ReportTables:
     score_confusion: Table[Row]
     cost: Table[ModelCost]
     policy_replay: Table[Row]
+    trust: Table[TrustRow] = field(default_factory=lambda: Table(()))
+    """The first screen: each model's accuracy with its interval, $/correct, $/verdict and calibration."""
 
     def json(self) -> dict[str, list[dict[str, Scalar]]]:
         return {f.name: self.named(f.name).json() for f in fields(self)}
