@@ -263,9 +263,9 @@ def test_status_prints_counts_spend_and_the_last_errors_from_the_log(tmp_path, c
     assert lines[1] == "of them: 2 with a verdict, 0 without one (incomplete or invalid_json), 2 error(s), 0 timeout(s)"
     assert lines[3] == "every pair is done"
     table = [line.split() for line in lines[4:7]]
-    assert table[0] == ["model", "done", "ok", "timeout", "incomplete", "invalid_json", "error", "in", "flight"]
-    assert table[1] == ["m/a", "2", "2", "0", "0", "0", "0", "0"]
-    assert table[2] == ["m/b", "2", "0", "0", "0", "0", "2", "0"]
+    assert table[0] == ["model", "done", "ok", "timeout", "incomplete", "invalid_json", "error", "in", "flight", "spent"]
+    assert table[1] == ["m/a", "2", "2", "0", "0", "0", "0", "0", "$0.5000"]
+    assert table[2] == ["m/b", "2", "0", "0", "0", "0", "2", "0", "$0.5000"]
     assert lines[7:] == ["last errors:", "  m/b rcid 2540801101: HTTP 502", "  m/b rcid 2540801102: HTTP 502"]
 
 

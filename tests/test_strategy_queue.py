@@ -149,3 +149,14 @@ def test_a_router_runs_queue_holds_the_edits_whose_one_model_gave_no_verdict(tmp
     assert report.decisions[2].decision == "accept"
     assert report.decisions[2].why.startswith("m/cheap said plausible, chosen by the router as the cheapest allowed for ")
     assert [row["rcid"] for row in report.table("human_queue")] == [RCIDS[1]]
+
+
+def test_with_labels_the_scores_table_scores_what_the_strategy_settled(cascade_run: Path, tmp_path: Path) -> None:
+    # truth: edits 0-2 correct, 3 incorrect, 4 correct; the cascade settled accept on all five (edit 3 by default)
+    truth = dict(zip(RCIDS[:5], ("correct", "correct", "correct", "incorrect", "correct")))
+    labels = tmp_path / "labels.yaml"
+    labels.write_text(yaml.safe_dump({"labels": [{"rcid": r, "truth": t} for r, t in truth.items()]}), encoding="utf-8")
+    report = build_report(cascade_run, ReportOptions(labels_path=labels))
+    row = next(r for r in report.table("scores") if r["subject"] == "cascade")
+    assert (row["kind"], row["answered"], row["correct"], row["accuracy"]) == ("strategy", 5, 4, 0.8)
+    assert row["cost_usd"] == pytest.approx(0.01 * 10)  # the ten records the cascade asked for (1+2+2+3+2)

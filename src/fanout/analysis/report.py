@@ -189,7 +189,8 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
                              set_aside=set_aside)
     costs = model_costs(run.records, run.models, options.project_edits, run.earlier_attempts, run.prices)
     edit_costs = {rcid: sum(r.cost_usd or 0.0 for r in recs.values()) for rcid, recs in by_edit.items()}
-    scores = model_scores + _committee_scores(decisions, truth, edit_costs) if labels else []
+    scores = model_scores + _committee_scores(decisions, truth, edit_costs) + _strategy_scores(
+        decisions, truth, edit_costs) if labels else []
     edits = {e.rcid: e for e in run.edits}
     committee = [_committee_row(edits[d.rcid], d, truth) for d in decisions]
     comparisons = compare_models({m: _own_predictions(m, by_edit) for m in run.models}, truth) if labels else []
@@ -323,6 +324,16 @@ def _committee_scores(
     auto = {d.rcid: (None if d.needs_human else d.dawid_skene.decision) for d in decisions}
     rows.append(score("dawid_skene_unqueued", "committee", auto, truth, edit_costs))
     return rows
+
+
+def _strategy_scores(
+    decisions: list[EditDecision], truth: Mapping[int, str], edit_costs: Mapping[int, float]
+) -> list[dict[str, Any]]:
+    """After a cascade or router run, what it settled, scored like a committee rule (kind `strategy`), at the cost
+    of the records it asked for; nothing for a run that asked every model."""
+    names = list(dict.fromkeys(d.settlement_by for d in decisions if d.settlement_by is not None))
+    return [score(name, "strategy", {d.rcid: d.decision for d in decisions if d.settlement_by == name}, truth,
+                  edit_costs) for name in names]
 
 
 def _weights(

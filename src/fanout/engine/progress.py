@@ -204,11 +204,10 @@ class Progress(ProgressSink):
         known yet, or every verdict in flight has run past the mean (it may take any time)."""
         rate, mean = self.per_minute(), self.mean_verdict_s()
         remaining = self.tally.total - self.tally.done
-        if mean is None or not sum(self.in_flight.values()):
+        youngest = max((t for starts in self._starts.values() for t in starts), default=None)
+        if mean is None or youngest is None or not sum(self.in_flight.values()):
             return remaining / rate * 60 if rate > 0 else None
-        now = self._clock()
-        youngest = max(t for starts in self._starts.values() for t in starts)
-        tail = mean - (now - youngest)
+        tail = mean - (self._clock() - youngest)
         waiting = self.waiting()
         if waiting:
             return waiting / rate * 60 + mean if rate > 0 else None
