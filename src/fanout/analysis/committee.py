@@ -66,7 +66,8 @@ class QueuePolicy:
     """Share of the votes the majority must have (3 of 4 passes, 2 of 4 does not)."""
     quorum: float = 0.75
     """Share of the run's models that must have given a verdict (3 of 4): two agreeing
-    verdicts out of four asked are not a committee's answer."""
+    verdicts out of four asked are not a committee's answer. After a cascade or router run, the share
+    of the models the strategy asked (fanout.analysis.committee.strategy_reasons)."""
     min_confidence: float = 0.8
     """Dawid–Skene posterior the consensus must reach."""
 
