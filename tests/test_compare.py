@@ -74,6 +74,10 @@ def test_settings_that_differ_are_named_from_the_manifests(runs) -> None:
     assert setting_notes({"settings": {"strategy": {"name": "all"}}},
                          {"settings": {"strategy": {"name": "x", "autopass": 0.9}}}) == [
         "Settings differ: strategy.name: all in A, x in B.", "Settings differ: strategy.autopass: not set in A, 0.9 in B."]
+    sim_a = {"settings": {"base_url": "http://127.0.0.1:1/api/v1", "searxng_url": "http://127.0.0.1:1", "samples": 1}}
+    sim_b = {"settings": {"base_url": "http://127.0.0.1:2/api/v1", "searxng_url": "http://127.0.0.1:2", "samples": 1}}
+    assert setting_notes(sim_a, sim_b, both_simulated=True) == ["Both runs are simulated models (fanout sim)."]
+    assert len(setting_notes(sim_a, sim_b)) == 2  # the addresses, when the runs are not both simulated
 
 
 def test_fanout_compare_prints_the_table_and_writes_json_and_html(runs, tmp_path: Path,

@@ -135,7 +135,7 @@ def test_a_cascade_verdict_resting_on_a_vote_set_aside_pauses_and_says_whose_and
     script = Script({}, violating=frozenset({(0, "m/cheap")}))
     report = build_report(run_strategy(tmp_path, script, CascadeStrategy(), limit=1))
     assert report.decisions[0].reasons == [
-        "the strategy's verdict rests on m/cheap, whose vote is set aside",
+        "the strategy's verdict rests on m/cheap, whose vote is set aside: without it the strategy's rule is not met",
         "set aside: m/cheap (verified without a verified source, --rule-violations abstain)"]
     counted = build_report(tmp_path, ReportOptions(rule_violations="count"))
     assert counted.decisions[0].outcome == "auto-passed"

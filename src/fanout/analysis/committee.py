@@ -229,7 +229,8 @@ def strategy_reasons(settled: Settlement, stances: Mapping[str, str | None], set
         reasons.append(f"only {answered} of {len(settled.asked)} asked models gave a verdict (quorum {needed})")
     resting = [m for m in settled.by if m in set_aside]
     if resting:
-        reasons.append(f"the strategy's verdict rests on {', '.join(resting)}, whose vote is set aside")
+        reasons.append(f"the strategy's verdict rests on {', '.join(resting)}, whose vote is set aside: without it "
+                       "the strategy's rule is not met")
     return reasons
 
 

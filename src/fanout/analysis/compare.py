@@ -144,7 +144,8 @@ def compare_reports(a: Report, b: Report) -> Comparison:
              for rule in (*COMMITTEE_RULES, DECISION)]
     flips = _flips(a, b, shared, truth)
     names = short_names(subjects)
-    notes = _notes(a, b, shared, truth) + setting_notes(a.run.manifest, b.run.manifest)
+    notes = _notes(a, b, shared, truth) + setting_notes(a.run.manifest, b.run.manifest,
+                                                        both_simulated=a.run.simulated() and b.run.simulated())
     return Comparison(str(a.run.run_dir), str(b.run.run_dir), len(shared), rows, flips, notes, names)
 
 
@@ -221,12 +222,19 @@ def _notes(a: Report, b: Report, shared: Sequence[int], truth: Mapping[int, str]
     return notes
 
 
-def setting_notes(manifest_a: Mapping[str, Any], manifest_b: Mapping[str, Any]) -> list[str]:
+SIMULATOR_ADDRESSES = ("base_url", "searxng_url")
+"""Where a simulator listened: a port chosen per start, so two simulated runs differ there by nothing that matters."""
+
+
+def setting_notes(manifest_a: Mapping[str, Any], manifest_b: Mapping[str, Any], *,
+                  both_simulated: bool = False) -> list[str]:
     """One line per setting that differs between the runs' manifests (snapshot, prompt, models, settings)."""
     flat_a, flat_b = _flatten(_compared(manifest_a)), _flatten(_compared(manifest_b))
-    changed = [key for key in dict.fromkeys([*flat_a, *flat_b]) if flat_a.get(key) != flat_b.get(key)]
-    return [f"Settings differ: {key}: {_shown(flat_a.get(key))} in A, {_shown(flat_b.get(key))} in B."
-            for key in changed]
+    changed = [key for key in dict.fromkeys([*flat_a, *flat_b]) if flat_a.get(key) != flat_b.get(key)
+               and not (both_simulated and key in SIMULATOR_ADDRESSES)]
+    notes = ["Both runs are simulated models (fanout sim)."] if both_simulated else []
+    return notes + [f"Settings differ: {key}: {_shown(flat_a.get(key))} in A, {_shown(flat_b.get(key))} in B."
+                    for key in changed]
 
 
 def _compared(manifest: Mapping[str, Any]) -> dict[str, Any]:
