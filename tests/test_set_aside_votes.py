@@ -127,3 +127,12 @@ def test_a_labels_file_in_the_run_directory_is_picked_up_and_the_report_says_so(
     elsewhere.write_text(yaml.safe_dump({"labels": [{"rcid": 1, "truth": "correct"}]}), encoding="utf-8")
     given = build_report(run_dir, ReportOptions(labels_path=elsewhere))
     assert given.totals["labelled_edits"] == 1 and note not in given.notes
+
+
+def test_queue_json_before_the_run_directory_still_prints_the_queue(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    run_dir = broken_rule_run(tmp_path)
+    assert main(["queue", "--json", str(run_dir)]) == 0
+    assert json.loads(capsys.readouterr().out)["paused"] == 5
+    assert main(["queue"]) == 2
+    assert "RUN_DIR is missing: give the run directory" in capsys.readouterr().err

@@ -24,7 +24,8 @@ EPILOG = epilog(
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="the --run-dir of a `fanout run`")
+    parser.usage = "%(prog)s RUN_DIR [--json [OUT]] [--csv [OUT]] [options]"
+    parser.add_argument("run_dir", nargs="?", type=Path, metavar="RUN_DIR", help="the --run-dir of a `fanout run`")
     parser.add_argument("--json", nargs="?", const=STDOUT, metavar="OUT",
                         help="write the queue as JSON (the counts, the settings and one object per paused edit) to "
                              f"OUT (bare or {STDOUT}: standard output)")
@@ -38,6 +39,7 @@ def run(args: argparse.Namespace) -> int:
     from fanout.analysis import ReportOptions, build_report
     from fanout.analysis.queue import queue_rows, queue_table, render_queue
 
+    _take_back_run_dir(args)
     outputs = {flag: Path(value) for flag, value in (("--json", args.json), ("--csv", args.csv)) if value is not None}
     if list(outputs.values()).count(STDOUT_PATH) > 1:
         raise ConfigError("only one of --json and --csv can write to standard output (-); give the other a file")
@@ -62,3 +64,17 @@ def run(args: argparse.Namespace) -> int:
         if path != STDOUT_PATH:
             print(f"wrote {path}", file=sys.stderr if STDOUT_PATH in outputs.values() else sys.stdout)
     return 0
+
+
+def _take_back_run_dir(args: argparse.Namespace) -> None:
+    """`fanout queue --json runs/exp1`: a bare --json before RUN_DIR took it for its file (an option whose value
+    is optional eats the next word). A run directory is a directory, which no output file can be: give it back
+    and write to standard output, as `--json` alone did before it took a file."""
+    if args.run_dir is not None:
+        return
+    taken = [flag for flag in ("json", "csv") if getattr(args, flag) not in (None, STDOUT)
+             and Path(getattr(args, flag)).is_dir()]
+    if len(taken) != 1:
+        raise ConfigError("RUN_DIR is missing: give the run directory, e.g. `fanout queue runs/exp1`")
+    args.run_dir = Path(getattr(args, taken[0]))
+    setattr(args, taken[0], STDOUT)
