@@ -33,7 +33,7 @@ async def run_cli(argv: list[str]) -> int:
 async def test_check_prints_one_line_per_check_and_exits_zero_when_all_pass(capsys):
     async with running_simulator() as sim:
         code = await run_cli(["check", "--base-url", sim.api_base, "--searxng-url", sim.searxng_url,
-                              "--models", *(m.name for m in DEFAULT_MODELS), "local/unlisted"])
+                              "--models", *(m.name for m in DEFAULT_MODELS)])
         requests = sim.stats()["requests"]
     assert code == 0
     assert capsys.readouterr().out.splitlines() == [
@@ -47,9 +47,19 @@ async def test_check_prints_one_line_per_check_and_exits_zero_when_all_pass(caps
         "context 163,840, $0.26/$0.38 per M tokens",
         "OK   model anthropic/claude-4.5-haiku-20251001: listed as anthropic/claude-haiku-4.5 "
         "(anthropic/claude-4.5-haiku-20251001), supports tools, context 200,000, $1/$5 per M tokens",
-        "WARN model local/unlisted: not listed by the endpoint (using it anyway)",
     ]
     assert requests == {"models": 1, "search": 1}
+
+
+async def test_check_exits_1_for_a_model_neither_the_endpoint_lists_nor_the_model_table_knows(capsys):
+    async with running_simulator() as sim:
+        code = await run_cli(["check", "--base-url", sim.api_base, "--searxng-url", sim.searxng_url,
+                              "--models", "deepseek/deepseek-v3.3", "deepseek/deepseek-v3.2"])
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 1
+    assert lines[2] == ("FAIL model deepseek/deepseek-v3.3: unknown: not listed by the endpoint nor in fanout's "
+                        "model table; did you mean deepseek/deepseek-v3.2?")
+    assert lines[3].startswith("OK   model deepseek/deepseek-v3.2: listed as deepseek/deepseek-v3.2")
 
 
 async def test_check_exits_non_zero_when_searxng_is_down(capsys):

@@ -263,9 +263,9 @@ def test_status_prints_counts_spend_and_the_last_errors_from_the_log(tmp_path, c
     assert lines[1] == "of them: 2 with a verdict, 0 without one (incomplete or invalid_json), 2 error(s), 0 timeout(s)"
     assert lines[3] == "every pair is done"
     table = [line.split() for line in lines[4:7]]
-    assert table[0] == ["model", "done", "ok", "timeout", "incomplete", "invalid_json", "error", "in", "flight"]
-    assert table[1] == ["m/a", "2", "2", "0", "0", "0", "0", "0"]
-    assert table[2] == ["m/b", "2", "0", "0", "0", "0", "2", "0"]
+    assert table[0] == ["model", "done", "ok", "timeout", "incomplete", "invalid_json", "error", "in", "flight", "spent"]
+    assert table[1] == ["m/a", "2", "2", "0", "0", "0", "0", "0", "$0.5000"]
+    assert table[2] == ["m/b", "2", "0", "0", "0", "0", "2", "0", "$0.5000"]
     assert lines[7:] == ["last errors:", "  m/b rcid 2540801101: HTTP 502", "  m/b rcid 2540801102: HTTP 502"]
 
 
@@ -393,3 +393,14 @@ def test_a_resume_sets_aside_lines_that_are_not_records_and_runs_on(tmp_path):
     assert report.outcome.recorded == 2  # the third edit, both models; the four pairs logged before are kept
     kept = [line for line in log.read_bytes().splitlines(keepends=True) if line.strip()]
     assert kept[:4] == lines and len(kept) == 6
+
+
+def test_a_dry_run_warns_of_a_model_name_the_model_table_does_not_know_and_suggests_the_close_one(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    code = main(["run", str(SAMPLE), "--run-dir", str(run_dir), "--limit", "2", "--dry-run",
+                 "--models", "deepseek/deepseek-v3.3", "allenai/olmo-3.1-32b-instruct"])
+    out = capsys.readouterr().out
+    assert code == 0 and not run_dir.exists()
+    warnings = [line for line in out.splitlines() if line.startswith("warning:")]
+    assert warnings == ["warning: model deepseek/deepseek-v3.3 is not in fanout's model table; did you mean "
+                        "deepseek/deepseek-v3.2? `fanout check` asks the endpoint's listing (a dry run contacts nothing)."]

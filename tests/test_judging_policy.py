@@ -41,7 +41,7 @@ def test_the_cascade_asks_the_cheapest_model_first() -> None:
 
 def test_a_confident_autopass_verdict_is_accepted_from_one_model() -> None:
     assert CASCADE.next_step([Rec("cheap", "verified-high", 1.0)]) == Settled(
-        "verified-high", "cheap said verified-high at stability 1.00", agreed=True)
+        "verified-high", "cheap said verified-high at stability 1.00", agreed=True, by=("cheap",))
 
 
 def test_an_unstable_autopass_verdict_escalates_with_its_stability_named() -> None:
@@ -60,18 +60,21 @@ def test_no_verdict_escalates() -> None:
 
 def test_two_models_agreeing_on_the_stance_settle_with_the_later_verdict() -> None:
     answered = [Rec("cheap", "incorrect"), Rec("mid", "suspect")]
-    assert CASCADE.next_step(answered) == Settled("suspect", "cheap and mid agree (reject)", agreed=True)
+    assert CASCADE.next_step(answered) == Settled("suspect", "cheap and mid agree (reject)", agreed=True,
+                                                  by=("cheap", "mid"))
 
 
 def test_agreement_with_any_earlier_model_counts() -> None:
     answered = [Rec("cheap", "suspect"), Rec("mid", "unverifiable"), Rec("dear", "incorrect")]
-    assert CASCADE.next_step(answered) == Settled("incorrect", "cheap and dear agree (reject)", agreed=True)
+    assert CASCADE.next_step(answered) == Settled("incorrect", "cheap and dear agree (reject)", agreed=True,
+                                                  by=("cheap", "dear"))
 
 
 def test_the_last_models_verdict_stands_unagreed_when_nobody_agrees() -> None:
     answered = [Rec("cheap", "suspect"), Rec("mid", "unverifiable"), Rec("dear", "plausible", 0.5)]
     assert CASCADE.next_step(answered) == Settled(
-        "plausible", "no two of 3 models agreed; the last model's verdict stands", agreed=False)
+        "plausible", "no two of 3 models agreed; the last model's verdict stands", agreed=False,
+        by=("cheap", "mid", "dear"))
 
 
 def test_confidence_is_the_measured_stability_and_nothing_for_a_single_sample() -> None:

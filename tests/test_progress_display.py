@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import itertools
+from collections import Counter
 
 import anyio
 
@@ -119,7 +120,8 @@ def test_status_of_a_running_run_shows_the_verdicts_in_flight_per_model(tmp_path
         file.close()
     assert lines[2] == f"running now (PID {os.getpid()}): 3 verdict(s) in flight"
     assert lines[4] == "recent rate 1.0 verdicts/min; at that rate the rest takes 8m00s"
-    assert table_rows(lines) == {"m/a": ["2", "2", "0", "0", "0", "0", "2"], "m/b": ["2", "2", "0", "0", "0", "0", "1"]}
+    assert table_rows(lines) == {"m/a": ["2", "2", "0", "0", "0", "0", "2", "$0.0200"],
+                                 "m/b": ["2", "2", "0", "0", "0", "0", "1", "$0.0200"]}
 
 
 def test_status_of_a_stopped_run_counts_its_leftover_files_as_cut_off_not_in_flight(tmp_path, capsys):
@@ -129,7 +131,8 @@ def test_status_of_a_stopped_run_counts_its_leftover_files_as_cut_off_not_in_fli
     lines = status_lines(tmp_path, capsys)
     assert lines[2] == "not running; 2 attempt(s) were cut off when it last stopped: their cost is settled on the next start"
     assert lines[4] == "8 pair(s) left; the same `fanout run` command resumes"
-    assert table_rows(lines) == {"m/a": ["2", "2", "0", "0", "0", "0", "0"], "m/b": ["2", "2", "0", "0", "0", "0", "0"]}
+    assert table_rows(lines) == {"m/a": ["2", "2", "0", "0", "0", "0", "0", "$0.0200"],
+                                 "m/b": ["2", "2", "0", "0", "0", "0", "0", "$0.0200"]}
 
 
 def test_status_of_a_finished_run_gives_no_time_left(tmp_path, capsys):
@@ -185,10 +188,10 @@ def test_the_live_table_fits_an_80_column_terminal_with_every_count_shown():
     lines = rendered(busy_progress(), 80)
     assert max(len(line) for line in lines) <= 80
     rows = [line.split() for line in lines if line.startswith(("nvidia/", "allenai/", "deepseek/", "anthropic/"))]
-    assert rows == [[name, "300", "250", "3", "20", "27", "0", "4"] for name in (
-        "nvidia/nemotron-3-nano-3", "allenai/olmo-3.1-32b-ins", "deepseek/deepseek-v3.2", "anthropic/claude-4.5-hai",
+    assert rows == [[name, "300", "250", "3", "20", "27", "0", "4", "$0.0000"] for name in (
+        "nvidia/nemotron", "allenai/olmo-3.", "deepseek/deepse", "anthropic/claud",
     )]
-    assert "0b-a3b" in [line.strip() for line in lines]  # the rest of a long name folds onto the next line
+    assert "-3-nano-30b-a3b" in [line.strip() for line in lines]  # the rest of a long name folds onto the next line
 
 
 def test_the_live_table_keeps_model_names_whole_at_110_columns():
@@ -198,3 +201,67 @@ def test_the_live_table_keeps_model_names_whole_at_110_columns():
         "nvidia/nemotron-3-nano-30b-a3b", "allenai/olmo-3.1-32b-instruct", "deepseek/deepseek-v3.2",
         "anthropic/claude-4.5-haiku-20251001",
     ]
+
+
+class Clock:
+    """A clock the test moves by hand: no wall-clock time in the figures."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def tail_progress():
+    """4 pairs of one model, two slots: two verdicts of 10 s each, then the last two started at t = 10 s."""
+    from fanout.engine.progress import Progress, Tally
+    from fanout.store.checkpoint import LogEntry
+
+    clock = Clock()
+    progress = Progress(Tally(4, ["m/a"]), clock=clock)
+    for _ in range(2):
+        progress.started("m/a")
+    clock.now += 10
+    for _ in range(2):
+        progress.finished("m/a")
+        progress.tally.add("m/a", LogEntry("ok", 0.25, "f", "reported"), None)
+        progress.session_done += 1
+        progress.started("m/a")
+    return progress, clock
+
+
+def test_in_the_tail_the_eta_is_what_the_verdicts_in_flight_still_need_and_the_line_says_finishing():
+    progress, clock = tail_progress()
+    clock.now += 2  # the last two have run 2 s of the 10 s a verdict takes here
+    assert progress.mean_verdict_s() == 10.0 and progress.waiting() == 0
+    assert progress.eta_s() == 8.0
+    parts = progress.line().split(" | ")
+    assert parts[2:5] == ["finishing 2 in flight", "10.0/min", "ETA 8s"]
+    clock.now += 20  # past the mean: no figure rather than a made-up 0 s
+    assert progress.eta_s() is None and "ETA -" in progress.line()
+
+
+def test_before_the_tail_the_eta_counts_the_pairs_waiting_at_the_rate_then_one_verdict():
+    from fanout.engine.progress import Progress, Tally
+
+    clock = Clock()
+    progress = Progress(Tally(10, ["m/a"]), clock=clock)
+    progress.started("m/a")
+    progress.started("m/a")
+    clock.now += 10
+    progress.finished("m/a")
+    progress.session_done += 1
+    progress.tally.by_model["m/a"] = Counter(ok=1)
+    progress.started("m/a")
+    # 9 left, 2 in flight, 7 waiting; 1 done in 10 s is 6/min: 7 at that rate is 70 s, then 10 s for the last
+    assert (progress.waiting(), progress.eta_s()) == (7, 80.0)
+    assert progress.in_flight_text() == "2 in flight"
+
+
+def test_the_progress_table_shows_what_each_model_has_spent():
+    from fanout.engine.progress import status_table
+
+    progress, _ = tail_progress()
+    lines = status_table(progress.tally, progress.in_flight)
+    assert lines[0].split()[-1] == "spent" and lines[1].split()[0] == "m/a" and lines[1].split()[-1] == "$0.5000"

@@ -428,3 +428,15 @@ def test_savings_without_prices_are_unknown_and_said_so(tmp_path: Path) -> None:
     assert report.table("cost")[0]["cache_saved_usd"] is None
     assert "Cache savings are unknown for models without input and cache prices" in render_summary(report)
     assert yaml.safe_load(yaml.safe_dump(report.table("cost")))[0]["cache_hit_rate"] == 0.4
+
+
+def test_a_model_that_wrote_to_the_cache_and_never_read_shows_no_reads_not_a_negative_saving(tmp_path: Path) -> None:
+    record = make_record(1, HAIKU, "plausible")
+    record.token_usage.cache_write_tokens = 4_000
+    manifest = {"models": [HAIKU], "edits": 1, "settings": {"models": {HAIKU: {"input_price": 1.0}}}}
+    report = build_report(write_run(tmp_path / "run", [record], manifest=manifest))
+    # the write premium: 4,000 tokens at $1.25 instead of $1 per M
+    assert report.table("cost")[0]["cache_saved_usd"] == pytest.approx(-0.001)
+    summary = render_summary(report)
+    assert "no reads yet (writes cost $0.0010)" in summary and "$-0.0010" not in summary
+    assert "<td>no reads yet (writes cost $0.0010)</td>" in render_html(report)

@@ -161,8 +161,9 @@ async def test_status_and_report_show_refused_pairs_and_why(tmp_path, capsys):
         "of them: 1 with a verdict, 0 without one (incomplete or invalid_json), 0 error(s), 0 timeout(s), "
         "1 refused by the endpoint"]
     table = [line.split() for line in lines[4:6]]
-    assert table == [["model", "done", "ok", "timeout", "incomplete", "invalid_json", "error", "refused", "in", "flight"],
-                     ["test/model", "2", "1", "0", "0", "0", "0", "1", "0"]]
+    assert table == [["model", "done", "ok", "timeout", "incomplete", "invalid_json", "error", "refused", "in", "flight",
+                      "spent"],
+                     ["test/model", "2", "1", "0", "0", "0", "0", "1", "0", "$0.0000"]]
     assert lines[6:] == ["last errors:", "  test/model rcid 2540801101: refused: HTTP 413: Request Entity Too Large"]
     assert main(["report", str(run_dir)]) == 0
     health = capsys.readouterr().out.split("Health (per model)\n")[1].splitlines()

@@ -302,6 +302,44 @@ def test_headless_chromium_opens_an_edit_page_and_shows_every_transcript(
     assert '<span class="old">11 March 1952</span> → <span class="new">11 March 1852</span>' in dom.stdout
 
 
+FIRST_SCREEN = """() => {
+  var trust = document.querySelector("#trust table"), box = document.querySelector("#trust .scroll");
+  return {
+    width: [document.documentElement.scrollWidth, window.innerWidth], height: window.innerHeight,
+    box: [box.getBoundingClientRect().right, window.innerWidth], rows: trust.tBodies[0].rows.length,
+    first_row_bottom: trust.tBodies[0].rows[0].getBoundingClientRect().bottom,
+    queue: document.querySelector("#trust .queue-count a").getAttribute("href"),
+    simulated: !!document.querySelector("header .simulated"),
+    scripted: !document.getElementById("edit-tools").hidden
+  };
+}"""
+"""Where the first screen's numbers are at the window's width: the trust table's first row above the fold."""
+
+
+@pytest.mark.parametrize(("width", "height"), [(1280, 900), (390, 844)])
+def test_chromium_shows_whom_to_trust_above_the_fold_at_desktop_and_phone_width(
+    chromium: str, simulated_report: Path, width: int, height: int
+) -> None:
+    """Playwright drives the same Chromium: its viewport goes down to a phone's 390 px (the command line's
+    --window-size stops at 500). A screenshot of each width lands in test-artifacts/."""
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": width, "height": height})
+            page.goto(simulated_report.as_uri())
+            out = page.evaluate(FIRST_SCREEN)
+            page.screenshot(path=str(ARTIFACTS / f"report-first-screen-{width}.png"))
+        finally:
+            browser.close()
+    assert out["width"] == [width, width]  # nothing sticks out of the window: tables and charts scroll in their box
+    assert out["box"][0] <= out["box"][1]
+    assert out["rows"] == 4 and out["first_row_bottom"] <= out["height"]  # numbers, not only cards, above the fold
+    assert (out["queue"], out["simulated"], out["scripted"]) == ("#queue", True, True)
+
+
 def test_headless_chromium_screenshots_the_first_screen(chromium: str, simulated_report: Path, tmp_path: Path) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     shot = ARTIFACTS / "report.png"

@@ -35,7 +35,7 @@ from fanout.judging.cascade import CascadeStrategy
 from fanout.judging.policy import Cascade
 from fanout.judging.registry import STRATEGIES, build_strategy
 from fanout.judging.router import RouterStrategy
-from fanout.judging.strategy import Plan, Replayer, Step, StrategyOptions, retry_step
+from fanout.judging.strategy import Answer, Plan, Replayer, Settlement, Step, StrategyOptions, retry_step
 from fanout.records import Escalation, VerdictRecord
 from fanout.sift.record import new_record
 from fanout.sim import SimConfig, running_simulator
@@ -360,6 +360,12 @@ class FirstListed:
     def replay_notes(self) -> list[str]:
         return []
 
+    def settle(self, models: Sequence[str], answered: Sequence[Answer]) -> Settlement | None:
+        if not answered:
+            return None
+        first = answered[0]
+        return Settlement(first.verdict, True, True, "the first model listed decides", (first.model,), (first.model,))
+
 
 @dataclass(frozen=True)
 class FirstListedPlan:
@@ -389,6 +395,11 @@ def test_a_new_strategy_is_one_class_and_a_registration_and_the_engine_runs_it(t
     assert manifest["settings"]["strategy"] == {"name": "first-listed"}
     with pytest.raises(ConfigError, match="it was started with --strategy first-listed"):
         run_scripted(tmp_path, script, settings(strategy=CascadeStrategy()), limit=3)
+    from fanout.analysis import build_report
+
+    report = build_report(tmp_path)  # the report reads back what the strategy settled, through the registry
+    assert [(row.decision, row.settled_by, row.needs_human) for row in report.tables.committee.rows] == [
+        ("accept", "first-listed", False)] * 3
 
 
 def test_no_module_outside_judging_names_a_strategy():

@@ -15,6 +15,7 @@
     table       a table's columns, named once, and its terminal, HTML, JSON and CSV renderings
     report_tables  every table's row type and columns (the edit table too: `report --csv`)
     queue       the paused edits, one line each (`fanout queue`)
+    compare     two runs over the same edits, paired (`fanout compare`)
     html_page   the pages' shell, style and Content-Security-Policy; html_edit an edit's page;
                 html_write the first page and the edit pages beside it
 """

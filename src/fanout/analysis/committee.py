@@ -27,12 +27,26 @@ from typing import NamedTuple
 from fanout.analysis.dawid_skene import DawidSkene
 from fanout.judging.policy import Judged, Thresholds, confidence
 from fanout.judging.scales import stance
+from fanout.judging.strategy import Settlement
+from fanout.records import VERIFIED_WITHOUT_SOURCE, VerdictRecord
 
 PAUSED, AUTO_PASSED, DECIDED = "paused", "auto-passed", "decided"
 OUTCOMES = (AUTO_PASSED, DECIDED, PAUSED)
 """What became of an edit: a human looks, it passes on its own, or the committee's decision stands."""
 _EPSILON = 1e-9
 """Shares like 0.6 - 0.4 come out a hair under 0.2: a threshold met exactly is met."""
+
+
+RULE_TEXT = {VERIFIED_WITHOUT_SOURCE: "verified without a verified source, --rule-violations abstain"}
+"""How a set-aside vote's rule reads beside it (fanout.records names the rules)."""
+
+
+def set_aside_rule(record: VerdictRecord, rule_violations: str) -> str | None:
+    """Why the record's verdict casts no committee vote (the rule it broke, under --rule-violations abstain);
+    None when it votes. The chip, the queue line and the edit page all say it with this text."""
+    if record.verdict is None or not record.rule_violations or rule_violations != "abstain":
+        return None
+    return "; ".join(RULE_TEXT.get(rule, rule) for rule in record.rule_violations)
 
 
 @dataclass(frozen=True)
@@ -52,7 +66,8 @@ class QueuePolicy:
     """Share of the votes the majority must have (3 of 4 passes, 2 of 4 does not)."""
     quorum: float = 0.75
     """Share of the run's models that must have given a verdict (3 of 4): two agreeing
-    verdicts out of four asked are not a committee's answer."""
+    verdicts out of four asked are not a committee's answer. After a cascade or router run, the share
+    of the models the strategy asked (fanout.analysis.committee.strategy_reasons)."""
     min_confidence: float = 0.8
     """Dawid–Skene posterior the consensus must reach."""
 
@@ -84,10 +99,23 @@ class EditDecision:
     """PAUSED, AUTO_PASSED or DECIDED."""
     why: str = ""
     """The reasons for a paused edit; for the others, what the confidence was measured against."""
+    settlement: Settlement | None = None
+    """What the run's strategy settled (a cascade or router run); None when every model was asked."""
+    settlement_by: str | None = None
+    """The name of that strategy."""
+    set_aside: dict[str, str] = field(default_factory=dict)
+    """model -> the rule its verdict broke, for each verdict given that casts no vote (--rule-violations abstain)."""
 
     @property
     def needs_human(self) -> bool:
         return bool(self.reasons)
+
+    @property
+    def decision(self) -> str | None:
+        """The stance acted on: what the strategy settled, else the Dawid–Skene consensus of every model."""
+        if self.settlement is not None:
+            return stance(self.settlement.verdict)
+        return self.dawid_skene.decision
 
 
 def majority_vote(stances: list[str]) -> Vote:
@@ -182,6 +210,30 @@ def outcome(reasons: list[str], sure: float | None, thresholds: Thresholds) -> t
     return DECIDED, f"mean confidence {sure:.2f} < --autopass {thresholds.autopass:.2f}"
 
 
+def set_aside_text(set_aside: Mapping[str, str], names: Callable[[str], str] = str) -> str:
+    """`set aside: olmo (verified-high without a verified source)`: the votes that were not counted, and why."""
+    return "set aside: " + ", ".join(f"{names(m)} ({rule})" for m, rule in set_aside.items())
+
+
+def strategy_reasons(settled: Settlement, stances: Mapping[str, str | None], set_aside: Mapping[str, str],
+                     policy: QueuePolicy) -> list[str]:
+    """Why an edit a cascade or router chose the models of goes to a human: the strategy did not settle it (or
+    settled it without the support its rule asks for), too few of the models it asked answered, or a verdict it
+    rests on is set aside. Models it never asked are no missing votes."""
+    if not settled.settled or not settled.agreed:
+        return [settled.reason]
+    reasons = []
+    answered = sum(stances.get(m) is not None or m in set_aside for m in settled.asked)
+    needed = math.ceil(policy.quorum * len(settled.asked) - 1e-9)
+    if answered < needed:
+        reasons.append(f"only {answered} of {len(settled.asked)} asked models gave a verdict (quorum {needed})")
+    resting = [m for m in settled.by if m in set_aside]
+    if resting:
+        reasons.append(f"the strategy's verdict rests on {', '.join(resting)}, whose vote is set aside: without it "
+                       "the strategy's rule is not met")
+    return reasons
+
+
 def decide_edits(
     stances_by_edit: Mapping[int, Mapping[str, str | None]],
     models: list[str],
@@ -191,10 +243,14 @@ def decide_edits(
     policy: QueuePolicy,
     ballots: Mapping[int, Mapping[str, Ballot]],
     thresholds: Thresholds,
+    settlements: Mapping[int, tuple[str, Settlement]] | None = None,
+    set_aside: Mapping[int, Mapping[str, str]] | None = None,
 ) -> list[EditDecision]:
     """Each rule's answer per edit, and what becomes of it. `weights` gives the vote weights for deciding
     one edit, so that weights fitted on labels can leave that edit's own label out; `ballots` holds the
-    votes of the models whose stance the committee counts."""
+    votes of the models whose stance the committee counts. Where the run's strategy chose the models
+    (`settlements`, by edit: the strategy's name and settlement), its settlement is the decision and the thresholds read the records it rests on;
+    `set_aside` names the verdicts that cast no vote and the rule each broke."""
     decisions = []
     for rcid, given in stances_by_edit.items():
         stances = {m: given.get(m) for m in models}
@@ -202,10 +258,23 @@ def decide_edits(
         majority = majority_vote(list(votes.values()))
         ds = Vote(*consensus.decision(rcid))
         decision = EditDecision(rcid, stances, majority, weighted_vote(votes, weights(rcid)), ds)
+        decision.set_aside = dict((set_aside or {}).get(rcid, {}))
+        decision.settlement_by, decision.settlement = (settlements or {}).get(rcid, (None, None))
         edit_ballots = ballots.get(rcid, {})
+        if decision.settlement is not None:
+            edit_ballots = {m: b for m, b in edit_ballots.items() if m in decision.settlement.by}
+            reasons = strategy_reasons(decision.settlement, stances, decision.set_aside, policy)
+        else:
+            reasons = queue_reasons(len(votes), len(models), majority, ds, policy)
         decision.mean_confidence, decision.top_two = mean_confidence(edit_ballots), top_two(edit_ballots)
-        decision.reasons = queue_reasons(len(votes), len(models), majority, ds, policy) + threshold_reasons(
-            decision.mean_confidence, decision.top_two, thresholds)
+        decision.reasons = reasons + threshold_reasons(decision.mean_confidence, decision.top_two, thresholds)
         decision.outcome, decision.why = outcome(decision.reasons, decision.mean_confidence, thresholds)
+        if decision.settlement is not None and decision.settlement.settled:
+            decision.why = f"{decision.settlement.reason}; {decision.why}"
+        if decision.set_aside:
+            note = set_aside_text(decision.set_aside)
+            decision.why = f"{decision.why}; {note}"
+            if decision.reasons:
+                decision.reasons.append(note)
         decisions.append(decision)
     return decisions

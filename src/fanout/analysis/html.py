@@ -107,11 +107,30 @@ def _header(report: Report) -> str:
     if report.labels is not None:
         labels = f" · labels: {esc(report.labels.path)} ({esc(report.labels.kind)})"
     notes = "".join(f"<li>{esc(n)}</li>" for n in report.run.warnings + report.notes_on["sample"])
+    simulated = (f'<p class="simulated" title="{esc(SIMULATED_WHY)}">{esc(SIMULATED)}</p>' if report.run.simulated()
+                 else "")
     return (
         f'<header><h1>fanout report</h1><p class="sub">{esc(report.run.run_dir)}{labels} · '
-        f"generated {esc(report.generated_at)}</p><div class=\"cards\">{card_html}</div>"
+        f"generated {esc(report.generated_at)}</p>{simulated}{_first_screen(report)}"
+        f"<div class=\"cards\">{card_html}</div>"
         + (f'<ul class="notes">{notes}</ul>' if notes else "") + "</header>"
     )
+
+
+SIMULATED = "Simulated models: these verdicts come from fanout's offline simulator, not from real LLMs."
+SIMULATED_WHY = "The run's manifest shows one loopback server answering the chat API and search: `fanout sim`."
+
+
+def _first_screen(report: Report) -> str:
+    """Whom to trust, before anything else: each model's accuracy with its interval, $/correct, $/verdict and
+    calibration, and the queue's count linked to the queue."""
+    paused = report.totals["paused"]
+    queue = (f'<a href="#queue">{paused} of {report.totals["edits"]} edits wait for a human</a>' if paused
+             else "no edit waits for a human")
+    without = "" if report.labels is not None else (" · no labels: accuracy needs --labels FILE (or labels.yaml in "
+                                                   "the run directory)")
+    return (f'<div class="first" id="trust"><p class="queue-count">{queue}{esc(without)}</p>'
+            f"{report.tables.trust.html()}</div>")
 
 
 def _cheapest_card(report: Report) -> list[tuple[str, ...]]:
@@ -251,7 +270,7 @@ def _committee_section(report: Report, names: dict[str, str]) -> str:
     queue_html = queue.html() if queue.rows else "<p>None: the committee can decide every edit.</p>"
     return (
         '<section id="committee"><h2>Committee</h2>'
-        f"<h3>Needs a human ({len(queue)} of {report.totals['edits']} edits)</h3>"
+        f"<h3 id=\"queue\">Needs a human ({len(queue)} of {report.totals['edits']} edits)</h3>"
         f'<p class="stat">Queued when the majority holds less than {policy.min_agreement:.2f} of the votes, '
         f"ties, the Dawid–Skene posterior is below {policy.min_confidence:.2f}, the models’ mean confidence "
         f"is below {limits.pause:.2f} (--pause), or the top two stances’ vote shares are closer than "

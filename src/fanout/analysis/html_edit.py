@@ -9,12 +9,13 @@ Nothing is cut short here: the record already holds what fanout keeps.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
 from fanout.analysis.change import Change, diff_url
 from fanout.analysis.charts import esc
+from fanout.analysis.committee import set_aside_rule
 from fanout.analysis.fmt import ratio, short_names, usd
 from fanout.analysis.health import claimed_unfetched, fetched_urls, normalise_url
 from fanout.analysis.html_page import (
@@ -56,14 +57,16 @@ def render_edit_pages(report: Report, report_href: str) -> Iterator[tuple[int, s
 def render_edit_page(report: Report, edit: EditInfo, records: dict[str, VerdictRecord], committee: CommitteeRow,
                      around: Neighbours) -> str:
     names = short_names(report.models)
+    aside = {m: rule for m, r in records.items() if (rule := set_aside_rule(r, report.options.rule_violations))}
     change = report.changes.get(edit.rcid)
     label = change.item_label if change and change.item_label else edit.qid
     body = (
         f"<header><h1>{esc(label)} <span class=\"muted\">·</span> rcid {esc(edit.rcid)}</h1>"
         f'<p class="sub">{_navigation(edit, around)}</p></header><main>'
         + _edit_section(edit, change, committee)
-        + _verdict_table(report.models, names, records)
-        + "".join(_model_section(i, m, names[m], records[m]) for i, m in enumerate(report.models) if m in records)
+        + _verdict_table(report.models, names, records, aside)
+        + "".join(_model_section(i, m, names[m], records[m], aside.get(m)) for i, m in enumerate(report.models)
+                  if m in records)
         + "</main>"
     )
     return page(f"{label} · rcid {edit.rcid} · fanout report", body)
@@ -103,6 +106,8 @@ class ModelVerdict:
     position: int
     name: str
     record: VerdictRecord | None
+    set_aside: str | None = None
+    """The rule its verdict broke, when the verdict casts no committee vote."""
 
 
 def _of(row: ModelVerdict, cell: Callable[[VerdictRecord], str]) -> str:
@@ -113,7 +118,8 @@ VERDICT_COLUMNS: tuple[Column[ModelVerdict], ...] = (
     Column("model", "model", left=True, show=lambda m: m.name,
            html=lambda m: f'<a href="#{model_anchor(m.position)}">{esc(m.name)}</a>' if m.record else esc(m.name)),
     Column("verdict", "verdict", left=True, show=lambda m: _of(m, lambda r: r.verdict or r.status),
-           html=lambda m: verdict_badge(m.record) if m.record else '<span class="muted">not run</span>'),
+           html=lambda m: verdict_badge(m.record, set_aside=m.set_aside) if m.record
+           else '<span class="muted">not run</span>'),
     Column("stance", "stance", left=True, show=lambda m: _of(m, lambda r: stance(r.verdict) or ""),
            html=lambda m: _of(m, lambda r: stance_html(stance(r.verdict)))),
     Column("cost", "cost", show=lambda m: _of(m, lambda r: usd(r.cost_usd, 4))),
@@ -126,14 +132,15 @@ VERDICT_COLUMNS: tuple[Column[ModelVerdict], ...] = (
 """The page only shows this table: it has no data of its own (the models' records are in `report --json`)."""
 
 
-def _verdict_table(models: list[str], names: dict[str, str], records: dict[str, VerdictRecord]) -> str:
-    rows = [ModelVerdict(i, names[m], records.get(m)) for i, m in enumerate(models)]
+def _verdict_table(models: list[str], names: dict[str, str], records: dict[str, VerdictRecord],
+                   aside: Mapping[str, str]) -> str:
+    rows = [ModelVerdict(i, names[m], records.get(m), aside.get(m)) for i, m in enumerate(models)]
     return f"<section><h2>Verdicts</h2>{Table(VERDICT_COLUMNS, rows).html()}</section>"
 
 
-def _model_section(index: int, model: str, name: str, record: VerdictRecord) -> str:
+def _model_section(index: int, model: str, name: str, record: VerdictRecord, set_aside: str | None) -> str:
     parts = [
-        f'<h2>{esc(name)} {verdict_badge(record)}</h2>',
+        f'<h2>{esc(name)} {verdict_badge(record, set_aside=set_aside)}</h2>',
         f'<p class="muted">{esc(record.served_model or model)} · {usd(record.cost_usd, 4)} · '
         f"{record.token_usage.turns} turns · finished {esc(record.timestamp)}</p>",
         f"<p>{esc(record.rationale)}</p>" if record.rationale else '<p class="muted">(no rationale)</p>',

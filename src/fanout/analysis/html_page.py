@@ -44,7 +44,7 @@ section { margin-top:28px; }
 h2 { font-size:19px; border-bottom:1px solid var(--line); padding-bottom:4px; }
 h3 { font-size:15px; margin:18px 0 6px; }
 .charts { display:flex; flex-wrap:wrap; gap:28px; align-items:flex-start; }
-.chart { background:#fff; border:1px solid var(--line); border-radius:8px; padding:12px; }
+.chart { background:#fff; border:1px solid var(--line); border-radius:8px; padding:12px; max-width:100%; overflow-x:auto; }
 .stat { color:var(--muted); max-width:80em; }
 p.note { color:#7d4e00; background:#fff8c5; border-left:3px solid #d4a72c; padding:4px 10px; max-width:80em; }
 table { border-collapse:collapse; margin:8px 0; font-size:13px; }
@@ -66,6 +66,7 @@ table.edits td.edit { min-width:260px; max-width:420px; overflow-wrap:anywhere; 
 .v-plausible { background:#8fd6a1; } .v-unverifiable { background:#d0d7de; }
 .v-suspect { background:#f0883e; color:#fff; } .v-incorrect { background:#cf222e; color:#fff; }
 .v-none { background:#fff; border:1px dashed #8c959f; color:var(--muted); }
+.v.aside { text-decoration:line-through; opacity:.75; }
 .s-accept, .s-reject, .s-unsure { font-weight:600; white-space:nowrap; }
 .s-accept { color:#1a7f37; } .s-reject { color:#cf222e; } .s-unsure { color:#59636e; }
 .badge { display:inline-block; background:#fff8c5; border:1px solid #d4a72c; border-radius:10px; padding:0 6px; font-size:11px; }
@@ -85,6 +86,19 @@ ol.calls li { margin-bottom:4px; }
 dl.edit { display:grid; grid-template-columns:max-content 1fr; gap:4px 16px; max-width:1100px; }
 dl.edit dt { color:var(--muted); } dl.edit dd { margin:0; overflow-wrap:anywhere; }
 footer { padding:16px 32px 32px; color:var(--muted); font-size:12px; }
+header .simulated { display:inline-block; margin:10px 0 0; padding:3px 10px; background:#ffd33d; color:#1f2328;
+                    border-radius:6px; font-weight:600; font-size:13px; }
+header .first { margin-top:12px; max-width:100%; }
+header .first .queue-count { margin:0 0 4px; font-weight:600; }
+header .first table { background:#fff; color:var(--ink); border-radius:6px; margin:0; }
+header .first td, header .first th { white-space:nowrap; }
+header .first a { color:#fff; }
+@media (max-width: 600px) {
+  header, nav, main, footer { padding-left:12px; padding-right:12px; }
+  header h1 { font-size:20px; }
+  .cards { gap:6px; } .card { min-width:0; padding:5px 9px; } .card b { font-size:16px; }
+  nav a { margin-right:10px; }
+}
 """
 
 
@@ -160,16 +174,20 @@ def change_html(change: Change, diff_type: str | None) -> str:
     return new or '<span class="muted">–</span>'
 
 
-def verdict_badge(record: VerdictRecord, href: str | None = None, title: str | None = None) -> str:
+def verdict_badge(record: VerdictRecord, href: str | None = None, title: str | None = None,
+                  set_aside: str | None = None) -> str:
     """The verdict, or the status of a record without one (timeout, invalid_json, ...), coloured by verdict;
-    a link to `href` (the model's section of the edit page) when given, with `title` shown on hover."""
+    a link to `href` (the model's section of the edit page) when given, with `title` shown on hover. A verdict
+    that casts no committee vote is struck through and says so, with the rule (`set_aside`)."""
     label = record.verdict or record.status
     tip = "" if title is None else f' title="{esc(title)}"'
-    cls = f'v v-{esc(record.verdict or "none")}'
+    cls = f'v v-{esc(record.verdict or "none")}' + (" aside" if set_aside else "")
     badge = (f'<a class="{cls}" href="{esc(href)}"{tip}>{esc(label)}</a>' if href is not None
              else f'<span class="{cls}"{tip}>{esc(label)}</span>')
     if record.status != "ok" and record.verdict is not None:
         badge += f' <span class="warn">{esc(record.status)}</span>'
+    if set_aside:
+        badge += f' <span class="warn set-aside">set aside: {esc(set_aside)}</span>'
     return badge
 
 

@@ -39,6 +39,16 @@ class Labels:
     notes: list[str] = field(default_factory=list)
 
 
+LABELS_IN_RUN_DIR = ("labels.yaml", "sim-labels.yaml")
+"""Labels kept with the run they score (the demo writes the simulator's truth as sim-labels.yaml): a report
+without --labels reads the first of these the run directory holds, and says so."""
+
+
+def labels_in_run_dir(run_dir: Path) -> Path | None:
+    """The run directory's own labels file, if it has one."""
+    return next((path for name in LABELS_IN_RUN_DIR if (path := Path(run_dir) / name).is_file()), None)
+
+
 def load_labels(path: Path) -> Labels:
     """Read either format (YAML or JSON); ConfigError names the entry that is wrong."""
     path = Path(path)

@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from fanout.analysis.cost import AttemptCost
 from fanout.bounded import load_yaml, read_bounded
@@ -57,6 +58,34 @@ class RunData:
     """The snapshot the manifest says the run started from (what each edit changed is there)."""
     prices: dict[str, ModelSpec] = field(default_factory=dict)
     """Each model's prices as the run had them (the manifest: the table and --limits), over the table's."""
+    manifest: dict[str, Any] = field(default_factory=dict)
+    """The manifest as read (empty without one): its settings say how the run chose and asked its models."""
+
+    def planned_models(self) -> list[str]:
+        """Every model the run was started with (the manifest's), then any other that logged a record: a
+        strategy may have asked some of them nothing yet, and `models` holds only those with a record."""
+        listed = self.manifest.get("models")
+        names = [item.get("name") if isinstance(item, dict) else item for item in listed] if isinstance(listed, list) else []
+        return list(dict.fromkeys([n for n in names if isinstance(n, str)] + self.models))
+
+    def simulated(self) -> bool:
+        """Whether the run's models were fanout's simulator, as its manifest shows: one loopback server
+        answering the chat API at /api/v1 and search at its root, which is how `fanout sim` serves (and what
+        `make demo` and the docs' examples pass). A real endpoint is never that shape."""
+        settings = self.manifest.get("settings")
+        if not isinstance(settings, dict):
+            return False
+        base, search = settings.get("base_url"), settings.get("searxng_url")
+        if not isinstance(base, str) or not isinstance(search, str):
+            return False
+        host = urlsplit(base).hostname or ""
+        return base.rstrip("/") == search.rstrip("/") + "/api/v1" and host in ("127.0.0.1", "localhost", "::1")
+
+    def strategy_settings(self) -> dict[str, Any] | None:
+        """The manifest's `settings.strategy` (the strategy's name and settings), None when it has none."""
+        settings = self.manifest.get("settings")
+        found = settings.get("strategy") if isinstance(settings, dict) else None
+        return found if isinstance(found, dict) else None
 
     def by_edit(self) -> dict[int, dict[str, VerdictRecord]]:
         table: dict[int, dict[str, VerdictRecord]] = {e.rcid: {} for e in self.edits}
@@ -86,7 +115,7 @@ def load_run(run_dir: Path) -> RunData:
     snapshot = manifest.get("snapshot_path")
     snapshot_path = Path(snapshot) if isinstance(snapshot, str) and snapshot else None
     return RunData(run_dir, records, models, _edits(records), edits_in_scope, warnings, earlier, snapshot_path,
-                   _prices(manifest, models))
+                   _prices(manifest, models), manifest)
 
 
 def read_latest_records(log: Path) -> tuple[list[VerdictRecord], list[str], list[AttemptCost]]:

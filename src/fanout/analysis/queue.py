@@ -10,13 +10,17 @@ from __future__ import annotations
 from typing import Any
 
 from fanout.analysis.change import change_text, edit_diff_url
+from fanout.analysis.committee import set_aside_rule
 from fanout.analysis.fmt import short_names
 from fanout.analysis.report import Report
+from fanout.analysis.report_tables import EditRow
+from fanout.analysis.table import Table
 
 
 def queue_rows(report: Report) -> list[dict[str, Any]]:
-    """The paused edits in the run's order, as flat-ish rows (verdicts: model -> verdict, or None; human: the
-    decision of `fanout review` that stands, or None)."""
+    """The paused edits in the run's order, as flat-ish rows (verdicts: model -> verdict, or None; set_aside:
+    model -> the rule its verdict broke, for each verdict that casts no committee vote; human: the decision of
+    `fanout review` that stands, or None)."""
     edits = {e.rcid: e for e in report.run.edits}
     by_edit = report.run.by_edit()
     rows = []
@@ -33,10 +37,18 @@ def queue_rows(report: Report) -> list[dict[str, Any]]:
             "why": row["reasons"],
             "verdicts": {m: records[m].verdict if m in records else None for m in report.models},
             "statuses": {m: records[m].status if m in records else "not run" for m in report.models},
+            "set_aside": {m: rule for m in report.models if m in records
+                          and (rule := set_aside_rule(records[m], report.options.rule_violations))},
             "diff_url": edit_diff_url(edit.revid, change),
             "human": row["human"],
         })
     return rows
+
+
+def queue_table(report: Report) -> Table[EditRow]:
+    """The paused edits as rows of the report's edit table (`fanout queue --csv`: the columns of `report --csv`)."""
+    table = report.edit_table()
+    return Table(table.columns, [row for row in table.rows if row.committee.needs_human])
 
 
 def render_queue(report: Report, rows: list[dict[str, Any]]) -> str:
@@ -53,7 +65,8 @@ def render_queue(report: Report, rows: list[dict[str, Any]]) -> str:
 
 def _line(row: dict[str, Any], names: dict[str, str]) -> str:
     item = f"{row['qid']} ({row['item']})" if row["item"] else row["qid"]
-    said = ", ".join(f"{names[m]} {verdict or row['statuses'][m]}" for m, verdict in row["verdicts"].items())
+    said = ", ".join(f"{names[m]} {verdict or row['statuses'][m]}" + (" (set aside)" if m in row["set_aside"] else "")
+                     for m, verdict in row["verdicts"].items())
     parts = [item, row["what"] or "", row["change"], f"why: {row['why']}", said, row["diff_url"] or "no diff link"]
     if row["human"] is not None:
         parts.append(f"human: {row['human']}")

@@ -22,12 +22,13 @@ from fanout.analysis.agreement import (
     verdict_distribution,
 )
 from fanout.analysis.change import Change, describe_run
-from fanout.analysis.committee import OUTCOMES, EditDecision, QueuePolicy, ballot, decide_edits
+from fanout.analysis.committee import (OUTCOMES, EditDecision, QueuePolicy, ballot, decide_edits, set_aside_rule,
+                                       set_aside_text)
 from fanout.analysis.cost import ModelCost, cost_totals, model_costs, total_cost
 from fanout.analysis.dawid_skene import DawidSkene, dawid_skene
 from fanout.analysis.health import claimed_unfetched, model_health
 from fanout.analysis.human import human_notes, human_source, human_tables
-from fanout.analysis.labels import Labels, load_labels
+from fanout.analysis.labels import Labels, labels_in_run_dir, load_labels
 from fanout.analysis.fmt import short_names
 from fanout.analysis.load import EditInfo, RunData, load_run
 from fanout.analysis.replay import ReplayInput, record_aspect, replay_table
@@ -39,6 +40,7 @@ from fanout.analysis.report_tables import (
     EditRow,
     ReliabilityRow,
     ReportTables,
+    TrustRow,
     VerdictRow,
     comparison_columns,
     health_columns,
@@ -47,6 +49,7 @@ from fanout.analysis.report_tables import (
     reliability_columns,
     replay_columns,
     score_columns,
+    trust_columns,
     cost_columns,
     distribution_columns,
     edit_columns,
@@ -55,6 +58,8 @@ from fanout.analysis.report_tables import (
 from fanout.analysis.table import Table
 from fanout.judging.policy import Thresholds
 from fanout.judging.policy_file import PolicySpec, load_policies
+from fanout.judging.registry import recorded_strategy
+from fanout.judging.strategy import Answer, Settlement
 from fanout.judging.scales import ACCEPT, REJECT, STANCE_OF_TRUTH, STANCES, UNSURE, stance
 from fanout.analysis.scoring import best_model, compare_models, confusion_rows, score
 from fanout.analysis.uncertainty import RESAMPLES, Bootstrap
@@ -121,7 +126,8 @@ class Report:
         """One row per edit, in the run's order: what changed, the truth, each model's verdict and cost, and the
         committee's decision (`report --csv`, and the page's edit table, whose cells link the edit pages in
         `edit_pages`)."""
-        ctx = Context(short_names(self.models), self.options.project_edits, self.changes, edit_pages)
+        ctx = Context(short_names(self.models), self.options.project_edits, self.changes, edit_pages,
+                      self.options.rule_violations)
         rows = edit_rows(self.run.edits, self.tables.committee.rows, self.run.by_edit(), self.changes)
         return Table(edit_columns(ctx, self.models, self.labels is not None), rows)
 
@@ -145,6 +151,7 @@ class Report:
             "models": self.models,
             "edits": len(self.run.edits),
             "edits_in_scope": self.run.edits_in_scope,
+            "simulated": self.run.simulated(),
             "records": len(self.run.records),
             "labels": labels,
             "human_decisions": human_source(self.reviews, self.run.run_dir, len(self.run.edits)),
@@ -171,7 +178,9 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
     options = options or ReportOptions()
     specs = load_policies(options.policy_path) if options.policy_path else []
     run = load_run(run_dir)
-    labels = load_labels(options.labels_path) if options.labels_path else None
+    found = None if options.labels_path else labels_in_run_dir(run_dir)
+    labels_path = options.labels_path or found
+    labels = load_labels(labels_path) if labels_path else None
     reviews = read_reviews(run_dir)
     truth = labels.truth if labels else {}
     by_edit = run.by_edit()
@@ -183,15 +192,19 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
     held_out = _held_out_weights(weights, weight_sources, stances, truth)
     ballots = {rcid: {m: ballot(r, s) for m, r in by_edit[rcid].items() if (s := given[m]) is not None}
                for rcid, given in stances.items()}
+    set_aside = {rcid: {m: rule for m, r in recs.items() if (rule := set_aside_rule(r, options.rule_violations))}
+                 for rcid, recs in by_edit.items()}
     decisions = decide_edits(stances, run.models, weights=held_out, consensus=consensus, policy=options.policy,
-                             ballots=ballots, thresholds=options.thresholds)
+                             ballots=ballots, thresholds=options.thresholds, settlements=settlements(run),
+                             set_aside=set_aside)
     costs = model_costs(run.records, run.models, options.project_edits, run.earlier_attempts, run.prices)
     edit_costs = {rcid: sum(r.cost_usd or 0.0 for r in recs.values()) for rcid, recs in by_edit.items()}
-    scores = model_scores + _committee_scores(decisions, truth, edit_costs) if labels else []
+    scores = model_scores + _committee_scores(decisions, truth, edit_costs) + _strategy_scores(
+        decisions, truth, edit_costs) if labels else []
     edits = {e.rcid: e for e in run.edits}
     human = {rcid: r.decision for rcid, r in reviews.latest.items()}  # the decision that stands, per edit
     committee = [replace(_committee_row(edits[d.rcid], d, truth), human=human.get(d.rcid)) for d in decisions]
-    comparisons = compare_models({m: {r: s.get(m) for r, s in stances.items()} for m in run.models}, truth) if labels else []
+    comparisons = compare_models({m: _own_predictions(m, by_edit) for m in run.models}, truth) if labels else []
     bootstrap = Bootstrap(len(verdicts), resamples=options.resamples)
     changes, edit_notes = describe_run(run)
     replay, replay_notes = _replay(run, specs, changes, costs, decisions, truth) if specs else ([], [])
@@ -214,6 +227,7 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
         cost=Table(cost_columns(ctx), costs, footer=[total_cost(costs, options.project_edits)]),
         policy_replay=Table(replay_columns(ctx), replay),
         **human_tables(ctx, reviews, decisions, by_edit, run.models),
+        trust=Table(trust_columns(ctx), _trust_rows(run.models, model_scores, costs)),
     )
     totals = cost_totals(costs, options.project_edits) | {
         "edits": len(run.edits),
@@ -228,11 +242,30 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
         "most_agreeable_model": _most_agreeable(tables.model_agreement.rows),
     }
     notes = _notes(run, labels, consensus, weight_sources)
+    if found is not None:
+        notes["accuracy"].insert(0, f"Labels from {found}, found in the run directory (no --labels given).")
     notes["committee"] += _rule_notes(run.records, options)
     notes["replay"], notes["edits"] = replay_notes, edit_notes
     notes["human"] = human_notes(human_source(reviews, run.run_dir, len(run.edits)))
     generated = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return Report(run, options, labels, consensus, decisions, costs, tables, totals, notes, generated, changes, reviews)
+
+
+def settlements(run: RunData) -> dict[int, tuple[str, Settlement]]:
+    """What the run's strategy settled on each edit, from the records it chose (each edit's answers in step
+    order); empty for a run that asked every model, where the committee of all of them decides."""
+    found: dict[int, tuple[str, Settlement]] = {}
+    by_edit = run.by_edit()
+    for rcid, records in by_edit.items():
+        chosen = [r for r in records.values() if r.escalation is not None]
+        strategy = recorded_strategy(chosen[0].strategy, run.strategy_settings()) if chosen else None
+        if strategy is None:
+            continue
+        answers = sorted((Answer.of(r) for r in chosen), key=lambda a: a.step)
+        settled = strategy.settle(run.planned_models(), answers)
+        if settled is not None:
+            found[rcid] = (strategy.name, settled)
+    return found
 
 
 def _replay(run: RunData, specs: list[PolicySpec], changes: Mapping[int, Change], costs: list[ModelCost],
@@ -244,6 +277,19 @@ def _replay(run: RunData, specs: list[PolicySpec], changes: Mapping[int, Change]
     committee = {rule: _committee_predictions(decisions, rule) for rule in COMMITTEE_RULES}
     given = ReplayInput(run, aspects, {c.model: c.mean_cost_usd for c in costs}, committee, truth)
     return replay_table(specs, given)
+
+
+def _trust_rows(models: list[str], scores: list[dict[str, Any]], costs: list[ModelCost]) -> list[TrustRow]:
+    """The first screen's row per model: its score against the labels (none without labels) and its cost."""
+    scored = {row["subject"]: row for row in scores}
+    cost = {c.model: c.mean_cost_usd for c in costs}
+    rows = []
+    for m in models:
+        row = scored.get(m, {})
+        rows.append(TrustRow(m, row.get("accuracy"), row.get("accuracy_low"), row.get("accuracy_high"),
+                             int(row.get("answered", 0)), int(row.get("labelled", 0)), row.get("cost_per_correct_usd"),
+                             cost.get(m)))
+    return rows
 
 
 def _cheapest(costs: list[ModelCost]) -> str | None:
@@ -265,13 +311,17 @@ def _committee_stance(record: VerdictRecord, options: ReportOptions) -> str | No
     return stance(record.verdict)
 
 
+def _own_predictions(model: str, by_edit: Mapping[int, Mapping[str, VerdictRecord]]) -> dict[int, str | None]:
+    """The model's verdicts as it gave them (a vote set aside by --rule-violations included): what its
+    accuracy scores and what McNemar compares it on, so both count the same answers."""
+    return {rcid: stance(recs[model].verdict) for rcid, recs in by_edit.items() if model in recs}
+
+
 def _model_score(
     model: str, by_edit: Mapping[int, Mapping[str, VerdictRecord]], truth: Mapping[int, str]
 ) -> dict[str, Any]:
-    records = {rcid: recs[model] for rcid, recs in by_edit.items() if model in recs}
-    predictions = {rcid: stance(r.verdict) for rcid, r in records.items()}
-    costs = {rcid: r.cost_usd or 0.0 for rcid, r in records.items()}
-    return score(model, "model", predictions, truth, costs)
+    costs = {rcid: recs[model].cost_usd or 0.0 for rcid, recs in by_edit.items() if model in recs}
+    return score(model, "model", _own_predictions(model, by_edit), truth, costs)
 
 
 def _committee_predictions(decisions: list[EditDecision], rule: str) -> dict[int, str | None]:
@@ -288,6 +338,16 @@ def _committee_scores(
     auto = {d.rcid: (None if d.needs_human else d.dawid_skene.decision) for d in decisions}
     rows.append(score("dawid_skene_unqueued", "committee", auto, truth, edit_costs))
     return rows
+
+
+def _strategy_scores(
+    decisions: list[EditDecision], truth: Mapping[int, str], edit_costs: Mapping[int, float]
+) -> list[dict[str, Any]]:
+    """After a cascade or router run, what it settled, scored like a committee rule (kind `strategy`), at the cost
+    of the records it asked for; nothing for a run that asked every model."""
+    names = list(dict.fromkeys(d.settlement_by for d in decisions if d.settlement_by is not None))
+    return [score(name, "strategy", {d.rcid: d.decision for d in decisions if d.settlement_by == name}, truth,
+                  edit_costs) for name in names]
 
 
 def _weights(
@@ -387,6 +447,9 @@ def _committee_row(edit: EditInfo, d: EditDecision, truth: Mapping[int, str]) ->
         outcome=d.outcome,
         why=d.why,
         truth=truth.get(d.rcid),
+        decision=d.decision,
+        settled_by=d.settlement_by,
+        set_aside=set_aside_text(d.set_aside) if d.set_aside else "",
     )
 
 
@@ -445,6 +508,10 @@ def _notes(
         notes["sample"].append(f"Only {len(run.edits)} edits: agreement statistics and Dawid–Skene estimates are rough.")
     if labels is not None:
         notes["accuracy"] += labels.notes
+        notes["accuracy"].append(
+            "Each model's accuracy and McNemar's test score the verdict as the model gave it, a vote set aside "
+            "by --rule-violations included (that setting changes only the committee): McNemar compares a pair on "
+            "the labelled edits both answered, a subset of each one's answered edits, and shows both counts.")
         if "labels" in sources.values():
             notes["accuracy"].append(
                 "The weighted vote weighs each model by its accuracy on the labels; each edit is decided "

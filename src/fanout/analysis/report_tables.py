@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, fields
 
 from fanout.analysis.change import Change, change_text, edit_diff_url
 from fanout.analysis.charts import esc
+from fanout.analysis.committee import set_aside_rule
 from fanout.analysis.cost import ModelCost, uses_cache
 from fanout.analysis.fmt import ratio, settled_steps, subject_name, usd, with_interval
 from fanout.analysis.html_page import (
@@ -43,6 +44,8 @@ class Context:
     changes: Mapping[int, Change]
     edit_pages: str = "report/edits"
     """The folder of the edit pages, as a link from the first page reaches it."""
+    rule_violations: str = "abstain"
+    """The report's --rule-violations: under `abstain` a verdict that breaks a rule is marked set aside."""
 
     def name(self, model: object) -> str:
         return self.names.get(str(model), str(model))
@@ -97,6 +100,45 @@ class CommitteeRow:
     truth: str | None
     human: str | None = None
     """The reviewer's decision that stands (accept, reject, unsure; reviews.jsonl), None before any."""
+    decision: str | None = None
+    """The stance acted on: what a cascade or router settled, else the Dawid–Skene consensus."""
+    settled_by: str | None = None
+    """The strategy whose settlement `decision` is (a cascade or router run); None: the committee's."""
+    set_aside: str = ""
+    """The verdicts given that cast no vote, and the rule each broke (`set aside: olmo (…)`), or empty."""
+
+
+@dataclass(frozen=True)
+class TrustRow:
+    """A model on the report's first screen: how often it is right, at what price, and how well its stated
+    confidence matches (ECE); what a reader decides whom to trust by."""
+
+    model: str
+    accuracy: float | None
+    accuracy_low: float | None
+    accuracy_high: float | None
+    answered: int
+    labelled: int
+    cost_per_correct_usd: float | None
+    mean_cost_usd: float | None
+    ece: float | None = None
+    """Expected calibration error of its stated confidence against the labels (fanout.analysis.calibration, where
+    present); None until that is measured."""
+
+
+def trust_columns(ctx: Context) -> tuple[Column[TrustRow], ...]:
+    return (
+        Column("model", "model", left=True, show=lambda r: ctx.name(r.model)),
+        Column("accuracy", "accuracy [95 %]", short="accuracy [95%]",
+               show=lambda r: with_interval({"accuracy": r.accuracy, "accuracy_low": r.accuracy_low,
+                                             "accuracy_high": r.accuracy_high}, "accuracy") if r.accuracy is not None
+               else "–", value=lambda r: r.accuracy),
+        Column("answered", "answered / labelled", short="answered",
+               show=lambda r: f"{r.answered}/{r.labelled}" if r.labelled else "no labels"),
+        Column("cost_per_correct_usd", "$/correct", fmt=money(4)),
+        Column("mean_cost_usd", "$/verdict", fmt=money(5)),
+        Column("ece", "ECE", fmt=fixed(3)),
+    )
 
 
 @dataclass(frozen=True)
@@ -230,7 +272,9 @@ def score_columns(ctx: Context) -> tuple[Column[Row], ...]:
 def comparison_columns(ctx: Context) -> tuple[Column[Row], ...]:
     return (
         _pair(ctx),
-        Column("edits", "labelled edits both answered"),
+        Column("answered_a", "first answered", short="n first"),
+        Column("answered_b", "second answered", short="n second"),
+        Column("edits", "labelled edits both answered", short="n both"),
         Column("only_a_right", "only the first right"),
         Column("only_b_right", "only the second right"),
         Column("p_value", "McNemar p", fmt=fixed(3)),
@@ -263,10 +307,20 @@ def cost_columns(ctx: Context) -> tuple[Column[ModelCost], ...]:
         Column("mean_prompt_tokens", "mean tokens in", short="", fmt=amount(0), total=False),
         Column("mean_completion_tokens", "mean tokens out", short="", fmt=amount(0), total=False),
         Column("cache_hit_rate", "cache hit", fmt=share, when=uses_cache),
-        Column("cache_saved_usd", "cache saved", fmt=money(4), when=uses_cache),
+        Column("cache_saved_usd", "cache saved", show=cache_saved_text, value=lambda c: c.cache_saved_usd,
+               when=uses_cache),
         Column("cost_unknown", "cost unknown", short=""),
         Column("projected_cost_usd", f"next {ctx.project_edits} edits", fmt=money(2)),
     )
+
+
+def cache_saved_text(c: ModelCost) -> str:
+    """What the cache saved; a model that only wrote to it has saved nothing yet, and its writes are a cost,
+    not a negative saving (the JSON keeps the signed figure)."""
+    if c.cache_write_tokens and not c.cached_tokens:
+        spent = "" if c.cache_saved_usd is None else f" (writes cost {usd(-c.cache_saved_usd, 4)})"
+        return f"no reads yet{spent}"
+    return money(4)(c.cache_saved_usd)
 
 
 def queue_columns(ctx: Context) -> tuple[Column[CommitteeRow], ...]:
@@ -276,6 +330,8 @@ def queue_columns(ctx: Context) -> tuple[Column[CommitteeRow], ...]:
         Column("qid", "", short="qid", left=True),
         Column("item", "item", short="", left=True, show=lambda q: q.qid, html=lambda q: _item_html(ctx, q)),
         Column("property", "property", short="prop", left=True, show=lambda q: q.property or ""),
+        Column("decision", "decision", left=True, show=lambda q: q.decision or "–",
+               html=lambda q: stance_html(q.decision)),
         Column("majority", "majority", left=True, show=lambda q: q.majority or ("tie" if q.votes else "–"),
                html=lambda q: stance_html(q.majority)),
         Column("majority_share", "share", short="", fmt=fixed(2)),
@@ -322,7 +378,8 @@ def edit_columns(ctx: Context, models: Sequence[str], has_truth: bool) -> tuple[
             record = e.records.get(model)
             if record is None:
                 return '<span class="muted">not run</span>'
-            return verdict_cell(record, f"{_page_href(ctx, e)}#{model_anchor(i)}")
+            return verdict_cell(record, f"{_page_href(ctx, e)}#{model_anchor(i)}",
+                                set_aside_rule(record, ctx.rule_violations))
         return Column(f"{model} verdict", ctx.name(model), value=value, html=html)
 
     def cost(model: str) -> Column[EditRow]:
@@ -336,7 +393,7 @@ def edit_columns(ctx: Context, models: Sequence[str], has_truth: bool) -> tuple[
                html=lambda e: edit_cell(e.edit, e.described, _page_href(ctx, e))),
         *([Column[EditRow]("truth", "truth", value=lambda e: e.committee.truth,
                            html=lambda e: truth_html(e.committee.truth))] if has_truth else []),
-        Column("decision", "committee", value=lambda e: e.committee.dawid_skene, html=lambda e: committee_html(e.committee)),
+        Column("decision", "committee", value=lambda e: e.committee.decision, html=lambda e: committee_html(e.committee)),
         *(c for i, m in enumerate(models) for c in (verdict(i, m), cost(m))),
         Column("outcome", value=lambda e: e.committee.outcome),
         Column("reason", value=lambda e: e.committee.reasons if e.committee.needs_human else e.committee.why),
@@ -365,6 +422,9 @@ def _edit_row(n: int, edit: EditInfo, row: CommitteeRow, records: Mapping[str, V
 
 
 def committee_html(row: CommitteeRow) -> str:
+    if row.settled_by is not None:
+        return (f"{esc(row.settled_by)} {stance_html(row.decision)} · " + (f'<span class="badge">needs a human: {esc(row.reasons)}</span>'
+                if row.needs_human else f'<span class="muted">{esc(row.outcome)}: {esc(row.why)}</span>'))
     text = (f"Dawid–Skene {stance_html(row.dawid_skene)} <span class=\"muted\">{ratio(row.dawid_skene_confidence)}"
             f"</span> · majority {stance_html(row.majority)} <span class=\"muted\">{ratio(row.majority_share)}</span>")
     if row.needs_human:
@@ -392,16 +452,17 @@ def edit_cell(edit: EditInfo, change: Change | None, page_href: str) -> str:
     return "<br>".join(lines)
 
 
-def verdict_cell(record: VerdictRecord, href: str) -> str:
+def verdict_cell(record: VerdictRecord, href: str, set_aside: str | None = None) -> str:
     """The verdict, linked to its section of the edit page, the start of its rationale on hover, and its cost."""
     tip = (record.rationale or record.error or "")[:TOOLTIP_LIMIT]
     tip += "…" if len(record.rationale or record.error or "") > TOOLTIP_LIMIT else ""
-    return f'{verdict_badge(record, href, tip)} <span class="muted nowrap">{esc(usd(record.cost_usd, 4))}</span>'
+    return f'{verdict_badge(record, href, tip, set_aside)} <span class="muted nowrap">{esc(usd(record.cost_usd, 4))}</span>'
 
 
 _NO_CONTEXT = Context({}, 0, {})
 check_fields(ModelCost, cost_columns(_NO_CONTEXT))
 check_fields(ReliabilityRow, reliability_columns(_NO_CONTEXT))
+check_fields(TrustRow, trust_columns(_NO_CONTEXT))
 check_fields(CommitteeRow, queue_columns(_NO_CONTEXT))
 check_fields(EditRow, edit_columns(_NO_CONTEXT, [], True))
 
@@ -427,6 +488,8 @@ class ReportTables:
     policy_replay: Table[Row]
     human_scores: Table[Row]
     human_agreement: Table[Row]
+    trust: Table[TrustRow] = field(default_factory=lambda: Table(()))
+    """The first screen: each model's accuracy with its interval, $/correct, $/verdict and calibration."""
 
     def json(self) -> dict[str, list[dict[str, Scalar]]]:
         return {f.name: self.named(f.name).json() for f in fields(self)}

@@ -84,7 +84,8 @@ def compare_models(
             only_a = sum(right_a[r] and not right_b[r] for r in shared)
             only_b = sum(right_b[r] and not right_a[r] for r in shared)
             p = mcnemar_exact_p(only_a, only_b)
-            rows.append({"model_a": a, "model_b": b, "edits": len(shared), "only_a_right": only_a,
+            rows.append({"model_a": a, "model_b": b, "answered_a": len(right_a), "answered_b": len(right_b),
+                         "edits": len(shared), "only_a_right": only_a,
                          "only_b_right": only_b, "p_value": p, "distinguishable": p < DISTINGUISHABLE_P})
     return rows
 

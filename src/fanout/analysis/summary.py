@@ -47,6 +47,11 @@ def _header(report: Report) -> str:
     )
     if report.labels is not None:
         line += f"\nlabels: {report.labels.path} ({report.labels.kind}, {t['labelled_edits']} edits labelled)"
+    if report.run.simulated():
+        line += "\nSIMULATED MODELS: the verdicts come from fanout's offline simulator, not from real LLMs."
+    line += f"\n{t['paused']} of {t['edits']} edits wait for a human (fanout queue {report.run.run_dir})"
+    if report.labels is not None:
+        line += "\n\nWhom to trust\n" + report.tables.trust.terminal()
     return line
 
 

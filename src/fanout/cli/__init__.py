@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import io
+import os
 import sys
 import textwrap
 from typing import TYPE_CHECKING, NoReturn
@@ -33,6 +35,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("report", "Compare the models of a run: agreement, committee votes, accuracy, cost."),
     "queue": ("queue", "List the edits of a run paused for a human, one line each with its Wikidata diff link."),
     "review": ("review", "Work the human queue of a run in the browser; decisions land in RUN_DIR/reviews.jsonl."),
+    "compare": ("compare", "Compare two runs over the same edits: accuracy, agreement and cost, paired, and what flipped."),
     "fetch-edits": ("fetch_edits", "Fetch recent Wikidata edits and enrich them into a snapshot."),
     "outcomes": ("outcomes", "Find which edits of a snapshot were later reverted (ground truth)."),
 }
@@ -82,10 +85,26 @@ def main(argv: list[str] | None = None, *, transport: httpx.AsyncBaseTransport |
         module.configure(parser)
         parser.description = textwrap.fill(parser.description or "", width=HELP_WIDTH)
         args = parser.parse_args(argv[1:])
-        return int((module.run(args) if transport is None else module.run(args, transport)) or 0)
+        code = int((module.run(args) if transport is None else module.run(args, transport)) or 0)
+        sys.stdout.flush()  # a reader that closed early shows here, inside the try, not at interpreter exit
+        return code
+    except BrokenPipeError:
+        _silence_stdout()
+        return 0
     except ConfigError as exc:
         print(f"fanout {name}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"fanout {name}: interrupted", file=sys.stderr)
         return 130
+
+
+def _silence_stdout() -> None:
+    """The reader of our output (`| head`) has gone: what is left to print has nobody to read it. Point
+    standard output at /dev/null so the final flush at exit does not raise again (the Python docs' recipe
+    for SIGPIPE), and end quietly: the reader got what it asked for."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, io.UnsupportedOperation):  # no real file behind stdout (a test's capture)
+        pass

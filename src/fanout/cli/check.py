@@ -23,7 +23,8 @@ CHECK_TIMEOUT_S = 15.0
 EPILOG = epilog(
     default_models=True,
     environment=[ENDPOINT_KEYS, SEARCH_KEYS],
-    exit_codes=["0 every check OK or WARN", "1 some check FAILed", BAD_INPUT],
+    exit_codes=["0 every check OK or WARN", "1 some check FAILed (a model neither the endpoint lists nor fanout's "
+                "model table knows fails)", BAD_INPUT],
     examples=["fanout check", "fanout check -m deepseek/deepseek-v3.2 --search-providers searxng,wikipedia"],
 )
 
@@ -67,7 +68,7 @@ async def run_checks(
     async with make_client(transport) as http:
         providers = await provider_checks(http, search)
         key = await check_key(http, base_url, api_key)
-        models = await check_models(http, base_url, api_key, names)
+        models = await check_models(http, base_url, api_key, names, unknown_fails=True)
     return [*providers, key, *models]
 
 

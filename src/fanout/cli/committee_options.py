@@ -14,7 +14,7 @@ def add_committee_options(parser: argparse.ArgumentParser) -> None:
                         help="queue an edit for a human when the majority holds less than this share (default 0.75)")
     parser.add_argument("--quorum", type=float, default=0.75, metavar="X",
                         help="queue an edit when fewer than this share of the run's models gave a verdict "
-                             "(default 0.75: 3 of 4)")
+                             "(default 0.75: 3 of 4); after --strategy cascade or router, of the models it asked")
     parser.add_argument("--min-confidence", type=float, default=0.8, metavar="X",
                         help="queue an edit when the Dawid–Skene posterior is below this (default 0.8)")
     parser.add_argument("--pause", type=float, default=Thresholds.pause, metavar="X",

@@ -4,39 +4,77 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from fanout.cli.committee_options import add_committee_options, committee_settings
 from fanout.cli.epilog import BAD_INPUT, epilog
+from fanout.cli.report import STDOUT, STDOUT_PATH, write_output
+from fanout.errors import ConfigError
+from fanout.store.layout import refuse_run_file
 
 EPILOG = epilog(
     environment=[],
-    exit_codes=["0 listed (also when nothing is paused)", BAD_INPUT + ", e.g. RUN_DIR is not a run directory"],
+    exit_codes=["0 listed (also when nothing is paused, and when a reader such as `head` closes the output early)",
+                BAD_INPUT + ", e.g. RUN_DIR is not a run directory"],
     examples=["fanout queue runs/exp1", "fanout queue runs/exp1 --pause 0.7 --delta 0.3",
-              "fanout queue runs/exp1 --json | jq -r '.queue[].diff_url'"],
+              "fanout queue runs/exp1 --json - | jq -r '.queue[].diff_url'",
+              "fanout queue runs/exp1 --csv queue.csv"],
 )
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="the --run-dir of a `fanout run`")
-    parser.add_argument("--json", action="store_true",
-                        help="print the queue as JSON (the counts, the settings and one object per paused edit)")
+    parser.usage = "%(prog)s RUN_DIR [--json [OUT]] [--csv [OUT]] [options]"
+    parser.add_argument("run_dir", nargs="?", type=Path, metavar="RUN_DIR", help="the --run-dir of a `fanout run`")
+    parser.add_argument("--json", nargs="?", const=STDOUT, metavar="OUT",
+                        help="write the queue as JSON (the counts, the settings and one object per paused edit) to "
+                             f"OUT (bare or {STDOUT}: standard output)")
+    parser.add_argument("--csv", nargs="?", const=STDOUT, metavar="OUT",
+                        help="write one row per paused edit, with the columns of `fanout report --csv`, to OUT "
+                             f"(bare or {STDOUT}: standard output)")
     add_committee_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     from fanout.analysis import ReportOptions, build_report
-    from fanout.analysis.queue import queue_rows, render_queue
+    from fanout.analysis.queue import queue_rows, queue_table, render_queue
 
+    _take_back_run_dir(args)
+    outputs = {flag: Path(value) for flag, value in (("--json", args.json), ("--csv", args.csv)) if value is not None}
+    if list(outputs.values()).count(STDOUT_PATH) > 1:
+        raise ConfigError("only one of --json and --csv can write to standard output (-); give the other a file")
+    for flag, path in outputs.items():
+        if path != STDOUT_PATH:
+            refuse_run_file(path, flag)
     report = build_report(args.run_dir, ReportOptions(**committee_settings(args)))
     rows = queue_rows(report)
-    if args.json:
+    written = []
+    if "--json" in outputs:
         t = report.totals
         data = {"run_dir": str(args.run_dir), "edits": t["edits"], "paused": t["paused"],
                 "auto_passed": t["auto_passed"], "decided": t["decided"],
                 "settings": {k: v for k, v in report.to_json()["settings"].items() if k not in ("project_edits", "policy")},
                 "queue": rows}
-        print(json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False))
-    else:
+        written.append(write_output(outputs["--json"], json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False)))
+    if "--csv" in outputs:
+        written.append(write_output(outputs["--csv"], queue_table(report).csv()))
+    if not outputs:
         print(render_queue(report, rows), end="")
+    for path in written:
+        if path != STDOUT_PATH:
+            print(f"wrote {path}", file=sys.stderr if STDOUT_PATH in outputs.values() else sys.stdout)
     return 0
+
+
+def _take_back_run_dir(args: argparse.Namespace) -> None:
+    """`fanout queue --json runs/exp1`: a bare --json before RUN_DIR took it for its file (an option whose value
+    is optional eats the next word). A run directory is a directory, which no output file can be: give it back
+    and write to standard output, as `--json` alone did before it took a file."""
+    if args.run_dir is not None:
+        return
+    taken = [flag for flag in ("json", "csv") if getattr(args, flag) not in (None, STDOUT)
+             and Path(getattr(args, flag)).is_dir()]
+    if len(taken) != 1:
+        raise ConfigError("RUN_DIR is missing: give the run directory, e.g. `fanout queue runs/exp1`")
+    args.run_dir = Path(getattr(args, taken[0]))
+    setattr(args, taken[0], STDOUT)

@@ -94,9 +94,9 @@ def run(args: argparse.Namespace) -> int:
     edit_pages: list[Path] = []
     if "--json" in outputs:
         text = json.dumps(report.to_json(), indent=1, ensure_ascii=False, allow_nan=False)
-        written.append(_write(outputs["--json"], text))
+        written.append(write_output(outputs["--json"], text))
     if "--csv" in outputs:
-        written.append(_write(outputs["--csv"], report.edit_table().csv()))
+        written.append(write_output(outputs["--csv"], report.edit_table().csv()))
     if "--html" in outputs:
         page, *edit_pages = write_html_report(report, outputs["--html"])
         written.append(page)
@@ -160,7 +160,7 @@ def _output_path(run_dir: Path, given: Path | str, default_name: str) -> Path:
     return run_dir / default_name if given == IN_RUN_DIR else Path(given)
 
 
-def _write(path: Path, text: str) -> Path:
+def write_output(path: Path, text: str) -> Path:
     """A report file as the HTML report writes its pages; `-` is standard output."""
     from fanout.analysis.html_write import write_report_file
 

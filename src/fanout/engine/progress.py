@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple, TextIO
@@ -77,6 +77,8 @@ class Tally:
     """The part of spent_usd estimated from tokens and prices."""
     unknown_cost: int = 0
     """Attempts whose cost is unknown, wholly or in part (spent_usd leaves it out)."""
+    spent_by_model: dict[str, float] = field(default_factory=dict)
+    """Known cost per model: of each pair's latest record in the log, and of every attempt this session."""
 
     @classmethod
     def from_index(cls, index: LogIndex, total: int, models: list[str], abandoned: SpendTotals = SpendTotals(),
@@ -95,6 +97,8 @@ class Tally:
             tally.by_model.setdefault(model, Counter()).update(statuses)
             if model not in tally.models:
                 tally.models.append(model)
+        for (_rcid, model), entry in index.entries.items():
+            tally.spent_by_model[model] = tally.spent_by_model.get(model, 0.0) + (entry.cost_usd or 0.0)
         tally.spent_usd = index.spent_usd + abandoned.spent_usd
         tally.estimated_usd = index.estimated_usd + abandoned.estimated_usd
         tally.unknown_cost = index.unknown_cost_lines + abandoned.unknown
@@ -109,6 +113,7 @@ class Tally:
         if previous is not None:
             counts[previous.status] -= 1
         counts[entry.status] += 1
+        self.spent_by_model[model] = self.spent_by_model.get(model, 0.0) + (entry.cost_usd or 0.0)
         self.spent_usd += entry.cost_usd or 0.0
         self.estimated_usd += (entry.cost_usd or 0.0) if entry.cost_source == "estimated" else 0.0
         self.unknown_cost += entry.cost_usd is None or entry.cost_source == "unknown"
@@ -145,8 +150,11 @@ class Progress(ProgressSink):
         health: Callable[[], str | None] | None = None,
         held_back: Callable[[], dict[str, float]] | None = None,
         strategy: Callable[[], str] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.tally = tally
+        self._clock = clock
+        """Seconds from some fixed point; tests pass a clock they move by hand."""
         self._strategy = strategy
         """Under --strategy cascade|router: how many edits settled at each step, and the escalations."""
         self._health = health
@@ -155,16 +163,29 @@ class Progress(ProgressSink):
         """Per model, the requests a minute a pace learned from its 429s holds it to (ChatClient.held_back)."""
         self.in_flight: Counter[str] = Counter()
         self.session_done = 0
-        self.started_at = time.monotonic()
+        self.started_at = clock()
         self.last_error: str | None = None
+        self._starts: dict[str, deque[float]] = {}
+        """Per model, when each verdict in flight started (oldest first; a freed slot ends the oldest)."""
+        self._verdict_s = 0.0
+        self._verdicts_timed = 0
 
     def started(self, model: str) -> None:
         self.in_flight[model] += 1
+        self._starts.setdefault(model, deque()).append(self._clock())
 
     def finished(self, model: str) -> None:
         """Counted when the slot frees, not when the writer logs the record: a verdict started in the freed slot
         would otherwise be counted beside the one still in the writer's queue (9 in flight at concurrency 8)."""
         self.in_flight[model] -= 1
+        starts = self._starts.get(model)
+        if starts:
+            self._verdict_s += self._clock() - starts.popleft()
+            self._verdicts_timed += 1
+
+    def mean_verdict_s(self) -> float | None:
+        """How long a verdict has taken this session, slot taken to slot freed; None before the first."""
+        return self._verdict_s / self._verdicts_timed if self._verdicts_timed else None
 
     def recorded(self, record: VerdictRecord, previous: LogEntry | None = None) -> None:
         entry = LogEntry(record.status, record.cost_usd, record.file_name(), record.cost_source)
@@ -177,13 +198,33 @@ class Progress(ProgressSink):
         return self._health() if self._health is not None else None
 
     def per_minute(self) -> float:
-        elapsed = time.monotonic() - self.started_at
+        elapsed = self._clock() - self.started_at
         return self.session_done / elapsed * 60 if elapsed > 0 else 0.0
 
+    def waiting(self) -> int:
+        """Pairs left that no slot has taken yet: 0 in the tail, when only the verdicts in flight remain."""
+        return max(self.tally.total - self.tally.done - sum(self.in_flight.values()), 0)
+
     def eta_s(self) -> float | None:
-        rate = self.per_minute()
+        """The pairs waiting at the session's rate, then the verdicts in flight: the youngest needs about the
+        mean verdict time less its age. In steady state that is the rate alone (remaining / rate); in the tail
+        it is what the verdicts in flight still need, never 0 s while one runs. None when the rate is not
+        known yet, or every verdict in flight has run past the mean (it may take any time)."""
+        rate, mean = self.per_minute(), self.mean_verdict_s()
         remaining = self.tally.total - self.tally.done
-        return remaining / rate * 60 if rate > 0 else None
+        youngest = max((t for starts in self._starts.values() for t in starts), default=None)
+        if mean is None or youngest is None or not sum(self.in_flight.values()):
+            return remaining / rate * 60 if rate > 0 else None
+        tail = mean - (self._clock() - youngest)
+        waiting = self.waiting()
+        if waiting:
+            return waiting / rate * 60 + mean if rate > 0 else None
+        return tail if tail > 0 else None
+
+    def in_flight_text(self) -> str:
+        """`8 in flight`; in the tail `finishing 3 in flight`, so a slow end does not read as a hang."""
+        flying = sum(self.in_flight.values())
+        return f"finishing {flying} in flight" if flying and not self.waiting() else f"{flying} in flight"
 
     def line(self) -> str:
         """One plain line for logs: everything a `tail -f` reader needs."""
@@ -193,7 +234,7 @@ class Progress(ProgressSink):
         parts = [
             time.strftime("%H:%M:%S"),
             f"{t.done}/{t.total} done ({pct:.0f}%)",
-            f"{sum(self.in_flight.values())} in flight",
+            self.in_flight_text(),
             f"{self.per_minute():.1f}/min",
             f"ETA {format_duration(eta)}" if eta is not None else "ETA -",
             t.spend_text(),
@@ -226,12 +267,13 @@ def shown_statuses(tally: Tally) -> tuple[str, ...]:
 def status_table(tally: Tally, in_flight: Counter[str] | None = None) -> list[str]:
     """Per-model status counts as fixed-width lines (shared by `status` and the live view)."""
     statuses = shown_statuses(tally)
-    cols = ["done", *statuses, "in flight"]
+    cols = ["done", *statuses, "in flight", "spent"]
     width = max([len(m) for m in tally.models] + [5])
     lines = [f"{'model':<{width}}  " + "  ".join(f"{c:>12}" for c in cols)]
     for model in tally.models:
         counts = tally.by_model.get(model, Counter())
-        row = [sum(counts.values()), *(counts[s] for s in statuses), (in_flight or Counter())[model]]
+        row = [sum(counts.values()), *(counts[s] for s in statuses), (in_flight or Counter())[model],
+               spent_text(tally.spent_by_model.get(model, 0.0))]
         lines.append(f"{model:<{width}}  " + "  ".join(f"{v:>12}" for v in row))
     return lines
 
@@ -297,10 +339,16 @@ def live_table(tally: Tally, in_flight: Counter[str]) -> Table:
     table = Table(box=None, padding=(0, 1), pad_edge=False, header_style="bold underline")
     table.add_column("model", overflow="fold")
     statuses = shown_statuses(tally)
-    for header in ("done", *statuses, "in flight"):  # two words on two lines: the room goes to the model names
+    for header in ("done", *statuses, "in flight", "spent"):  # two words on two lines: the room goes to the names
         table.add_column(header.replace("_", " ").replace(" ", "\n"), justify="right")
     for model in tally.models:
         counts = tally.by_model.get(model, Counter())
-        row = [sum(counts.values()), *(counts[s] for s in statuses), in_flight[model]]
+        row = [sum(counts.values()), *(counts[s] for s in statuses), in_flight[model],
+               spent_text(tally.spent_by_model.get(model, 0.0))]
         table.add_row(model, *(str(v) for v in row))
     return table
+
+
+def spent_text(usd: float) -> str:
+    """A model's spend in the progress table: `$0.41`, or `$0.0041` for the small sums of a short run."""
+    return f"${usd:.2f}" if usd >= 1 else f"${usd:.4f}"

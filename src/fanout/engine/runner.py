@@ -27,7 +27,7 @@ from fanout.config import require_count
 from fanout.engine.settings import RunSettings
 from fanout.llm.keys import api_key_from_env, is_openrouter
 from fanout.llm.cost import Pricing
-from fanout.llm.models import ModelSpec
+from fanout.llm.models import KNOWN_MODELS, ModelSpec, table_suggestion
 from fanout.errors import ConfigError, ModelRefused
 from fanout.records import VerdictRecord, slug_clash, utc_now
 from fanout.sift.edit import Edit
@@ -344,6 +344,11 @@ def describe_plan(request: RunRequest, edits: Sequence[Edit], manifest: Manifest
     print(f"Snapshot: {request.snapshot_path} ({len(edits)} edits, sha256 {manifest.snapshot_sha256[:12]})", file=out)
     print(f"Models ({len(models)}): " + ", ".join(m.name for m in models), file=out)
     print(f"Pairs: {len(edits) * len(models)}; already done in {request.run_dir}: {done}", file=out)
+    for model in models:
+        if model.name not in KNOWN_MODELS:
+            hint = table_suggestion(model.name).replace(";", "", 1)
+            print(f"warning: model {model.name} is not in fanout's model table;{hint or ''} `fanout check` asks the "
+                  "endpoint's listing (a dry run contacts nothing).", file=out)
     print(f"Concurrency {request.settings.concurrency}, timeout {request.settings.verdict_timeout_s:g}s per verdict, "
           f"max lead {request.settings.max_lead} edits; base URL {request.settings.base_url}", file=out)
     if not request.settings.strategy.asks_every_model:

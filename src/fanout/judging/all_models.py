@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from fanout.errors import ConfigError
-from fanout.judging.strategy import Plan, Replayer, StrategyOptions
+from fanout.judging.strategy import Answer, Plan, Replayer, Settlement, StrategyOptions
 
 
 @dataclass(frozen=True)
@@ -38,3 +38,6 @@ class AllModels:
 
     def replay_notes(self) -> list[str]:
         return []
+
+    def settle(self, models: Sequence[str], answered: Sequence[Answer]) -> Settlement | None:
+        return None

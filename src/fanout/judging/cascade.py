@@ -18,7 +18,7 @@ from fanout.judging.policy import (
     check_autopass,
     cheapest_first,
 )
-from fanout.judging.strategy import Answer, Replayed, Step, StrategyOptions, retry_step, usd
+from fanout.judging.strategy import Answer, Replayed, Settlement, Step, StrategyOptions, retry_step, usd
 from fanout.records import Escalation
 from fanout.sift.edit import Edit
 
@@ -79,6 +79,19 @@ class CascadeStrategy:
 
     def replay_notes(self) -> list[str]:
         return []
+
+    def settle(self, models: Sequence[str], answered: Sequence[Answer]) -> Settlement:
+        """The cascade fed the edit's answers in their steps: settled where the run settled it, or what it
+        still waits for. The models it asked come first in its order, so a resume's reordering changes nothing."""
+        asked = tuple(a.model for a in answered)
+        cascade = Cascade(asked + tuple(m for m in models if m not in asked), self.autopass, self.autopass_verdicts)
+        for taken in range(len(answered)):
+            step = cascade.next_step(answered[:taken + 1])
+            if isinstance(step, Settled):
+                return Settlement(step.verdict, True, step.agreed, step.reason, asked[:taken + 1], step.by)
+        waiting = cascade.next_step(answered)
+        reason = waiting.reason if isinstance(waiting, Ask) else ""
+        return Settlement(None, False, False, f"the cascade has not settled it: {reason}", asked, ())
 
     def _cascade(self, models: Sequence[str], cost: Mapping[str, float | None]) -> Cascade:
         return Cascade(self.order or cheapest_first(models, cost), self.autopass, self.autopass_verdicts)

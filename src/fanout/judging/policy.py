@@ -159,6 +159,8 @@ class Settled(NamedTuple):
     agreed: bool
     """Accepted on one model's confident verdict or two models' agreement; False when the last model
     answered with no agreement (the verdict is then the last one's, and a human should look)."""
+    by: tuple[str, ...] = ()
+    """The models whose records the verdict rests on: the confident one, the agreeing two, or every model asked."""
 
 
 @dataclass(frozen=True)
@@ -190,13 +192,14 @@ class Cascade:
             return agreeing
         if len(answered) >= len(self.order):
             return Settled(latest.verdict, f"no two of {len(answered)} models agreed; the last model's verdict stands",
-                           agreed=False)
+                           agreed=False, by=tuple(a.model for a in answered))
         return Ask(self.order[len(answered)], self._why_escalate(latest))
 
     def _accepted(self, record: Judged) -> Settled | None:
         sure = confidence(record)
         if record.verdict in self.autopass_verdicts and sure is not None and sure >= self.autopass:
-            return Settled(record.verdict, f"{record.model} said {record.verdict} at stability {sure:.2f}", agreed=True)
+            return Settled(record.verdict, f"{record.model} said {record.verdict} at stability {sure:.2f}", agreed=True,
+                           by=(record.model,))
         return None
 
     @staticmethod
@@ -205,7 +208,8 @@ class Cascade:
         side = stance(latest.verdict)
         for earlier in answered[:-1]:
             if side is not None and stance(earlier.verdict) == side:
-                return Settled(latest.verdict, f"{earlier.model} and {latest.model} agree ({side})", agreed=True)
+                return Settled(latest.verdict, f"{earlier.model} and {latest.model} agree ({side})", agreed=True,
+                               by=(earlier.model, latest.model))
         return None
 
     def _why_escalate(self, record: Judged) -> str:

@@ -64,6 +64,23 @@ def build_strategy(name: str, options: StrategyOptions, models: Sequence[str]) -
     return chosen.from_options(options, models)
 
 
+def recorded_strategy(name: str, settings: Mapping[str, Any] | None) -> Strategy | None:
+    """The strategy a run's records were chosen by, rebuilt from the manifest's settings of it (its defaults
+    when the manifest has none), for the report to read back what it settled; None when it asked every model
+    or is not known here."""
+    found = STRATEGIES.get(name)
+    if found is None or found.asks_every_model:
+        return None
+    replayable = POLICIES.get(name)
+    given = dict(settings or {}) if (settings or {}).get("name", name) == name else {}
+    try:
+        if replayable is not None:
+            return replayable.from_policy(given)
+        return found.from_options(StrategyOptions(), [])
+    except ConfigError:
+        return None
+
+
 def asks_every_model(name: str) -> bool:
     """Whether records of this strategy hold every model's verdict on every edit (an unknown name does not)."""
     found = STRATEGIES.get(name)

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 from fanout.judging.file_values import gate_map, weight_map
 from fanout.judging.policy import Aspect, Judged, Router, cheapest_first
-from fanout.judging.strategy import Answer, Replayed, Step, StrategyOptions, retry_step, usd, edit_aspect
+from fanout.judging.strategy import Answer, Replayed, Settlement, Step, StrategyOptions, edit_aspect, retry_step, usd
 from fanout.records import Escalation
 from fanout.sift.edit import Edit
 
@@ -64,6 +64,18 @@ class RouterStrategy:
 
     def replayer(self, models: Sequence[str], cost: Mapping[str, float | None]) -> RouterReplay:
         return RouterReplay(self.router(models, cost))
+
+    def settle(self, models: Sequence[str], answered: Sequence[Answer]) -> Settlement:
+        """The one model it chose: its verdict, or no settlement while that model has given none."""
+        if not answered:
+            return Settlement(None, False, False, "the router has asked no model yet", (), ())
+        chosen = answered[0]
+        if chosen.verdict is None:
+            return Settlement(None, False, False, f"the router's model {chosen.model} gave no verdict "
+                              f"({chosen.status}); a resume asks it again", (chosen.model,), ())
+        why = chosen.reason.removeprefix("router: ")
+        return Settlement(chosen.verdict, True, True, f"{chosen.model} said {chosen.verdict}, chosen by the router "
+                          f"as the {why}", (chosen.model,), (chosen.model,))
 
     def replay_notes(self) -> list[str]:
         return ["A replayed router chooses by cost weight within each gate: accuracy measured on this run's "

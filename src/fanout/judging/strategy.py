@@ -43,6 +43,28 @@ class Answer(NamedTuple):
                    escalation.step, escalation.reason, record.cost_usd)
 
 
+class Settlement(NamedTuple):
+    """What a strategy that chose its models made of an edit, read back from the records it chose.
+
+    The report acts on it instead of a vote of every model: a cascade that
+    settled an edit on two agreeing models asked only those, and the models it
+    never asked are no missing votes.
+    """
+
+    verdict: str | None
+    settled: bool
+    """False: the strategy has not settled the edit yet (a stopped run, a step that waits for a resume)."""
+    agreed: bool
+    """Settled with the support its rule asks for; False when it settled for want of a better answer
+    (a cascade whose models never agreed): a human should look."""
+    reason: str
+    """The strategy's own words for what it did."""
+    asked: tuple[str, ...]
+    """The models it asked, in step order: its quorum counts these."""
+    by: tuple[str, ...]
+    """The models whose records the verdict rests on."""
+
+
 class Step(NamedTuple):
     """The next model to ask for an edit, and the step and reason its record will carry."""
 
@@ -120,6 +142,11 @@ class Strategy(Protocol):
 
     def replay_notes(self) -> list[str]:
         """What a reader of its replayed row must know."""
+        ...
+
+    def settle(self, models: Sequence[str], answered: Sequence[Answer]) -> Settlement | None:
+        """What it made of an edit from the answers it chose (in step order) among the run's `models`;
+        None when it asks every model, whose votes the committee then counts."""
         ...
 
 

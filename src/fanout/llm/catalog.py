@@ -18,7 +18,7 @@ import httpx
 
 from fanout.checks import Check, Level
 from fanout.llm.keys import API_KEY_ENV, is_openrouter
-from fanout.llm.models import ModelSpec, model_spec
+from fanout.llm.models import KNOWN_MODELS, ModelSpec, model_spec, table_suggestion
 from fanout.errors import ConfigError
 from fanout.http.bounded import JsonTooDeep, failure_text, response_json
 from fanout.llm.cost import is_priced
@@ -64,8 +64,11 @@ async def check_models(
     base_url: str,
     api_key: str | None,
     names: Sequence[str | ModelSpec],
+    *,
+    unknown_fails: bool = False,
 ) -> list[ModelCheck]:
-    """One ModelCheck per requested model, in the order given."""
+    """One ModelCheck per requested model, in the order given. `unknown_fails` (`fanout check`): a model
+    neither the endpoint lists nor fanout's model table knows is a FAIL (a mistyped name), not a warning."""
     specs = [n if isinstance(n, ModelSpec) else model_spec(n) for n in names]
     strict = is_openrouter(base_url)
     try:
@@ -74,7 +77,7 @@ async def check_models(
         level: Level = "FAIL" if strict else "WARN"
         return [ModelCheck(f"model {s.name}", level, f"not checked: {exc}", spec=s) for s in specs]
     index = index_listing(listing)
-    return [judge_model(spec, index, strict=strict) for spec in specs]
+    return [judge_model(spec, index, strict=strict, unknown_fails=unknown_fails) for spec in specs]
 
 
 def index_listing(listing: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
@@ -88,7 +91,8 @@ def index_listing(listing: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str
     return index
 
 
-def judge_model(spec: ModelSpec, index: Mapping[str, Mapping[str, Any]], *, strict: bool) -> ModelCheck:
+def judge_model(spec: ModelSpec, index: Mapping[str, Mapping[str, Any]], *, strict: bool,
+                unknown_fails: bool = False) -> ModelCheck:
     name = f"model {spec.name}"
     entry = index.get(spec.name)
     if entry is None:
@@ -96,6 +100,9 @@ def judge_model(spec: ModelSpec, index: Mapping[str, Mapping[str, Any]], *, stri
         suggestion = f"; did you mean {hint[0]}?" if hint else ""
         if strict:
             return ModelCheck(name, "FAIL", f"not listed by OpenRouter{suggestion}", spec=spec)
+        if unknown_fails and spec.name not in KNOWN_MODELS:
+            return ModelCheck(name, "FAIL", f"unknown: not listed by the endpoint nor in fanout's model "
+                              f"table{suggestion or table_suggestion(spec.name)}", spec=spec)
         return ModelCheck(name, "WARN", f"not listed by the endpoint (using it anyway){suggestion}", spec=spec)
     filled = fill_spec(spec, entry)
     listed_id = str(entry.get("id") or spec.name)

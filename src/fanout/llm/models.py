@@ -8,6 +8,7 @@ window is `None`, never a guess.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,12 @@ DEFAULT_MODELS: tuple[ModelSpec, ...] = (
               cache_write_price=1.25),
 )
 KNOWN_MODELS = {m.name: m for m in DEFAULT_MODELS}
+
+
+def table_suggestion(name: str) -> str:
+    """`; did you mean deepseek/deepseek-v3.2?` from the model table, or "" when nothing there is close."""
+    hint = difflib.get_close_matches(name, list(KNOWN_MODELS), n=1)
+    return f"; did you mean {hint[0]}?" if hint else ""
 
 
 def model_spec(name: str, **overrides: Any) -> ModelSpec:
