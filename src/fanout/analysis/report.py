@@ -21,8 +21,9 @@ from fanout.analysis.agreement import (
     pairwise_agreement,
     verdict_distribution,
 )
+from fanout.analysis.calibration import CalibrationRow, Key, Scored, calibration_row, held_out_calibrated
 from fanout.analysis.change import Change, describe_run
-from fanout.analysis.committee import OUTCOMES, EditDecision, QueuePolicy, ballot, decide_edits
+from fanout.analysis.committee import OUTCOMES, Ballot, EditDecision, QueuePolicy, ballot, decide_edits
 from fanout.analysis.cost import ModelCost, cost_totals, model_costs, total_cost
 from fanout.analysis.dawid_skene import DawidSkene, dawid_skene
 from fanout.analysis.health import claimed_unfetched, model_health
@@ -39,6 +40,7 @@ from fanout.analysis.report_tables import (
     ReliabilityRow,
     ReportTables,
     VerdictRow,
+    calibration_columns,
     comparison_columns,
     health_columns,
     pairwise_columns,
@@ -52,7 +54,7 @@ from fanout.analysis.report_tables import (
     edit_rows,
 )
 from fanout.analysis.table import Table
-from fanout.judging.policy import Thresholds
+from fanout.judging.policy import Thresholds, confidence
 from fanout.judging.policy_file import PolicySpec, load_policies
 from fanout.judging.scales import ACCEPT, REJECT, STANCE_OF_TRUTH, STANCES, UNSURE, stance
 from fanout.analysis.scoring import best_model, compare_models, confusion_rows, score
@@ -82,6 +84,9 @@ class ReportOptions:
     source) casts no committee vote, as if the model had given none, because the rule is what makes
     the word `verified` worth trusting; `count`: it votes like any other. Agreement tables and
     each model's own accuracy always use the verdict as given."""
+    calibrate: bool = True
+    """With labels, the thresholds read each model's confidence through its isotonic calibration map,
+    fitted on its other labelled edits (fanout.analysis.calibration); False: as stated or measured."""
 
 
 @dataclass
@@ -147,6 +152,7 @@ class Report:
                 "pause": self.options.thresholds.pause,
                 "delta": self.options.thresholds.delta,
                 "autopass": self.options.thresholds.autopass,
+                "calibrate": self.options.calibrate,
                 "project_edits": self.options.project_edits,
                 "policy": None if self.options.policy_path is None else str(self.options.policy_path),
             },
@@ -173,8 +179,12 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
     held_out = _held_out_weights(weights, weight_sources, stances, truth)
     ballots = {rcid: {m: ballot(r, s) for m, r in by_edit[rcid].items() if (s := given[m]) is not None}
                for rcid, given in stances.items()}
+    scored = _scored(run.records, truth)
+    calibrated = held_out_calibrated(scored) if labels and options.calibrate else {}
+    ballots = _calibrated_ballots(ballots, calibrated)
     decisions = decide_edits(stances, run.models, weights=held_out, consensus=consensus, policy=options.policy,
                              ballots=ballots, thresholds=options.thresholds)
+    _say_calibrated(decisions, ballots, calibrated)
     costs = model_costs(run.records, run.models, options.project_edits, run.earlier_attempts, run.prices)
     edit_costs = {rcid: sum(r.cost_usd or 0.0 for r in recs.values()) for rcid, recs in by_edit.items()}
     scores = model_scores + _committee_scores(decisions, truth, edit_costs) if labels else []
@@ -196,6 +206,8 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
         human_queue=Table(queue_columns(ctx), [row for row in committee if row.needs_human]),
         reliability=Table(reliability_columns(ctx),
                           _reliability_rows(run.models, consensus, weights, weight_sources, model_scores)),
+        calibration=Table(calibration_columns(ctx), _calibration_rows(run.records, run.models, scored, calibrated)
+                          if labels else []),
         dawid_skene_confusion=Table((), _confusion_table(consensus)),
         scores=Table(score_columns(ctx), scores),
         model_comparison=Table(comparison_columns(ctx), comparisons),
@@ -216,6 +228,7 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
     }
     notes = _notes(run, labels, consensus, weight_sources)
     notes["committee"] += _rule_notes(run.records, options)
+    notes["accuracy"] += _calibration_notes(run.models, calibrated, labels is not None, options)
     notes["replay"], notes["edits"] = replay_notes, edit_notes
     generated = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return Report(run, options, labels, consensus, decisions, costs, tables, totals, notes, generated, changes)
@@ -338,6 +351,63 @@ def _reliability_rows(
         )
         for m in models
     ]
+
+
+def _scored(records: Sequence[VerdictRecord], truth: Mapping[int, str]) -> dict[Key, Scored]:
+    """Each labelled verdict with a confidence: that confidence, and whether its stance is the label's."""
+    scored = {}
+    for r in records:
+        sure = confidence(r)
+        if sure is not None and r.edit_rcid in truth and stance(r.verdict) is not None:
+            scored[r.key] = Scored(sure, stance(r.verdict) == STANCE_OF_TRUTH[truth[r.edit_rcid]])
+    return scored
+
+
+def _calibrated_ballots(ballots: Mapping[int, Mapping[str, Ballot]],
+                        calibrated: Mapping[Key, float]) -> dict[int, dict[str, Ballot]]:
+    """The ballots with each model's confidence replaced by its held-out calibrated one, where there is one."""
+    return {rcid: {m: b._replace(confidence=calibrated[(rcid, m)]) if (rcid, m) in calibrated else b
+                   for m, b in given.items()} for rcid, given in ballots.items()}
+
+
+def _say_calibrated(decisions: list[EditDecision], ballots: Mapping[int, Mapping[str, Ballot]],
+                    calibrated: Mapping[Key, float]) -> None:
+    """Name the calibrated confidence in the reasons of an edit whose thresholds read one."""
+    for d in decisions:
+        if any((d.rcid, m) in calibrated for m in ballots.get(d.rcid, {})):
+            d.reasons = [r.replace("mean confidence", "mean calibrated confidence", 1) for r in d.reasons]
+            d.why = d.why.replace("mean confidence", "mean calibrated confidence")
+
+
+def _calibration_rows(records: Sequence[VerdictRecord], models: list[str], scored: Mapping[Key, Scored],
+                      calibrated: Mapping[Key, float]) -> list[CalibrationRow]:
+    rows = []
+    for m in models:
+        mine = {k: s for k, s in scored.items() if k[1] == m}
+        mapped = [Scored(calibrated[k], s.right) for k, s in mine.items() if k in calibrated]
+        kinds = {"stability" if r.stability is not None else "stated"
+                 for r in records if r.model == m and confidence(r) is not None}
+        source = "none" if not kinds else kinds.pop() if len(kinds) == 1 else "mixed"
+        rows.append(calibration_row(m, list(mine.values()), mapped, source))
+    return rows
+
+
+def _calibration_notes(models: list[str], calibrated: Mapping[Key, float], labelled: bool,
+                       options: ReportOptions) -> list[str]:
+    if not labelled:
+        return []
+    notes = ["Calibration: a verdict's confidence is read as the chance that its stance is the label's; ECE "
+             "sums |mean confidence - accuracy| over 10 equal-width bins ([0, 0.1) ... [0.9, 1.0]), each "
+             "weighted by its share of the verdicts; Brier is the mean of (confidence - right)^2."]
+    mapped = sorted({m for _, m in calibrated})
+    if mapped:
+        notes.append(f"The thresholds read calibrated confidence for {len(mapped)} of {len(models)} model(s): each "
+                     "verdict's confidence goes through its model's isotonic map fitted on the model's other "
+                     "labelled edits (held out edit by edit, like the weighted vote).")
+    elif options.calibrate:
+        notes.append("Too few labelled verdicts with a confidence to fit a calibration map; the thresholds read "
+                     "the confidence as stated (or measured by --samples).")
+    return notes
 
 
 def _confusion_table(consensus: DawidSkene) -> list[ConfusionRow]:

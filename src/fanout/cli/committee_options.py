@@ -18,8 +18,10 @@ def add_committee_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--min-confidence", type=float, default=0.8, metavar="X",
                         help="queue an edit when the Dawid–Skene posterior is below this (default 0.8)")
     parser.add_argument("--pause", type=float, default=Thresholds.pause, metavar="X",
-                        help="pause an edit for a human when the models' mean confidence (the share of a model's "
-                             f"samples that agree with its verdict; 1 for one sample) is below X (default {Thresholds.pause:g})")
+                        help="pause an edit for a human when the models' mean confidence is below X: the confidence "
+                             "each model stated with its verdict, or with --samples 2 or more the share of its samples "
+                             "that agree with it; calibrated on the labels when the report has them "
+                             f"(default {Thresholds.pause:g})")
     parser.add_argument("--delta", type=float, default=Thresholds.delta, metavar="X",
                         help="pause an edit when the vote shares of its top two stances are closer than X "
                              f"(default {Thresholds.delta:g})")
