@@ -15,7 +15,7 @@ from test_report_json import TABLE, TRUTH
 from fanout.analysis import ReportOptions, build_report
 from fanout.cli import main
 
-DECIDED = "no confidence measured (verdicts asked once; --samples 2 or more measures it)"
+DECIDED = "no confidence (none stated and no --samples 2 or more to measure one)"
 HEADER = ("rcid,qid,item,property,what,change,diff_url,{truth}decision,vendor/alpha verdict,vendor/alpha cost_usd,"
           "vendor/beta verdict,vendor/beta cost_usd,other/gamma verdict,other/gamma cost_usd,outcome,reason")
 """The page's edit table in its order (edit, truth, committee, models), each part of a cell in its own column."""

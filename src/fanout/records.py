@@ -223,7 +223,7 @@ class VerdictRecord:
         return cls(**{k: v for k, v in data.items() if k in known})
 
     def yaml_view(self, data: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Seed 000's trimmed schema first, then status and the investigation.
+        """Seed 000's trimmed schema first, then status, the stated confidence and the investigation.
 
         `data` is this record's to_dict() when the caller already made it (the
         checkpoint writer does, for the log line), sparing a second deep copy.
@@ -231,7 +231,7 @@ class VerdictRecord:
         d = self.to_dict() if data is None else data
         head = [
             "model", "edit_rcid", "edit_revid", "qid", "property", "diff_type", "timestamp",
-            "verdict", "confidence", "rationale", "sources", "token_usage", "cost_usd", "timeout", "status",
+            "verdict", "rationale", "sources", "token_usage", "cost_usd", "timeout", "status", "confidence",
         ]
         view = {k: d[k] for k in head}
         view.update({k: v for k, v in d.items() if k not in view})

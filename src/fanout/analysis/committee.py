@@ -180,7 +180,7 @@ def outcome(reasons: list[str], sure: float | None, thresholds: Thresholds) -> t
     if sure is not None and sure >= thresholds.autopass - _EPSILON:
         return AUTO_PASSED, f"mean confidence {sure:.2f} >= --autopass {thresholds.autopass:.2f}"
     if sure is None:
-        return DECIDED, "no confidence (none stated, and no --samples 2 or more to measure one)"
+        return DECIDED, "no confidence (none stated and no --samples 2 or more to measure one)"
     return DECIDED, f"mean confidence {sure:.2f} < --autopass {thresholds.autopass:.2f}"
 
 

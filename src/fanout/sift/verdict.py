@@ -582,7 +582,7 @@ def source_problems(source: Any) -> list[str]:
 
 
 def normalised(found: dict[str, Any]) -> dict[str, Any]:
-    """The verdict in the record's shape; a confidence left out is None (build_record warns of it)."""
+    """The verdict in the record's shape; a confidence left out is None (the report counts such verdicts)."""
     return {
         "verdict": _label(found["verdict"]),
         "confidence": stated_confidence(found.get("confidence")),
@@ -620,8 +620,6 @@ def build_record(
     warnings.extend(provenance_warnings)
     stability = state.stability if state.sample_orders else None
     stated = state.confidence if state.sample_orders else verdict.get("confidence")
-    if verdict.get("verdict") is not None and stated is None:
-        warnings.append("the verdict stated no confidence; the thresholds cannot act on it")
     violations = rule_violations(verdict.get("verdict"), sources)
     if violations:
         warnings.append(f"{verdict['verdict']} needs at least one verified source, and this verdict has none")
