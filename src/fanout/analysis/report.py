@@ -8,6 +8,7 @@ rows and columns are defined once, in report_tables.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -25,7 +26,7 @@ from fanout.analysis.calibration import CalibrationRow, Key, Scored, calibration
 from fanout.analysis.change import Change, describe_run
 from fanout.analysis.committee import OUTCOMES, Ballot, EditDecision, QueuePolicy, ballot, decide_edits
 from fanout.analysis.cost import ModelCost, cost_totals, model_costs, total_cost
-from fanout.analysis.dawid_skene import DawidSkene, dawid_skene
+from fanout.analysis.dawid_skene import MIN_EDITS, PRIOR, PRIOR_DIAGONAL, DawidSkene, dawid_skene
 from fanout.analysis.health import claimed_unfetched, model_health
 from fanout.analysis.labels import Labels, load_labels
 from fanout.analysis.fmt import short_names
@@ -173,7 +174,8 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
     by_edit = run.by_edit()
     verdicts = {rcid: {m: r.verdict for m, r in recs.items()} for rcid, recs in by_edit.items()}
     stances = {rcid: {m: _committee_stance(r, options) for m, r in recs.items()} for rcid, recs in by_edit.items()}
-    consensus = dawid_skene(stances, STANCES)
+    consensus = dawid_skene(stances, STANCES, smoothing=PRIOR, diagonal=PRIOR_DIAGONAL)
+    queue_policy = _queue_policy(options.policy, consensus)
     model_scores = [_model_score(m, by_edit, truth) for m in run.models] if labels else []
     weights, weight_sources = _weights(run.models, consensus, model_scores)
     held_out = _held_out_weights(weights, weight_sources, stances, truth)
@@ -182,7 +184,7 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
     scored = _scored(run.records, truth)
     calibrated = held_out_calibrated(scored) if labels and options.calibrate else {}
     ballots = _calibrated_ballots(ballots, calibrated)
-    decisions = decide_edits(stances, run.models, weights=held_out, consensus=consensus, policy=options.policy,
+    decisions = decide_edits(stances, run.models, weights=held_out, consensus=consensus, policy=queue_policy,
                              ballots=ballots, thresholds=options.thresholds)
     _say_calibrated(decisions, ballots, calibrated)
     costs = model_costs(run.records, run.models, options.project_edits, run.earlier_attempts, run.prices)
@@ -232,6 +234,14 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
     notes["replay"], notes["edits"] = replay_notes, edit_notes
     generated = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return Report(run, options, labels, consensus, decisions, costs, tables, totals, notes, generated, changes)
+
+
+def _queue_policy(policy: QueuePolicy, consensus: DawidSkene) -> QueuePolicy:
+    """The policy as applied: below MIN_EDITS answered edits Dawid–Skene's posterior queues nothing
+    (--min-confidence is set aside, and a note says so), since a dozen edits cannot fit four confusion matrices."""
+    if len(consensus.posteriors) >= MIN_EDITS:
+        return policy
+    return dataclasses.replace(policy, min_confidence=0.0)
 
 
 def _replay(run: RunData, specs: list[PolicySpec], changes: Mapping[int, Change], costs: list[ModelCost],
@@ -410,6 +420,11 @@ def _calibration_notes(models: list[str], calibrated: Mapping[Key, float], label
     return notes
 
 
+def _posteriors(consensus: DawidSkene) -> list[float]:
+    """The posterior of each answered edit's most probable stance: how sure Dawid–Skene is, edit by edit."""
+    return [max(posterior.values()) for posterior in consensus.posteriors.values()]
+
+
 def _confusion_table(consensus: DawidSkene) -> list[ConfusionRow]:
     return [
         ConfusionRow(model, k, given, p)
@@ -509,6 +524,16 @@ def _notes(
         unlabelled = sum(e.rcid not in labels.truth for e in run.edits)
         if unlabelled:
             notes["accuracy"].append(f"{unlabelled} of {len(run.edits)} edits have no label and are not scored.")
+    answered = len(consensus.posteriors)
+    if answered:
+        low, high = min(p for p in _posteriors(consensus)), max(_posteriors(consensus))
+        prior = (f"Dawid–Skene is fitted with a prior on each model's confusion matrix (a pseudo-count of "
+                 f"{PRIOR:g} on every cell and {PRIOR_DIAGONAL:g} more on the diagonal); its posterior for the "
+                 f"decided stance ranges {low:.2f}–{high:.2f} over the {answered} answered edits.")
+        if answered < MIN_EDITS:
+            prior += (f" Below {MIN_EDITS} answered edits it is shown but queues nothing: --min-confidence "
+                      f"is set aside ({answered} here).")
+        notes["committee"].append(prior)
     if not consensus.converged:
         notes["committee"].append(f"Dawid–Skene stopped after {consensus.iterations} iterations without converging.")
     return notes
