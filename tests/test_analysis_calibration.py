@@ -108,3 +108,38 @@ def test_with_its_prior_dawid_skene_on_12_edits_is_no_longer_sure_of_a_tie() -> 
     assert [round(bare.decision(i)[1] or 0, 2) for i in (11, 12)] == [0.99, 1.0]
     assert [(d, round(p or 0, 2)) for d, p in map(with_prior.decision, (1, 9, 11, 12))] == [
         ("accept", 0.99), ("accept", 0.96), ("accept", 0.78), ("unsure", 0.51)]
+
+
+@pytest.mark.timeout(300)
+async def test_at_one_sample_every_simulated_verdict_has_a_confidence_and_the_thresholds_pass_edits(tmp_path) -> None:
+    """The issue's demo auto-passed 0 edits at --samples 1: nothing had a confidence. Now each verdict states one."""
+    import subprocess
+    import sys
+
+    import anyio
+    import yaml
+
+    from fanout.analysis.report import ReportOptions, build_report
+    from fanout.config import package_data
+    from fanout.sim import SimConfig, running_simulator
+
+    async with running_simulator(SimConfig(seed=7)) as sim:
+        labels = tmp_path / "labels.yaml"
+        labels.write_text(yaml.safe_dump({"labels": sim.labels()}))
+        command = [sys.executable, "-m", "fanout", "run", str(package_data("sample_snapshot.yaml")),
+                   "--run-dir", str(tmp_path / "run"), "--base-url", sim.api_base, "--searxng-url", sim.searxng_url,
+                   "--allow-private-urls", "--fetch-delay", "0"]
+        done = await anyio.run_process(command, check=False, stderr=subprocess.STDOUT)
+    assert done.returncode == 0, done.stdout.decode()
+    stated = build_report(tmp_path / "run")
+    assert len(stated.run.records) == 48
+    assert all(r.confidence is not None and r.stability is None for r in stated.run.records)
+    outcomes = [d.outcome for d in stated.decisions]
+    assert (outcomes.count("auto-passed"), outcomes.count("decided"), outcomes.count("paused")) == (6, 3, 3)
+    passed = next(d for d in stated.decisions if d.outcome == "auto-passed")
+    assert passed.why.startswith("mean confidence ") and ">= --autopass 0.90" in passed.why
+    calibrated = build_report(tmp_path / "run", ReportOptions(labels_path=labels))
+    assert {row.model for row in calibrated.tables.calibration.rows} == set(calibrated.models)
+    assert all(row.n == 12 and row.source == "stated" for row in calibrated.tables.calibration.rows)
+    auto = [d for d in calibrated.decisions if d.outcome == "auto-passed"]
+    assert auto and all(d.why.startswith("mean calibrated confidence ") for d in auto)
