@@ -143,3 +143,12 @@ async def test_at_one_sample_every_simulated_verdict_has_a_confidence_and_the_th
     assert all(row.n == 12 and row.source == "stated" for row in calibrated.tables.calibration.rows)
     auto = [d for d in calibrated.decisions if d.outcome == "auto-passed"]
     assert auto and all(d.why.startswith("mean calibrated confidence ") for d in auto)
+
+
+def test_the_page_shows_each_models_calibration_and_a_reliability_diagram(tmp_path) -> None:
+    from fanout.analysis.charts import reliability_chart
+
+    svg = reliability_chart("Reliability", [("a<b", [(0.55, 0.5, 2), (0.96, 0.75, 4)]), ("c", [(0.85, 1.0, 1)])])
+    assert svg.count("<circle") == 3 + 2  # three bins, two legend dots
+    assert svg.count("<polyline") == 1  # a model with one bin has no line
+    assert "a&lt;b: 4 verdict(s) at mean confidence 0.96, 0.75 right" in svg

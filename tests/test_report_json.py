@@ -201,7 +201,7 @@ def test_each_edit_is_auto_passed_decided_or_paused_and_the_counts_reach_every_o
         ("decided", None), ("decided", None), ("paused", None), ("paused", None)]
     assert rows[1]["why"] == "no confidence (none stated and no --samples 2 or more to measure one)"
     assert rows[4]["reasons"] == "agreement 0.67 < 0.75; top two 0.67 and 0.33 closer than --delta 0.50"
-    assert rows[3]["reasons"].endswith("; tie; confidence 0.51 < 0.80; top two 0.50 and 0.50 closer than --delta 0.50")
+    assert rows[3]["reasons"].endswith("; tie; top two 0.50 and 0.50 closer than --delta 0.50")
     assert (data["totals"]["auto_passed"], data["totals"]["decided"], data["totals"]["paused"]) == (0, 2, 2)
     assert (data["settings"]["pause"], data["settings"]["delta"], data["settings"]["autopass"]) == (0.7, 0.5, 0.95)
     out = capsys.readouterr().out

@@ -22,7 +22,15 @@ from fanout.analysis.agreement import (
     pairwise_agreement,
     verdict_distribution,
 )
-from fanout.analysis.calibration import CalibrationRow, Key, Scored, calibration_row, held_out_calibrated
+from fanout.analysis.calibration import (
+    Bin,
+    CalibrationRow,
+    Key,
+    Scored,
+    calibration_row,
+    held_out_calibrated,
+    reliability_bins,
+)
 from fanout.analysis.change import Change, describe_run
 from fanout.analysis.committee import OUTCOMES, Ballot, EditDecision, QueuePolicy, ballot, decide_edits
 from fanout.analysis.cost import ModelCost, cost_totals, model_costs, total_cost
@@ -105,6 +113,8 @@ class Report:
     generated_at: str
     changes: dict[int, Change] = field(default_factory=dict)
     """What each edit changed, for the edits the run's snapshot still describes."""
+    calibration_bins: dict[str, list[Bin]] = field(default_factory=dict)
+    """Model -> the bins of its reliability diagram (fanout.analysis.calibration), with labels."""
 
     @property
     def models(self) -> list[str]:
@@ -233,7 +243,8 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
     notes["accuracy"] += _calibration_notes(run.models, calibrated, labels is not None, options)
     notes["replay"], notes["edits"] = replay_notes, edit_notes
     generated = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return Report(run, options, labels, consensus, decisions, costs, tables, totals, notes, generated, changes)
+    bins = {m: reliability_bins([s for k, s in scored.items() if k[1] == m]) for m in run.models} if labels else {}
+    return Report(run, options, labels, consensus, decisions, costs, tables, totals, notes, generated, changes, bins)
 
 
 def _queue_policy(policy: QueuePolicy, consensus: DawidSkene) -> QueuePolicy:

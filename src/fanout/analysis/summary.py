@@ -105,7 +105,10 @@ def _scores(report: Report, names: dict[str, str]) -> str:
     scores = report.tables.scores
     if not scores.rows:
         return ""
-    return "Accuracy against labels (3-way)\n" + scores.terminal() + _best_line(report, names)
+    calibration = report.tables.calibration
+    shown = "\n\nCalibration against labels (ECE over 10 equal-width bins)\n" + calibration.terminal()
+    return ("Accuracy against labels (3-way)\n" + scores.terminal() + _best_line(report, names)
+            + (shown if calibration.rows else ""))
 
 
 def _replay(report: Report) -> str:
