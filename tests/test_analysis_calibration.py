@@ -3,6 +3,7 @@ the simulator's planted miscalibration, and Dawid–Skene's prior on a small run
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -143,6 +144,13 @@ async def test_at_one_sample_every_simulated_verdict_has_a_confidence_and_the_th
     assert all(row.n == 12 and row.source == "stated" for row in calibrated.tables.calibration.rows)
     auto = [d for d in calibrated.decisions if d.outcome == "auto-passed"]
     assert auto and all(d.why.startswith("mean calibrated confidence ") for d in auto)
+    from fanout.cli import main
+
+    assert main(["report", str(tmp_path / "run"), "--labels", str(labels), "--no-calibrate", "--json", "-q"]) == 0
+    data = json.loads((tmp_path / "run" / "report.json").read_text(encoding="utf-8"))
+    assert data["settings"]["calibrate"] is False
+    assert data["totals"]["auto_passed"] == 6  # as stated, as without labels
+    assert [n for n in data["notes"] if n.startswith("The thresholds read calibrated")] == []
 
 
 def test_the_page_shows_each_models_calibration_and_a_reliability_diagram(tmp_path) -> None:

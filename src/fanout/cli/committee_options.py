@@ -28,6 +28,9 @@ def add_committee_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--autopass", type=float, default=Thresholds.autopass, metavar="X",
                         help="pass an edit without a human when nothing paused it and the mean confidence is at "
                              f"least X (default {Thresholds.autopass:g})")
+    parser.add_argument("--no-calibrate", dest="calibrate", action="store_false",
+                        help="with --labels, let the thresholds read each model's confidence as stated (or measured "
+                             "by --samples) instead of through its calibration map fitted on its other labelled edits")
     parser.add_argument("--rule-violations", choices=("abstain", "count"), default="abstain",
                         help="a verified-high/-low verdict with no verified source: abstain = it casts no "
                              "committee vote (default), count = it votes like any other")
@@ -45,4 +48,5 @@ def committee_settings(args: argparse.Namespace) -> dict[str, Any]:
         "policy": QueuePolicy(min_agreement=args.min_agreement, min_confidence=args.min_confidence, quorum=args.quorum),
         "thresholds": Thresholds(pause=args.pause, delta=args.delta, autopass=args.autopass),
         "rule_violations": args.rule_violations,
+        "calibrate": args.calibrate,
     }
