@@ -240,7 +240,7 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
     }
     notes = _notes(run, labels, consensus, weight_sources)
     notes["committee"] += _rule_notes(run.records, options)
-    notes["accuracy"] += _calibration_notes(run.models, calibrated, labels is not None, options)
+    notes["committee"] += _calibration_notes(run.models, calibrated, labels is not None, options)
     notes["replay"], notes["edits"] = replay_notes, edit_notes
     generated = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     bins = {m: reliability_bins([s for k, s in scored.items() if k[1] == m]) for m in run.models} if labels else {}
