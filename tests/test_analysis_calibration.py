@@ -160,3 +160,20 @@ def test_the_page_shows_each_models_calibration_and_a_reliability_diagram(tmp_pa
     assert svg.count("<circle") == 3 + 2  # three bins, two legend dots
     assert svg.count("<polyline") == 1  # a model with one bin has no line
     assert "a&lt;b: 4 verdict(s) at mean confidence 0.96, 0.75 right" in svg
+
+
+def test_an_edit_pages_verdict_table_shows_the_confidence_the_thresholds_read() -> None:
+    from fanout.analysis.html_edit import VERDICT_COLUMNS, ModelVerdict
+    from fanout.analysis.table import Table
+
+    def record(model: str, **fields: object) -> VerdictRecord:
+        base = {"model": model, "edit_rcid": 1, "edit_revid": 2, "qid": "Q1", "property": "P31", "diff_type": None,
+                "timestamp": "2026-01-01T00:00:00Z", "status": "ok", "verdict": "plausible"}
+        return VerdictRecord.from_dict(base | fields)
+
+    rows = [ModelVerdict(0, "a", record("m/a", confidence=0.85)),
+            ModelVerdict(1, "b", record("m/b", confidence=0.85, stability=2 / 3)),
+            ModelVerdict(2, "c", record("m/c"))]
+    column = next(c for c in VERDICT_COLUMNS if c.key == "confidence")
+    assert column.show is not None and [column.show(row) for row in rows] == ["0.85", "0.67 (stability)", ""]
+    assert "<th>confidence</th>" in Table(VERDICT_COLUMNS, rows).html()
