@@ -139,18 +139,26 @@ async def test_at_one_sample_every_simulated_verdict_has_a_confidence_and_the_th
     assert (outcomes.count("auto-passed"), outcomes.count("decided"), outcomes.count("paused")) == (6, 3, 3)
     passed = next(d for d in stated.decisions if d.outcome == "auto-passed")
     assert passed.why.startswith("mean confidence ") and ">= --autopass 0.90" in passed.why
-    calibrated = build_report(tmp_path / "run", ReportOptions(labels_path=labels))
-    assert {row.model for row in calibrated.tables.calibration.rows} == set(calibrated.models)
-    assert all(row.n == 12 and row.source == "stated" for row in calibrated.tables.calibration.rows)
+    labelled = build_report(tmp_path / "run", ReportOptions(labels_path=labels))
+    assert {row.model for row in labelled.tables.calibration.rows} == set(labelled.models)
+    assert all(row.n == 12 and row.source == "stated" and row.calibrated_ece is not None
+               for row in labelled.tables.calibration.rows)
+    # 12 labelled verdicts a model: below the 30 the thresholds need, they read the stated confidence
+    assert [d.why for d in labelled.decisions] == [d.why for d in stated.decisions]
+    assert any(n.startswith("The thresholds read the confidence as stated") and "needs 30 labelled" in n
+               for n in labelled.notes)
+    calibrated = build_report(tmp_path / "run", ReportOptions(labels_path=labels, calibrate_from=12))
     auto = [d for d in calibrated.decisions if d.outcome == "auto-passed"]
     assert auto and all(d.why.startswith("mean calibrated confidence ") for d in auto)
+    assert "The thresholds read calibrated confidence for 4 of 4 model(s) (those with at least 12 labelled " \
+           "verdicts with a confidence)." in calibrated.notes
     from fanout.cli import main
 
     assert main(["report", str(tmp_path / "run"), "--labels", str(labels), "--no-calibrate", "--json", "-q"]) == 0
     data = json.loads((tmp_path / "run" / "report.json").read_text(encoding="utf-8"))
     assert data["settings"]["calibrate"] is False
     assert data["totals"]["auto_passed"] == 6  # as stated, as without labels
-    assert [n for n in data["notes"] if n.startswith("The thresholds read calibrated")] == []
+    assert "The thresholds read the confidence as stated (or measured by --samples): --no-calibrate." in data["notes"]
 
 
 def test_the_page_shows_each_models_calibration_and_a_reliability_diagram(tmp_path) -> None:

@@ -9,6 +9,7 @@ rows and columns are defined once, in report_tables.
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -28,6 +29,7 @@ from fanout.analysis.calibration import (
     Key,
     Scored,
     calibration_row,
+    MIN_CALIBRATE,
     held_out_calibrated,
     reliability_bins,
 )
@@ -96,6 +98,8 @@ class ReportOptions:
     calibrate: bool = True
     """With labels, the thresholds read each model's confidence through its isotonic calibration map,
     fitted on its other labelled edits (fanout.analysis.calibration); False: as stated or measured."""
+    calibrate_from: int = MIN_CALIBRATE
+    """Labelled verdicts with a confidence a model needs before the thresholds read its calibrated confidence."""
 
 
 @dataclass
@@ -192,11 +196,12 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
     ballots = {rcid: {m: ballot(r, s) for m, r in by_edit[rcid].items() if (s := given[m]) is not None}
                for rcid, given in stances.items()}
     scored = _scored(run.records, truth)
-    calibrated = held_out_calibrated(scored) if labels and options.calibrate else {}
-    ballots = _calibrated_ballots(ballots, calibrated)
+    calibrated = held_out_calibrated(scored) if labels else {}
+    applied = _applied_calibration(calibrated, scored, options)
+    ballots = _calibrated_ballots(ballots, applied)
     decisions = decide_edits(stances, run.models, weights=held_out, consensus=consensus, policy=queue_policy,
                              ballots=ballots, thresholds=options.thresholds)
-    _say_calibrated(decisions, ballots, calibrated)
+    _say_calibrated(decisions, ballots, applied)
     costs = model_costs(run.records, run.models, options.project_edits, run.earlier_attempts, run.prices)
     edit_costs = {rcid: sum(r.cost_usd or 0.0 for r in recs.values()) for rcid, recs in by_edit.items()}
     scores = model_scores + _committee_scores(decisions, truth, edit_costs) if labels else []
@@ -240,7 +245,7 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
     }
     notes = _notes(run, labels, consensus, weight_sources)
     notes["committee"] += _rule_notes(run.records, options)
-    notes["committee"] += _calibration_notes(run.models, calibrated, labels is not None, options)
+    notes["committee"] += _calibration_notes(run.models, calibrated, applied, labels is not None, options)
     notes["replay"], notes["edits"] = replay_notes, edit_notes
     generated = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     bins = {m: reliability_bins([s for k, s in scored.items() if k[1] == m]) for m in run.models} if labels else {}
@@ -384,6 +389,16 @@ def _scored(records: Sequence[VerdictRecord], truth: Mapping[int, str]) -> dict[
     return scored
 
 
+def _applied_calibration(calibrated: Mapping[Key, float], scored: Mapping[Key, Scored],
+                         options: ReportOptions) -> dict[Key, float]:
+    """The calibrated confidences the thresholds read: those of models with options.calibrate_from labelled
+    verdicts (none under --no-calibrate)."""
+    if not options.calibrate:
+        return {}
+    labelled = Counter(model for _, model in scored)
+    return {k: v for k, v in calibrated.items() if labelled[k[1]] >= options.calibrate_from}
+
+
 def _calibrated_ballots(ballots: Mapping[int, Mapping[str, Ballot]],
                         calibrated: Mapping[Key, float]) -> dict[int, dict[str, Ballot]]:
     """The ballots with each model's confidence replaced by its held-out calibrated one, where there is one."""
@@ -413,19 +428,26 @@ def _calibration_rows(records: Sequence[VerdictRecord], models: list[str], score
     return rows
 
 
-def _calibration_notes(models: list[str], calibrated: Mapping[Key, float], labelled: bool,
-                       options: ReportOptions) -> list[str]:
+def _calibration_notes(models: list[str], calibrated: Mapping[Key, float], applied: Mapping[Key, float],
+                       labelled: bool, options: ReportOptions) -> list[str]:
     if not labelled:
         return []
     notes = ["Calibration: a verdict's confidence is read as the chance that its stance is the label's; ECE "
              "sums |mean confidence - accuracy| over 10 equal-width bins ([0, 0.1) ... [0.9, 1.0]), each "
-             "weighted by its share of the verdicts; Brier is the mean of (confidence - right)^2."]
-    mapped = sorted({m for _, m in calibrated})
+             "weighted by its share of the verdicts; Brier is the mean of (confidence - right)^2. Calibrated: "
+             "through the model's isotonic map fitted on its other labelled edits (held out edit by edit, like "
+             "the weighted vote)."]
+    mapped, fitted = sorted({m for _, m in applied}), sorted({m for _, m in calibrated})
     if mapped:
-        notes.append(f"The thresholds read calibrated confidence for {len(mapped)} of {len(models)} model(s): each "
-                     "verdict's confidence goes through its model's isotonic map fitted on the model's other "
-                     "labelled edits (held out edit by edit, like the weighted vote).")
-    elif options.calibrate:
+        notes.append(f"The thresholds read calibrated confidence for {len(mapped)} of {len(models)} model(s) "
+                     f"(those with at least {options.calibrate_from} labelled verdicts with a confidence).")
+    elif not options.calibrate:
+        notes.append("The thresholds read the confidence as stated (or measured by --samples): --no-calibrate.")
+    elif fitted:
+        notes.append(f"The thresholds read the confidence as stated (or measured by --samples): a model needs "
+                     f"{options.calibrate_from} labelled verdicts with a confidence before they read its calibrated "
+                     "one; the calibrated figures are shown for comparison.")
+    else:
         notes.append("Too few labelled verdicts with a confidence to fit a calibration map; the thresholds read "
                      "the confidence as stated (or measured by --samples).")
     return notes
