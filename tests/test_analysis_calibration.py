@@ -185,3 +185,22 @@ def test_an_edit_pages_verdict_table_shows_the_confidence_the_thresholds_read() 
     column = next(c for c in VERDICT_COLUMNS if c.key == "confidence")
     assert column.show is not None and [column.show(row) for row in rows] == ["0.85", "0.67 (stability)", ""]
     assert "<th>confidence</th>" in Table(VERDICT_COLUMNS, rows).html()
+
+
+@pytest.mark.parametrize("edits, queues", [(29, False), (30, True)])
+def test_dawid_skene_queues_only_from_30_answered_edits_and_the_summary_says_so(tmp_path, edits, queues) -> None:
+    from test_analysis_support import run_from_table
+
+    from fanout.analysis import build_report
+    from fanout.analysis.summary import render_summary
+
+    table = {i: ("verified-high", "verified-high", "verified-high") for i in range(1, edits)}
+    table[edits] = ("verified-high", "unverifiable", "incorrect")  # a three-way split
+    report = build_report(run_from_table(tmp_path / "run", table, models=("m/a", "m/b", "m/c")))
+    split = next(d for d in report.decisions if d.rcid == edits)
+    posterior = split.dawid_skene.confidence
+    assert posterior is not None and posterior < 0.8
+    assert report.dawid_skene_queues is queues
+    assert (f"confidence {posterior:.2f} < 0.80" in split.reasons) is queues
+    assert ("Dawid–Skene confidence < 0.80" in render_summary(report)) is queues
+    assert any("Below 30 answered edits it is shown but queues nothing" in n for n in report.notes) is not queues

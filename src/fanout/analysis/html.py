@@ -259,6 +259,12 @@ def _calibration_html(report: Report, names: dict[str, str]) -> str:
             "the model’s isotonic map fitted on its other labelled edits. Dots below the diagonal: overconfident.</p>")
 
 
+def _dawid_skene_clause(report: Report) -> str:
+    if not report.dawid_skene_queues:
+        return ""
+    return f"the Dawid–Skene posterior is below {report.options.policy.min_confidence:.2f}, "
+
+
 def _committee_section(report: Report, names: dict[str, str]) -> str:
     rel = report.tables.reliability.html()
     queue = report.tables.human_queue
@@ -268,7 +274,7 @@ def _committee_section(report: Report, names: dict[str, str]) -> str:
         '<section id="committee"><h2>Committee</h2>'
         f"<h3>Needs a human ({len(queue)} of {report.totals['edits']} edits)</h3>"
         f'<p class="stat">Queued when the majority holds less than {policy.min_agreement:.2f} of the votes, '
-        f"ties, the Dawid–Skene posterior is below {policy.min_confidence:.2f}, the models’ mean confidence "
+        f"ties, {_dawid_skene_clause(report)}the models’ mean confidence "
         f"is below {limits.pause:.2f} (--pause), or the top two stances’ vote shares are closer than "
         f"{limits.delta:.2f} (--delta). {t['auto_passed']} edits passed on their own (mean confidence at "
         f"least {limits.autopass:.2f}, --autopass), {t['decided']} were decided by the committee, "

@@ -124,6 +124,11 @@ class Report:
     def models(self) -> list[str]:
         return self.run.models
 
+    @property
+    def dawid_skene_queues(self) -> bool:
+        """Whether Dawid–Skene's posterior queues edits (--min-confidence): from MIN_EDITS answered edits on."""
+        return len(self.consensus.posteriors) >= MIN_EDITS
+
     def table(self, name: str) -> list[dict[str, Any]]:
         """A table's rows as its JSON has them (by the name `report --json` gives the table): for the charts and
         for a reader of the data; the tables themselves render `tables`."""

@@ -91,7 +91,8 @@ def _committee(report: Report) -> str:
     )
     lines.append(
         f"Needs a human: {len(queue)} of {len(committee)} edits "
-        f"(agreement < {policy.min_agreement:.2f}, tie, confidence < {policy.min_confidence:.2f}, "
+        f"(agreement < {policy.min_agreement:.2f}, tie, "
+        + (f"Dawid–Skene confidence < {policy.min_confidence:.2f}, " if report.dawid_skene_queues else "") +
         f"mean confidence < {limits.pause:.2f}, or top two closer than {limits.delta:.2f})"
     )
     if queue.rows:
