@@ -166,6 +166,6 @@ def test_an_edit_page_s_verdict_table_names_a_model_not_run_on_the_edit(tmp_path
     records = [make_record(1, "m/a", "plausible"), make_record(1, "m/b", "incorrect"), make_record(2, "m/a", "suspect")]
     pages = dict(render_edit_pages(build_report(write_run(tmp_path / "run", records)), "../../report.html"))
     row = pages[2].split('<tr><td class="l">b</td>')[1].split("</tr>")[0]
-    assert row == '<td class="l"><span class="muted">not run</span></td><td class="l"></td>' + "<td></td>" * 5
+    assert row == '<td class="l"><span class="muted">not run</span></td><td class="l"></td>' + "<td></td>" * 6  # confidence, cost, turns, tool calls, tokens, seconds
     assert '<td class="l"><a href="#model-1">a</a></td><td class="l"><span class="v v-suspect">suspect</span></td>' \
         in pages[2]
