@@ -24,12 +24,12 @@ from fanout.analysis.agreement import (
     verdict_distribution,
 )
 from fanout.analysis.calibration import (
+    MIN_CALIBRATE,
     Bin,
     CalibrationRow,
     Key,
     Scored,
     calibration_row,
-    MIN_CALIBRATE,
     held_out_calibrated,
     reliability_bins,
 )
