@@ -134,7 +134,7 @@ def test_thresholds_pause_on_low_confidence_or_a_close_top_two_and_pass_or_leave
         2: ("paused", "top two 0.56 and 0.44 closer than --delta 0.20"),
         3: ("auto-passed", "mean confidence 0.95 >= --autopass 0.90"),  # c's single verdict is not in the mean
         4: ("decided", "mean confidence 0.80 < --autopass 0.90"),
-        5: ("decided", "no confidence measured (verdicts asked once; --samples 2 or more measures it)"),
+        5: ("decided", "no confidence (none stated and no --samples 2 or more to measure one)"),
     }
 
 

@@ -30,6 +30,7 @@ class Rec(NamedTuple):
     model: str
     verdict: str | None
     stability: float | None = None
+    confidence: float | None = None
 
 
 CASCADE = Cascade(("cheap", "mid", "dear"), autopass=0.9)
@@ -77,15 +78,25 @@ def test_the_last_models_verdict_stands_unagreed_when_nobody_agrees() -> None:
         by=("cheap", "mid", "dear"))
 
 
-def test_confidence_is_the_measured_stability_and_nothing_for_a_single_sample() -> None:
+def test_confidence_is_the_measured_stability_else_the_stated_one_else_nothing() -> None:
     assert confidence(Rec("m", "plausible", 0.6)) == 0.6
+    assert confidence(Rec("m", "plausible", 0.6, confidence=0.95)) == 0.6  # samples measured it: stability rules
+    assert confidence(Rec("m", "plausible", None, confidence=0.95)) == 0.95
     assert confidence(Rec("m", "plausible")) is None
     assert confidence(Rec("m", None, 0.0)) is None
+    assert confidence(Rec("m", None, None, confidence=0.9)) is None
 
 
-def test_a_single_sample_never_passes_alone_and_the_reason_says_how_to_measure_it() -> None:
+def test_a_single_sample_without_a_stated_confidence_never_passes_alone_and_the_reason_says_so() -> None:
     assert CASCADE.next_step([Rec("cheap", "verified-high")]) == Ask(
-        "mid", "cheap said verified-high once (no stability without --samples 2 or more)")
+        "mid", "cheap said verified-high with no confidence (none stated, and no --samples 2 or more)")
+
+
+def test_a_single_sample_passes_alone_on_its_stated_confidence_and_escalates_below_it() -> None:
+    assert CASCADE.next_step([Rec("cheap", "verified-high", confidence=0.92)]) == Settled(
+        "verified-high", "cheap said verified-high at stated confidence 0.92", agreed=True, by=("cheap",))
+    assert CASCADE.next_step([Rec("cheap", "verified-high", confidence=0.85)]) == Ask(
+        "mid", "cheap said verified-high at stated confidence 0.85, below --autopass 0.9")
 
 
 def test_cheapest_first_puts_unknown_costs_last_and_keeps_ties_in_order() -> None:

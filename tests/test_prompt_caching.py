@@ -287,8 +287,8 @@ async def test_cached_and_written_tokens_are_summed_into_the_record_and_billed_b
     assert read[:5] == [0, *prompt[:4]]
     assert written[:5] == [prompt[0], *(b - a for a, b in zip(prompt, prompt[1:5]))]
     # the verdict request offers the investigation's tools: it reads all the last investigation request sent
-    assert prompt == [2242, 2879, 3407, 3536, 3661, 4132]
-    assert (read[5], written[5]) == (3661, 471)
+    assert prompt == [2242, 2879, 3407, 3536, 3661, 4206]
+    assert (read[5], written[5]) == (3661, 545)
     assert (record.token_usage.cached_tokens, record.token_usage.cache_write_tokens) == (sum(read), sum(written))
     assert tally["tokens"][HAIKU]["cached_tokens"] == sum(read)
     haiku = next(m for m in SIM_MODELS if m.canonical_slug == HAIKU)
@@ -314,8 +314,8 @@ async def test_the_simulated_haiku_caches_nothing_under_its_documented_minimum()
     """The investigation stays under 4 096 tokens: nothing to read; only the verdict request, past it, writes."""
     record, usages, _ = await verdict_through_the_simulator()
     assert max(u["prompt_tokens"] for u in usages[:5]) < ANTHROPIC_HAIKU_4_5.min_tokens
-    assert usages[5]["prompt_tokens"] == 4132
-    assert (record.token_usage.cached_tokens, record.token_usage.cache_write_tokens) == (0, 4132)
+    assert usages[5]["prompt_tokens"] == 4206
+    assert (record.token_usage.cached_tokens, record.token_usage.cache_write_tokens) == (0, 4206)
 
 
 # --- the simulator's cache -----------------------------------------------------------------------

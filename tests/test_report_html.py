@@ -129,7 +129,7 @@ class Tags(HTMLParser):
 
 def test_the_first_page_has_the_charts_and_one_row_per_edit_linking_its_page(hostile_report: Path) -> None:
     html = hostile_report.read_text(encoding="utf-8")
-    assert html.count("<svg") == 5  # two heatmaps, two distributions, cost against accuracy
+    assert html.count("<svg") == 6  # two heatmaps, two distributions, cost against accuracy, reliability
     assert re.findall(r'<tr id="edit-(\d+)"', html) == [str(r) for r in range(1, 9)]
     assert html.count('href="report/edits/') == 8 + 24  # the edit's name and each model's verdict
     assert "<details" not in html

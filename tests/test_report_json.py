@@ -76,8 +76,8 @@ def test_json_tables_are_lists_of_flat_rows_with_one_set_of_columns(run_dir: Pat
     assert data["totals"]["projected_cost_usd"] == 7.5  # 3 models x 0.25 x 10 edits
     expected = {"health", "verdict_distribution", "pairwise_agreement", "overall_agreement", "model_agreement",
                 "verdicts", "committee",
-                "human_queue", "reliability", "dawid_skene_confusion", "scores", "model_comparison", "score_confusion",
-                "cost", "policy_replay", "human_scores", "human_agreement", "trust"}
+                "human_queue", "reliability", "calibration", "dawid_skene_confusion", "scores", "model_comparison",
+                "score_confusion", "cost", "policy_replay", "human_scores", "human_agreement", "trust"}
     assert set(data["tables"]) == expected
     for name, rows in data["tables"].items():
         assert isinstance(rows, list), name
@@ -199,9 +199,9 @@ def test_each_edit_is_auto_passed_decided_or_paused_and_the_counts_reach_every_o
     rows = {r["rcid"]: r for r in data["tables"]["committee"]}
     assert [(rows[r]["outcome"], rows[r]["mean_confidence"]) for r in (1, 2, 3, 4)] == [
         ("decided", None), ("decided", None), ("paused", None), ("paused", None)]
-    assert rows[1]["why"] == "no confidence measured (verdicts asked once; --samples 2 or more measures it)"
+    assert rows[1]["why"] == "no confidence (none stated and no --samples 2 or more to measure one)"
     assert rows[4]["reasons"] == "agreement 0.67 < 0.75; top two 0.67 and 0.33 closer than --delta 0.50"
-    assert rows[3]["reasons"].endswith("; tie; confidence 0.51 < 0.80; top two 0.50 and 0.50 closer than --delta 0.50")
+    assert rows[3]["reasons"].endswith("; tie; top two 0.50 and 0.50 closer than --delta 0.50")
     assert (data["totals"]["auto_passed"], data["totals"]["decided"], data["totals"]["paused"]) == (0, 2, 2)
     assert (data["settings"]["pause"], data["settings"]["delta"], data["settings"]["autopass"]) == (0.7, 0.5, 0.95)
     out = capsys.readouterr().out

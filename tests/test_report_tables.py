@@ -132,11 +132,11 @@ def test_the_json_of_a_one_edit_run_has_each_typed_row_s_fields_with_their_value
 
     run = run_from_table(tmp_path / "run", {7: ("plausible", "incorrect")}, models=("m/a", "m/b"), cost=0.5)
     tables = build_report(run).to_json()["tables"]
-    why = "tie; confidence 0.50 < 0.80; top two 0.50 and 0.50 closer than --delta 0.20"
+    why = "tie; top two 0.50 and 0.50 closer than --delta 0.20"  # one edit: Dawid–Skene queues nothing
     assert tables["committee"] == [{
         "rcid": 7, "qid": "Q7", "property": "P31", "votes": 2, "accept": 1, "unsure": 0, "reject": 1,
-        "majority": None, "majority_share": 0.5, "weighted": "accept", "weighted_share": 0.5, "dawid_skene": "accept",
-        "dawid_skene_confidence": pytest.approx(0.49916, abs=1e-5), "needs_human": True, "reasons": why,
+        "majority": None, "majority_share": 0.5, "weighted": "accept", "weighted_share": pytest.approx(0.5), "dawid_skene": "accept",
+        "dawid_skene_confidence": pytest.approx(0.41250, abs=1e-5), "needs_human": True, "reasons": why,
         "mean_confidence": None, "top_share": 0.5, "second_share": 0.5, "outcome": "paused", "why": why, "truth": None,
         "human": None, "decision": "accept", "settled_by": None, "set_aside": "",
     }]
@@ -167,6 +167,6 @@ def test_an_edit_page_s_verdict_table_names_a_model_not_run_on_the_edit(tmp_path
     records = [make_record(1, "m/a", "plausible"), make_record(1, "m/b", "incorrect"), make_record(2, "m/a", "suspect")]
     pages = dict(render_edit_pages(build_report(write_run(tmp_path / "run", records)), "../../report.html"))
     row = pages[2].split('<tr><td class="l">b</td>')[1].split("</tr>")[0]
-    assert row == '<td class="l"><span class="muted">not run</span></td><td class="l"></td>' + "<td></td>" * 5
+    assert row == '<td class="l"><span class="muted">not run</span></td><td class="l"></td>' + "<td></td>" * 6  # confidence, cost, turns, tool calls, tokens, seconds
     assert '<td class="l"><a href="#model-1">a</a></td><td class="l"><span class="v v-suspect">suspect</span></td>' \
         in pages[2]

@@ -70,9 +70,10 @@ def test_without_the_swap_every_sample_lists_the_labels_in_the_natural_order_and
 
 
 def test_the_verdict_request_lists_the_labels_in_the_order_given_and_in_the_natural_order_is_todays_to_the_byte():
-    # The hash of the request every verdict was asked before --samples existed.
+    # The hash of the request a verdict with one sample is asked (changed once since --samples existed: the
+    # confidence field of issue 28).
     assert hashlib.sha256(VERDICT_REQUEST.encode()).hexdigest() == (
-        "6da92c7bb502913bd5f86e9cd832bee80e75c98ac97fd43c57aa79dd360bfd63")
+        "061f18c2648d11fd8d0a6ec2be156b99256e6517a09a10e30683350b8e396cc5")
     assert verdict_request(NATURAL) == VERDICT_REQUEST
     order = ("incorrect", "suspect", "unverifiable", "plausible", "verified-low", "verified-high")
     swapped = verdict_request(order)
@@ -302,10 +303,10 @@ async def test_full_noise_redraws_the_habits_per_sample_and_a_repeated_request_o
             asks.append(run.wire.requests[-1])
             again = [(await http.post(f"{run.sim.api_base}/chat/completions", json=asks[-1])).json() for _ in range(2)]
     # Every sample draws its own leaning, slip and misreadings from its request's text: they spread.
-    assert [s.verdict for s in noisy[0].samples] == ["verified-high", "verified-high", "verified-low", "unverifiable",
-                                                     "plausible"]
+    assert [s.verdict for s in noisy[0].samples] == ["verified-high", "verified-high", "verified-high", "unverifiable",
+                                                     "unverifiable"]
     assert [s.verdict for s in noisy[1].samples] == [s.verdict for s in noisy[0].samples]
-    assert [json.loads(a["choices"][0]["message"]["content"])["verdict"] for a in again] == ["plausible"] * 2
+    assert [json.loads(a["choices"][0]["message"]["content"])["verdict"] for a in again] == ["unverifiable"] * 2
 
 
 def test_a_fault_profile_can_plant_or_remove_a_models_habits_and_refuses_a_chance_above_one():
@@ -375,11 +376,10 @@ async def test_a_sampled_run_on_the_simulator_keeps_every_sample_and_a_resume_ru
     summary = {(rcid, model.split("/")[0]): (r["verdict"], [s["verdict"] for s in r["samples"]], r["stability"])
                for (rcid, model), r in records.items()}
     assert summary == {
-        # Haiku redraws half its habits per sample: on the third edit one sample's habits came out
-        # otherwise (verified-low) and the majority outvotes it; on the first two every sample agreed.
+        # Haiku redraws half its habits per sample; on these three edits every sample came out the same.
         (2540801101, "anthropic"): ("incorrect", ["incorrect"] * 3, 1.0),
         (2540801102, "anthropic"): ("verified-low", ["verified-low"] * 3, 1.0),
-        (2540801103, "anthropic"): ("unverifiable", ["unverifiable", "verified-low", "unverifiable"], pytest.approx(2 / 3)),
+        (2540801103, "anthropic"): ("verified-high", ["verified-high"] * 3, 1.0),
         # Olmo's second sample took the label listed first (unverifiable, verified-low).
         (2540801101, "allenai"): ("incorrect", ["incorrect"] * 3, 1.0),
         (2540801102, "allenai"): ("verified-high", ["verified-high", "unverifiable", "verified-high"], pytest.approx(2 / 3)),

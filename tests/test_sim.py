@@ -88,7 +88,8 @@ async def two_phases(sim, http: httpx.AsyncClient, rcid: int, complete, *, extra
 
 def assert_valid_verdict(text: str) -> dict:
     verdict = json.loads(text)
-    assert set(verdict) == {"verdict", "rationale", "sources"}
+    assert set(verdict) == {"verdict", "confidence", "rationale", "sources"}
+    assert 0 <= verdict["confidence"] <= 1
     assert verdict["verdict"] in VERDICTS
     assert isinstance(verdict["rationale"], str) and verdict["rationale"]
     for source in verdict["sources"]:

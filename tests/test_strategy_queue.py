@@ -86,8 +86,8 @@ def test_a_cascade_runs_queue_holds_only_the_edits_it_left_unagreed_or_below_the
         (0, "auto-passed"), (1, "auto-passed"), (2, "decided"), (3, "paused"), (4, "paused")]
     assert by_rcid[RCIDS[0]].why == "m/cheap said verified-high at stability 1.00; mean confidence 1.00 >= --autopass 0.90"
     assert by_rcid[RCIDS[1]].decision == "accept" and by_rcid[RCIDS[1]].majority.decision is None  # 1-1 by vote
-    assert by_rcid[RCIDS[2]].why == ("m/cheap and m/mid agree (accept); no confidence measured (verdicts asked once; "
-                                     "--samples 2 or more measures it)")
+    assert by_rcid[RCIDS[2]].why == ("m/cheap and m/mid agree (accept); no confidence (none stated and no "
+                                     "--samples 2 or more to measure one)")
     assert by_rcid[RCIDS[3]].reasons == ["no two of 3 models agreed; the last model's verdict stands",
                                          "top two 0.33 and 0.33 closer than --delta 0.20"]
     assert by_rcid[RCIDS[3]].decision == "accept"  # the last model's verdict, as the cascade settled it

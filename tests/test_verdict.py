@@ -29,8 +29,8 @@ from fanout.tools.settings import ToolSettings
 from fanout.sift.edit import Edit
 from fanout.sift.edit_context import build_edit_context
 from fanout.llm.chat import ChatClient
-from fanout.sift.prompt import REPAIR_REQUEST, VERDICT_REQUEST, Prompt, load_prompt
-from fanout.records import VERDICTS, Usage
+from fanout.sift.prompt import REPAIR_REQUEST, VERDICT_REQUEST, VERDICT_SCHEMA, Prompt, load_prompt
+from fanout.records import VERDICTS, Usage, VerdictRecord
 from fanout.sim import SimConfig, SimHandle, profile_from_dict, running_simulator
 from fanout.sim.pages import ADS
 from fanout.sift.snapshot import load_snapshot
@@ -552,3 +552,35 @@ async def test_an_assistant_message_with_tool_calls_goes_back_with_empty_string_
         "tool_calls": [{"id": "call_a", "type": "function",
                         "function": {"name": "web_search", "arguments": '{"query": "q"}'}}],
     }
+
+
+# --- the stated confidence (issue 28) ------------------------------------------------------------------
+
+
+async def test_the_stated_confidence_is_kept_in_the_record_and_its_yaml_view(edit, http):
+    script = [completion("Done."), verdict_reply({**GOOD_VERDICT, "confidence": 0.85})]
+    record, _ = await verdict_with(script, edit, http)
+    assert (record.status, record.verdict, record.confidence, record.stability) == ("ok", "incorrect", 0.85, None)
+    assert record.yaml_view()["confidence"] == 0.85
+    assert VerdictRecord.from_dict(record.to_dict()).confidence == 0.85
+
+
+@pytest.mark.parametrize("stated", [1.5, -0.1, "high", True, 85])
+async def test_a_confidence_that_is_not_a_number_from_0_to_1_gets_the_repair_turn(edit, http, stated):
+    script = [completion("Done."), verdict_reply({**GOOD_VERDICT, "confidence": stated}),
+              verdict_reply({**GOOD_VERDICT, "confidence": 0.7})]
+    record, server = await verdict_with(script, edit, http)
+    assert server.requests[2]["messages"][-1] == {"role": "user", "content": REPAIR_REQUEST.format(
+        problem=f"confidence must be a number from 0 to 1 (got {stated!r})")}
+    assert (record.status, record.confidence, record.token_usage.turns) == ("ok", 0.7, 3)
+
+
+async def test_a_verdict_without_a_confidence_is_kept_with_none(edit, http):
+    record, _ = await verdict_with([completion("Done."), verdict_reply()], edit, http)
+    assert (record.status, record.verdict, record.confidence) == ("ok", "incorrect", None)
+
+
+def test_the_verdict_request_asks_for_the_confidence_in_its_schema_and_example():
+    assert VERDICT_SCHEMA["properties"]["confidence"] == {"type": "number", "minimum": 0, "maximum": 1}
+    assert VERDICT_SCHEMA["required"] == ["verdict", "confidence", "rationale", "sources"]
+    assert '"confidence": 0.8' in VERDICT_REQUEST and "- confidence: the probability, from 0 to 1" in VERDICT_REQUEST

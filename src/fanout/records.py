@@ -136,6 +136,8 @@ class VerdictSample:
     status: str
     """ok, or why this sample gave no verdict (incomplete, invalid_json, timeout, error, refused)."""
     rationale: str | None = None
+    confidence: float | None = None
+    """The confidence this sample stated with its verdict (0 to 1); None when it stated none."""
 
 
 @dataclass
@@ -192,6 +194,10 @@ class VerdictRecord:
     stability: float | None = None
     """Share of the samples whose verdict is the record's `verdict` (their majority), under `--samples N`
     (N > 1); None with one sample (it agrees with itself, which measures nothing) or without a verdict."""
+    confidence: float | None = None
+    """The model's own confidence in its verdict, 0 to 1, as it stated it in the verdict JSON (under
+    `--samples N`, the mean over the samples that gave the majority verdict); None when it stated none,
+    and in records written before fanout asked for it. fanout.judging.policy.confidence reads it at one sample."""
 
     @builtins.property  # plain `property` here would name the field above
     def key(self) -> tuple[int, str]:
@@ -217,7 +223,7 @@ class VerdictRecord:
         return cls(**{k: v for k, v in data.items() if k in known})
 
     def yaml_view(self, data: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Seed 000's trimmed schema first, then status and the investigation.
+        """Seed 000's trimmed schema first, then status, the stated confidence and the investigation.
 
         `data` is this record's to_dict() when the caller already made it (the
         checkpoint writer does, for the log line), sparing a second deep copy.
@@ -225,7 +231,7 @@ class VerdictRecord:
         d = self.to_dict() if data is None else data
         head = [
             "model", "edit_rcid", "edit_revid", "qid", "property", "diff_type", "timestamp",
-            "verdict", "rationale", "sources", "token_usage", "cost_usd", "timeout", "status",
+            "verdict", "rationale", "sources", "token_usage", "cost_usd", "timeout", "status", "confidence",
         ]
         view = {k: d[k] for k in head}
         view.update({k: v for k, v in d.items() if k not in view})

@@ -254,3 +254,47 @@ def _tick_label(value: float) -> str:
     if value < 1:
         return f"${value:.4f}".rstrip("0")
     return f"${value:,.2f}"
+
+
+SERIES_COLOURS = ("#0969da", "#cf222e", "#1a7f37", "#8250df", "#bf8700", "#57606a")
+
+
+def reliability_chart(title: str, series: Sequence[tuple[str, Sequence[tuple[float, float, int]]]]) -> str:
+    """A reliability diagram: per model, each non-empty confidence bin as a dot at (mean confidence, share
+    right), sized by its verdicts and joined in order; the diagonal is perfect calibration. Below the diagonal
+    a model is overconfident."""
+    left, top, size, legend_w = 56.0, 30.0, 300.0, max([_text_width(n) for n, _ in series] + [40]) + 40
+    width, height = left + size + legend_w, top + size + 48
+
+    def px(v: float) -> float:
+        return left + size * v
+
+    def py(v: float) -> float:
+        return top + size * (1 - v)
+
+    body = [f'<text x="0" y="16" font-weight="600">{esc(title)}</text>']
+    for v in (0.0, 0.2, 0.4, 0.6, 0.8, 1.0):
+        body.append(f'<line x1="{px(v):.1f}" y1="{top:.0f}" x2="{px(v):.1f}" y2="{top + size:.0f}" stroke="#eaeef2"/>')
+        body.append(f'<line x1="{left:.0f}" y1="{py(v):.1f}" x2="{left + size:.0f}" y2="{py(v):.1f}" stroke="#eaeef2"/>')
+        body.append(f'<text x="{px(v):.1f}" y="{top + size + 16:.0f}" text-anchor="middle">{v:.1f}</text>')
+        body.append(f'<text x="{left - 6:.0f}" y="{py(v) + 4:.1f}" text-anchor="end">{v:.1f}</text>')
+    body.append(f'<line x1="{px(0):.0f}" y1="{py(0):.0f}" x2="{px(1):.0f}" y2="{py(1):.0f}" stroke="#8c959f" '
+                'stroke-dasharray="4 3"/>')
+    body.append(f'<rect x="{left:.0f}" y="{top:.0f}" width="{size:.0f}" height="{size:.0f}" fill="none" stroke="#8c959f"/>')
+    body.append(f'<text x="{left + size / 2:.0f}" y="{height - 8:.0f}" text-anchor="middle">confidence</text>')
+    body.append(f'<text x="14" y="{top + size / 2:.0f}" text-anchor="middle" '
+                f'transform="rotate(-90 14 {top + size / 2:.0f})">share right</text>')
+    most = max([n for _, points in series for _, _, n in points] + [1])
+    for index, (name, points) in enumerate(series):
+        colour = SERIES_COLOURS[index % len(SERIES_COLOURS)]
+        path = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y, _ in points)
+        if len(points) > 1:
+            body.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="1.5"/>')
+        for x, y, n in points:
+            radius = 3 + 5 * math.sqrt(n / most)
+            body.append(f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="{radius:.1f}" fill="{colour}" fill-opacity="0.6">'
+                        f"<title>{esc(name)}: {n} verdict(s) at mean confidence {x:.2f}, {y:.2f} right</title></circle>")
+        ly = top + 8 + 18 * index
+        body.append(f'<circle cx="{left + size + 20:.0f}" cy="{ly:.0f}" r="5" fill="{colour}"/>')
+        body.append(f'<text x="{left + size + 30:.0f}" y="{ly + 4:.0f}">{esc(name)}</text>')
+    return _svg(width, height, body, title)

@@ -6,8 +6,10 @@ and a split committee hands the edit to a human rather than guessing (seed
 003: ties and low confidence pause for a person).
 
 On top of those queue reasons, fanout.judging.policy.Thresholds read each
-edit's ballots: the models' mean confidence (the share of a model's samples
-that agree with its verdict; 1.0 for one sample) and how far apart the top two
+edit's ballots: the models' mean confidence (fanout.judging.policy.confidence:
+the share of a model's samples that agree with its verdict under --samples N,
+the confidence it stated with a verdict asked once; calibrated on the labels
+where the report fits a calibration map) and how far apart the top two
 stances are. Each model has one vote on the stance scale, split over its
 samples' stances when it has samples (2 of 3 samples accept: 2/3 of a vote for
 accept), whole on its verdict's stance when it has none. A low confidence or a
@@ -206,7 +208,7 @@ def outcome(reasons: list[str], sure: float | None, thresholds: Thresholds) -> t
     if sure is not None and sure >= thresholds.autopass - _EPSILON:
         return AUTO_PASSED, f"mean confidence {sure:.2f} >= --autopass {thresholds.autopass:.2f}"
     if sure is None:
-        return DECIDED, "no confidence measured (verdicts asked once; --samples 2 or more measures it)"
+        return DECIDED, "no confidence (none stated and no --samples 2 or more to measure one)"
     return DECIDED, f"mean confidence {sure:.2f} < --autopass {thresholds.autopass:.2f}"
 
 

@@ -18,6 +18,7 @@ from fanout.analysis.charts import (
     bars,
     esc,
     heatmap,
+    reliability_chart,
     scatter,
     stacked_bars,
 )
@@ -263,6 +264,28 @@ def _health_section(report: Report, names: dict[str, str]) -> str:
             "verdicts with no verified source.</p></section>")
 
 
+def _calibration_html(report: Report, names: dict[str, str]) -> str:
+    """Each model's confidence against the labels: the table and the reliability diagram (with labels only)."""
+    table = report.tables.calibration
+    if not table.rows:
+        return ""
+    series = [(names.get(m, m), [(b.mean_confidence, b.accuracy, b.n) for b in bins
+                                 if b.mean_confidence is not None and b.accuracy is not None])
+              for m, bins in report.calibration_bins.items()]
+    return ('<h3 id="calibration">Calibration: is a model as sure as it is right?</h3>' + table.html()
+            + '<div class="chart">' + reliability_chart("Reliability (10 equal-width bins)", series) + "</div>"
+            + '<p class="stat">Confidence is what each model stated with its verdict (or, with --samples 2 or '
+            "more, its samples’ stability). ECE: over 10 equal-width bins of confidence, |mean confidence − share "
+            "right| weighted by the bin’s share of verdicts; Brier: mean (confidence − right)². Calibrated: through "
+            "the model’s isotonic map fitted on its other labelled edits. Dots below the diagonal: overconfident.</p>")
+
+
+def _dawid_skene_clause(report: Report) -> str:
+    if not report.dawid_skene_queues:
+        return ""
+    return f"the Dawid–Skene posterior is below {report.options.policy.min_confidence:.2f}, "
+
+
 def _committee_section(report: Report, names: dict[str, str]) -> str:
     rel = report.tables.reliability.html()
     queue = report.tables.human_queue
@@ -272,12 +295,13 @@ def _committee_section(report: Report, names: dict[str, str]) -> str:
         '<section id="committee"><h2>Committee</h2>'
         f"<h3 id=\"queue\">Needs a human ({len(queue)} of {report.totals['edits']} edits)</h3>"
         f'<p class="stat">Queued when the majority holds less than {policy.min_agreement:.2f} of the votes, '
-        f"ties, the Dawid–Skene posterior is below {policy.min_confidence:.2f}, the models’ mean confidence "
+        f"ties, {_dawid_skene_clause(report)}the models’ mean confidence "
         f"is below {limits.pause:.2f} (--pause), or the top two stances’ vote shares are closer than "
         f"{limits.delta:.2f} (--delta). {t['auto_passed']} edits passed on their own (mean confidence at "
         f"least {limits.autopass:.2f}, --autopass), {t['decided']} were decided by the committee, "
         f"{t['paused']} paused.</p>{queue_html}"
-        f"<h3>Model reliability</h3>{rel}{notes_html(report.notes_on['committee'])}</section>"
+        f"<h3>Model reliability</h3>{rel}{_calibration_html(report, names)}"
+        f"{notes_html(report.notes_on['committee'])}</section>"
     )
 
 

@@ -32,6 +32,7 @@ from fanout.analysis.load import EditInfo
 from fanout.analysis.report import Report
 from fanout.analysis.report_tables import CommitteeRow, committee_html
 from fanout.analysis.table import Column, Table
+from fanout.judging.policy import confidence, confidence_kind
 from fanout.judging.scales import stance
 from fanout.records import VerdictRecord
 
@@ -122,6 +123,7 @@ VERDICT_COLUMNS: tuple[Column[ModelVerdict], ...] = (
            else '<span class="muted">not run</span>'),
     Column("stance", "stance", left=True, show=lambda m: _of(m, lambda r: stance(r.verdict) or ""),
            html=lambda m: _of(m, lambda r: stance_html(stance(r.verdict)))),
+    Column("confidence", "confidence", show=lambda m: _of(m, _confidence_text)),
     Column("cost", "cost", show=lambda m: _of(m, lambda r: usd(r.cost_usd, 4))),
     Column("turns", "turns", show=lambda m: _of(m, lambda r: str(r.token_usage.turns))),
     Column("tool_calls", "tool calls", show=lambda m: _of(m, lambda r: str(len(r.tool_calls)))),
@@ -130,6 +132,14 @@ VERDICT_COLUMNS: tuple[Column[ModelVerdict], ...] = (
     Column("seconds", "seconds", show=lambda m: _of(m, lambda r: ratio(r.duration_s, 1))),
 )
 """The page only shows this table: it has no data of its own (the models' records are in `report --json`)."""
+
+
+def _confidence_text(record: VerdictRecord) -> str:
+    """The confidence the thresholds read, as the model stated it or as its samples measured it (stability)."""
+    sure = confidence(record)
+    if sure is None:
+        return ""
+    return f"{sure:.2f}" if confidence_kind(record) == "stated confidence" else f"{sure:.2f} (stability)"
 
 
 def _verdict_table(models: list[str], names: dict[str, str], records: dict[str, VerdictRecord],

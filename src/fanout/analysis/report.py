@@ -8,6 +8,8 @@ rows and columns are defined once, in report_tables.
 
 from __future__ import annotations
 
+import dataclasses
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -21,11 +23,29 @@ from fanout.analysis.agreement import (
     pairwise_agreement,
     verdict_distribution,
 )
+from fanout.analysis.calibration import (
+    MIN_CALIBRATE,
+    Bin,
+    CalibrationRow,
+    Key,
+    Scored,
+    calibration_row,
+    held_out_calibrated,
+    reliability_bins,
+)
 from fanout.analysis.change import Change, describe_run
-from fanout.analysis.committee import (OUTCOMES, EditDecision, QueuePolicy, ballot, decide_edits, set_aside_rule,
-                                       set_aside_text)
+from fanout.analysis.committee import (
+    OUTCOMES,
+    Ballot,
+    EditDecision,
+    QueuePolicy,
+    ballot,
+    decide_edits,
+    set_aside_rule,
+    set_aside_text,
+)
 from fanout.analysis.cost import ModelCost, cost_totals, model_costs, total_cost
-from fanout.analysis.dawid_skene import DawidSkene, dawid_skene
+from fanout.analysis.dawid_skene import MIN_EDITS, PRIOR, PRIOR_DIAGONAL, DawidSkene, dawid_skene
 from fanout.analysis.health import claimed_unfetched, model_health
 from fanout.analysis.human import human_notes, human_source, human_tables
 from fanout.analysis.labels import Labels, labels_in_run_dir, load_labels
@@ -42,6 +62,7 @@ from fanout.analysis.report_tables import (
     ReportTables,
     TrustRow,
     VerdictRow,
+    calibration_columns,
     comparison_columns,
     health_columns,
     pairwise_columns,
@@ -56,7 +77,7 @@ from fanout.analysis.report_tables import (
     edit_rows,
 )
 from fanout.analysis.table import Table
-from fanout.judging.policy import Thresholds
+from fanout.judging.policy import Thresholds, confidence
 from fanout.judging.policy_file import PolicySpec, load_policies
 from fanout.judging.registry import recorded_strategy
 from fanout.judging.strategy import Answer, Settlement
@@ -93,6 +114,11 @@ class ReportOptions:
     resamples: int = RESAMPLES
     """Bootstrap resamples behind the agreement intervals; 0 leaves them out (the review desk shows none,
     and they are most of a large report's time: 20 of 24 s for 500 edits x 4 models)."""
+    calibrate: bool = True
+    """With labels, the thresholds read each model's confidence through its isotonic calibration map,
+    fitted on its other labelled edits (fanout.analysis.calibration); False: as stated or measured."""
+    calibrate_from: int = MIN_CALIBRATE
+    """Labelled verdicts with a confidence a model needs before the thresholds read its calibrated confidence."""
 
 
 @dataclass
@@ -112,10 +138,17 @@ class Report:
     """What each edit changed, for the edits the run's snapshot still describes."""
     reviews: ReviewLog = field(default_factory=lambda: ReviewLog([]))
     """The run's human decisions (reviews.jsonl of `fanout review`): a truth source of its own (fanout.analysis.human)."""
+    calibration_bins: dict[str, list[Bin]] = field(default_factory=dict)
+    """Model -> the bins of its reliability diagram (fanout.analysis.calibration), with labels."""
 
     @property
     def models(self) -> list[str]:
         return self.run.models
+
+    @property
+    def dawid_skene_queues(self) -> bool:
+        """Whether Dawid–Skene's posterior queues edits (--min-confidence): from MIN_EDITS answered edits on."""
+        return len(self.consensus.posteriors) >= MIN_EDITS
 
     def table(self, name: str) -> list[dict[str, Any]]:
         """A table's rows as its JSON has them (by the name `report --json` gives the table): for the charts and
@@ -163,6 +196,7 @@ class Report:
                 "pause": self.options.thresholds.pause,
                 "delta": self.options.thresholds.delta,
                 "autopass": self.options.thresholds.autopass,
+                "calibrate": self.options.calibrate,
                 "project_edits": self.options.project_edits,
                 "policy": None if self.options.policy_path is None else str(self.options.policy_path),
             },
@@ -186,7 +220,8 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
     by_edit = run.by_edit()
     verdicts = {rcid: {m: r.verdict for m, r in recs.items()} for rcid, recs in by_edit.items()}
     stances = {rcid: {m: _committee_stance(r, options) for m, r in recs.items()} for rcid, recs in by_edit.items()}
-    consensus = dawid_skene(stances, STANCES)
+    consensus = dawid_skene(stances, STANCES, smoothing=PRIOR, diagonal=PRIOR_DIAGONAL)
+    queue_policy = _queue_policy(options.policy, consensus)
     model_scores = [_model_score(m, by_edit, truth) for m in run.models] if labels else []
     weights, weight_sources = _weights(run.models, consensus, model_scores)
     held_out = _held_out_weights(weights, weight_sources, stances, truth)
@@ -194,9 +229,14 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
                for rcid, given in stances.items()}
     set_aside = {rcid: {m: rule for m, r in recs.items() if (rule := set_aside_rule(r, options.rule_violations))}
                  for rcid, recs in by_edit.items()}
-    decisions = decide_edits(stances, run.models, weights=held_out, consensus=consensus, policy=options.policy,
+    scored = _scored(run.records, truth)
+    calibrated = held_out_calibrated(scored) if labels else {}
+    applied = _applied_calibration(calibrated, scored, options)
+    ballots = _calibrated_ballots(ballots, applied)
+    decisions = decide_edits(stances, run.models, weights=held_out, consensus=consensus, policy=queue_policy,
                              ballots=ballots, thresholds=options.thresholds, settlements=settlements(run),
                              set_aside=set_aside)
+    _say_calibrated(decisions, ballots, applied)
     costs = model_costs(run.records, run.models, options.project_edits, run.earlier_attempts, run.prices)
     edit_costs = {rcid: sum(r.cost_usd or 0.0 for r in recs.values()) for rcid, recs in by_edit.items()}
     scores = model_scores + _committee_scores(decisions, truth, edit_costs) + _strategy_scores(
@@ -220,6 +260,8 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
         human_queue=Table(queue_columns(ctx), [row for row in committee if row.needs_human]),
         reliability=Table(reliability_columns(ctx),
                           _reliability_rows(run.models, consensus, weights, weight_sources, model_scores)),
+        calibration=Table(calibration_columns(ctx), _calibration_rows(run.records, run.models, scored, calibrated)
+                          if labels else []),
         dawid_skene_confusion=Table((), _confusion_table(consensus)),
         scores=Table(score_columns(ctx), scores),
         model_comparison=Table(comparison_columns(ctx), comparisons),
@@ -245,11 +287,13 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
     if found is not None:
         notes["accuracy"].insert(0, f"Labels from {found}, found in the run directory (no --labels given).")
     notes["committee"] += _rule_notes(run.records, options)
+    notes["committee"] += _calibration_notes(run.models, calibrated, applied, labels is not None, options)
     notes["replay"], notes["edits"] = replay_notes, edit_notes
     notes["human"] = human_notes(human_source(reviews, run.run_dir, len(run.edits)))
     generated = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return Report(run, options, labels, consensus, decisions, costs, tables, totals, notes, generated, changes, reviews)
-
+    bins = {m: reliability_bins([s for k, s in scored.items() if k[1] == m]) for m in run.models} if labels else {}
+    return Report(run, options, labels, consensus, decisions, costs, tables, totals, notes, generated, changes,
+                  reviews=reviews, calibration_bins=bins)
 
 def settlements(run: RunData) -> dict[int, tuple[str, Settlement]]:
     """What the run's strategy settled on each edit, from the records it chose (each edit's answers in step
@@ -266,6 +310,14 @@ def settlements(run: RunData) -> dict[int, tuple[str, Settlement]]:
         if settled is not None:
             found[rcid] = (strategy.name, settled)
     return found
+
+
+def _queue_policy(policy: QueuePolicy, consensus: DawidSkene) -> QueuePolicy:
+    """The policy as applied: below MIN_EDITS answered edits Dawid–Skene's posterior queues nothing
+    (--min-confidence is set aside, and a note says so), since a dozen edits cannot fit four confusion matrices."""
+    if len(consensus.posteriors) >= MIN_EDITS:
+        return policy
+    return dataclasses.replace(policy, min_confidence=0.0)
 
 
 def _replay(run: RunData, specs: list[PolicySpec], changes: Mapping[int, Change], costs: list[ModelCost],
@@ -414,6 +466,85 @@ def _reliability_rows(
     ]
 
 
+def _scored(records: Sequence[VerdictRecord], truth: Mapping[int, str]) -> dict[Key, Scored]:
+    """Each labelled verdict with a confidence: that confidence, and whether its stance is the label's."""
+    scored = {}
+    for r in records:
+        sure = confidence(r)
+        if sure is not None and r.edit_rcid in truth and stance(r.verdict) is not None:
+            scored[r.key] = Scored(sure, stance(r.verdict) == STANCE_OF_TRUTH[truth[r.edit_rcid]])
+    return scored
+
+
+def _applied_calibration(calibrated: Mapping[Key, float], scored: Mapping[Key, Scored],
+                         options: ReportOptions) -> dict[Key, float]:
+    """The calibrated confidences the thresholds read: those of models with options.calibrate_from labelled
+    verdicts (none under --no-calibrate)."""
+    if not options.calibrate:
+        return {}
+    labelled = Counter(model for _, model in scored)
+    return {k: v for k, v in calibrated.items() if labelled[k[1]] >= options.calibrate_from}
+
+
+def _calibrated_ballots(ballots: Mapping[int, Mapping[str, Ballot]],
+                        calibrated: Mapping[Key, float]) -> dict[int, dict[str, Ballot]]:
+    """The ballots with each model's confidence replaced by its held-out calibrated one, where there is one."""
+    return {rcid: {m: b._replace(confidence=calibrated[(rcid, m)]) if (rcid, m) in calibrated else b
+                   for m, b in given.items()} for rcid, given in ballots.items()}
+
+
+def _say_calibrated(decisions: list[EditDecision], ballots: Mapping[int, Mapping[str, Ballot]],
+                    calibrated: Mapping[Key, float]) -> None:
+    """Name the calibrated confidence in the reasons of an edit whose thresholds read one."""
+    for d in decisions:
+        if any((d.rcid, m) in calibrated for m in ballots.get(d.rcid, {})):
+            d.reasons = [r.replace("mean confidence", "mean calibrated confidence", 1) for r in d.reasons]
+            d.why = d.why.replace("mean confidence", "mean calibrated confidence")
+
+
+def _calibration_rows(records: Sequence[VerdictRecord], models: list[str], scored: Mapping[Key, Scored],
+                      calibrated: Mapping[Key, float]) -> list[CalibrationRow]:
+    rows = []
+    for m in models:
+        mine = {k: s for k, s in scored.items() if k[1] == m}
+        mapped = [Scored(calibrated[k], s.right) for k, s in mine.items() if k in calibrated]
+        kinds = {"stability" if r.stability is not None else "stated"
+                 for r in records if r.model == m and confidence(r) is not None}
+        source = "none" if not kinds else kinds.pop() if len(kinds) == 1 else "mixed"
+        rows.append(calibration_row(m, list(mine.values()), mapped, source))
+    return rows
+
+
+def _calibration_notes(models: list[str], calibrated: Mapping[Key, float], applied: Mapping[Key, float],
+                       labelled: bool, options: ReportOptions) -> list[str]:
+    if not labelled:
+        return []
+    notes = ["Calibration: a verdict's confidence is read as the chance that its stance is the label's; ECE "
+             "sums |mean confidence - accuracy| over 10 equal-width bins ([0, 0.1) ... [0.9, 1.0]), each "
+             "weighted by its share of the verdicts; Brier is the mean of (confidence - right)^2. Calibrated: "
+             "through the model's isotonic map fitted on its other labelled edits (held out edit by edit, like "
+             "the weighted vote)."]
+    mapped, fitted = sorted({m for _, m in applied}), sorted({m for _, m in calibrated})
+    if mapped:
+        notes.append(f"The thresholds read calibrated confidence for {len(mapped)} of {len(models)} model(s) "
+                     f"(those with at least {options.calibrate_from} labelled verdicts with a confidence).")
+    elif not options.calibrate:
+        notes.append("The thresholds read the confidence as stated (or measured by --samples): --no-calibrate.")
+    elif fitted:
+        notes.append(f"The thresholds read the confidence as stated (or measured by --samples): a model needs "
+                     f"{options.calibrate_from} labelled verdicts with a confidence before they read its calibrated "
+                     "one; the calibrated figures are shown for comparison.")
+    else:
+        notes.append("Too few labelled verdicts with a confidence to fit a calibration map; the thresholds read "
+                     "the confidence as stated (or measured by --samples).")
+    return notes
+
+
+def _posteriors(consensus: DawidSkene) -> list[float]:
+    """The posterior of each answered edit's most probable stance: how sure Dawid–Skene is, edit by edit."""
+    return [max(posterior.values()) for posterior in consensus.posteriors.values()]
+
+
 def _confusion_table(consensus: DawidSkene) -> list[ConfusionRow]:
     return [
         ConfusionRow(model, k, given, p)
@@ -520,6 +651,16 @@ def _notes(
         unlabelled = sum(e.rcid not in labels.truth for e in run.edits)
         if unlabelled:
             notes["accuracy"].append(f"{unlabelled} of {len(run.edits)} edits have no label and are not scored.")
+    answered = len(consensus.posteriors)
+    if answered:
+        low, high = min(p for p in _posteriors(consensus)), max(_posteriors(consensus))
+        prior = (f"Dawid–Skene is fitted with a prior on each model's confusion matrix (a pseudo-count of "
+                 f"{PRIOR:g} on every cell and {PRIOR_DIAGONAL:g} more on the diagonal); its posterior for the "
+                 f"decided stance ranges {low:.2f}–{high:.2f} over the {answered} answered edits.")
+        if answered < MIN_EDITS:
+            prior += (f" Below {MIN_EDITS} answered edits it is shown but queues nothing: --min-confidence "
+                      f"is set aside ({answered} here).")
+        notes["committee"].append(prior)
     if not consensus.converged:
         notes["committee"].append(f"Dawid–Skene stopped after {consensus.iterations} iterations without converging.")
     return notes

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 
+from fanout.analysis.calibration import BINS, CalibrationRow
 from fanout.analysis.change import Change, change_text, edit_diff_url
 from fanout.analysis.charts import esc
 from fanout.analysis.committee import set_aside_rule
@@ -358,6 +359,21 @@ def reliability_columns(ctx: Context) -> tuple[Column[ReliabilityRow], ...]:
     )
 
 
+def calibration_columns(ctx: Context) -> tuple[Column[CalibrationRow], ...]:
+    """Each model's confidence against the labels (fanout.analysis.calibration): ECE over BINS bins, Brier."""
+    return (
+        Column("model", "model", left=True, show=lambda r: ctx.name(r.model)),
+        Column("n", "n"),
+        Column("source", "confidence"),
+        Column("mean_confidence", "mean confidence", fmt=fixed(2)),
+        Column("accuracy", "accuracy", fmt=fixed(2)),
+        Column("ece", f"ECE ({BINS} bins)", fmt=fixed(3)),
+        Column("brier", "Brier", fmt=fixed(3)),
+        Column("calibrated_ece", "ECE calibrated", fmt=fixed(3)),
+        Column("calibrated_brier", "Brier calibrated", fmt=fixed(3)),
+    )
+
+
 TOOLTIP_LIMIT = 300
 """Characters of a rationale shown when the pointer rests on a verdict; its edit page has the rest."""
 
@@ -480,6 +496,7 @@ class ReportTables:
     committee: Table[CommitteeRow]
     human_queue: Table[CommitteeRow]
     reliability: Table[ReliabilityRow]
+    calibration: Table[CalibrationRow]
     dawid_skene_confusion: Table[ConfusionRow]
     scores: Table[Row]
     model_comparison: Table[Row]

@@ -98,7 +98,8 @@ def _committee(report: Report) -> str:
     )
     lines.append(
         f"Needs a human: {len(queue)} of {len(committee)} edits "
-        f"(agreement < {policy.min_agreement:.2f}, tie, confidence < {policy.min_confidence:.2f}, "
+        f"(agreement < {policy.min_agreement:.2f}, tie, "
+        + (f"Dawid–Skene confidence < {policy.min_confidence:.2f}, " if report.dawid_skene_queues else "") +
         f"mean confidence < {limits.pause:.2f}, or top two closer than {limits.delta:.2f})"
     )
     if queue.rows:
@@ -112,7 +113,10 @@ def _scores(report: Report, names: dict[str, str]) -> str:
     scores = report.tables.scores
     if not scores.rows:
         return ""
-    return "Accuracy against labels (3-way)\n" + scores.terminal() + _best_line(report, names)
+    calibration = report.tables.calibration
+    shown = "\n\nCalibration against labels (ECE over 10 equal-width bins)\n" + calibration.terminal()
+    return ("Accuracy against labels (3-way)\n" + scores.terminal() + _best_line(report, names)
+            + (shown if calibration.rows else ""))
 
 
 def _replay(report: Report) -> str:

@@ -18,14 +18,19 @@ def add_committee_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--min-confidence", type=float, default=0.8, metavar="X",
                         help="queue an edit when the Dawid–Skene posterior is below this (default 0.8)")
     parser.add_argument("--pause", type=float, default=Thresholds.pause, metavar="X",
-                        help="pause an edit for a human when the models' mean confidence (the share of a model's "
-                             f"samples that agree with its verdict; 1 for one sample) is below X (default {Thresholds.pause:g})")
+                        help="pause an edit for a human when the models' mean confidence is below X: the confidence "
+                             "each model stated with its verdict, or with --samples 2 or more the share of its samples "
+                             "that agree with it; calibrated on the labels when the report has them "
+                             f"(default {Thresholds.pause:g})")
     parser.add_argument("--delta", type=float, default=Thresholds.delta, metavar="X",
                         help="pause an edit when the vote shares of its top two stances are closer than X "
                              f"(default {Thresholds.delta:g})")
     parser.add_argument("--autopass", type=float, default=Thresholds.autopass, metavar="X",
                         help="pass an edit without a human when nothing paused it and the mean confidence is at "
                              f"least X (default {Thresholds.autopass:g})")
+    parser.add_argument("--no-calibrate", dest="calibrate", action="store_false",
+                        help="with --labels, let the thresholds read each model's confidence as stated (or measured "
+                             "by --samples) instead of through its calibration map fitted on its other labelled edits")
     parser.add_argument("--rule-violations", choices=("abstain", "count"), default="abstain",
                         help="a verified-high/-low verdict with no verified source: abstain = it casts no "
                              "committee vote (default), count = it votes like any other")
@@ -43,4 +48,5 @@ def committee_settings(args: argparse.Namespace) -> dict[str, Any]:
         "policy": QueuePolicy(min_agreement=args.min_agreement, min_confidence=args.min_confidence, quorum=args.quorum),
         "thresholds": Thresholds(pause=args.pause, delta=args.delta, autopass=args.autopass),
         "rule_violations": args.rule_violations,
+        "calibrate": args.calibrate,
     }

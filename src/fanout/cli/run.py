@@ -98,8 +98,9 @@ def add_strategy_arguments(parser: argparse.ArgumentParser) -> None:
                             "only when its verdict is not accepted, until two agree or the last has answered; router: "
                             "one model per edit, chosen by the edit's aspect (property datatype and change type)")
     group.add_argument("--autopass", type=float, metavar="X",
-                       help=f"cascade: accept one model's verdict in --autopass-verdicts when its stability (measured "
-                            f"with --samples 2 or more) reaches X, 0 to 1 (default {CascadeStrategy.autopass:g})")
+                       help=f"cascade: accept one model's verdict in --autopass-verdicts when its confidence reaches X, "
+                            "0 to 1: the confidence it stated, or with --samples 2 or more its stability (the share of "
+                            f"samples agreeing) (default {CascadeStrategy.autopass:g})")
     group.add_argument("--autopass-verdicts", metavar="V[,V...]",
                        help=f"cascade: verdicts one model may settle, from {','.join(VERDICTS)} "
                             f"(default {','.join(sorted(CascadeStrategy.autopass_verdicts))}); others need two models to agree")

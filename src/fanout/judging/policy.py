@@ -71,16 +71,27 @@ class Judged(Protocol):
 
 
 def confidence(record: Judged) -> float | None:
-    """The confidence thresholds read: the share of the model's samples that agree with its verdict.
+    """The confidence thresholds read: with `--samples N` (N > 1) the share of the model's samples that
+    agree with its verdict (its stability); with one sample the confidence the model stated with it.
 
-    Only a verdict asked more than once (`--samples N`) has one. A single sample agrees with itself
-    whatever the model's doubt, so it measures nothing: None, as for no verdict. A threshold then
-    neither passes nor pauses on it, and a cascade wants a second model's word.
+    A single sample agrees with itself whatever the model's doubt, so stability measures nothing there;
+    the model's own word is what there is (seed 003: each run gives its answer and a confidence). None
+    for no verdict, and for a verdict asked once whose model stated no confidence (records written
+    before fanout asked for one): a threshold then neither passes nor pauses on it, and a cascade wants
+    a second model's word.
     """
     if record.verdict is None:
         return None
     stability: float | None = getattr(record, "stability", None)
-    return stability
+    if stability is not None:
+        return stability
+    stated: float | None = getattr(record, "confidence", None)
+    return stated
+
+
+def confidence_kind(record: Judged) -> str:
+    """What confidence(record) read, in the words reasons use: `stability` or `stated confidence`."""
+    return "stability" if getattr(record, "stability", None) is not None else "stated confidence"
 
 
 # --- aspects -----------------------------------------------------------------------------------------
@@ -198,8 +209,8 @@ class Cascade:
     def _accepted(self, record: Judged) -> Settled | None:
         sure = confidence(record)
         if record.verdict in self.autopass_verdicts and sure is not None and sure >= self.autopass:
-            return Settled(record.verdict, f"{record.model} said {record.verdict} at stability {sure:.2f}", agreed=True,
-                           by=(record.model,))
+            return Settled(record.verdict, f"{record.model} said {record.verdict} at {confidence_kind(record)} {sure:.2f}",
+                           agreed=True, by=(record.model,))
         return None
 
     @staticmethod
@@ -219,8 +230,9 @@ class Cascade:
             return f"{record.model} said {record.verdict}, which does not pass on one model's word"
         sure = confidence(record)
         if sure is None:
-            return f"{record.model} said {record.verdict} once (no stability without --samples 2 or more)"
-        return f"{record.model} said {record.verdict} at stability {sure:.2f}, below --autopass {self.autopass:g}"
+            return f"{record.model} said {record.verdict} with no confidence (none stated, and no --samples 2 or more)"
+        return (f"{record.model} said {record.verdict} at {confidence_kind(record)} {sure:.2f}, "
+                f"below --autopass {self.autopass:g}")
 
 
 def cheapest_first(models: Sequence[str], cost: Mapping[str, float | None]) -> tuple[str, ...]:

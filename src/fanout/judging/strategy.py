@@ -35,12 +35,14 @@ class Answer(NamedTuple):
     step: int
     reason: str
     cost_usd: float | None
+    confidence: float | None = None
+    """The model's stated confidence (fanout.judging.policy.confidence reads it at one sample)."""
 
     @classmethod
     def of(cls, record: VerdictRecord) -> Answer:
         escalation = record.escalation or Escalation(1, "")
         return cls(record.model, record.verdict, getattr(record, "stability", None), record.status,
-                   escalation.step, escalation.reason, record.cost_usd)
+                   escalation.step, escalation.reason, record.cost_usd, getattr(record, "confidence", None))
 
 
 class Settlement(NamedTuple):

@@ -49,6 +49,7 @@ def verdict_schema(labels: Sequence[str] = VERDICTS) -> dict[str, Any]:
         "type": "object",
         "properties": {
             "verdict": {"type": "string", "enum": list(labels)},
+            "confidence": {"type": "number", "minimum": 0, "maximum": 1},
             "rationale": {"type": "string"},
             "sources": {
                 "type": "array",
@@ -63,7 +64,7 @@ def verdict_schema(labels: Sequence[str] = VERDICTS) -> dict[str, Any]:
                 },
             },
         },
-        "required": ["verdict", "rationale", "sources"],
+        "required": ["verdict", "confidence", "rationale", "sources"],
     }
 
 
@@ -80,13 +81,15 @@ def verdict_request(labels: Sequence[str] = VERDICTS) -> str:
         + json.dumps(verdict_schema(labels), indent=2)
         + "\n\n"
         "- verdict: one of " + ", ".join(labels) + ", chosen by the rules you were given.\n"
+        "- confidence: the probability, from 0 to 1, that your verdict is the right one given the "
+        "evidence you found (0.5: a coin toss; 0.95: you would be surprised to be wrong).\n"
         "- rationale: two or three sentences naming the decisive evidence.\n"
         "- sources: every source you relied on. supports_claim is true when the source "
         "supports the edit and false when it contradicts it. provenance is \"verified\" "
         "only for a page you fetched and read with web_fetch (or a prefetched reference), "
         "otherwise \"reported\". Use an empty list if you found no sources.\n\n"
         "Example of the shape (not of the content):\n"
-        '{"verdict": "verified-low", "rationale": "...", "sources": '
+        '{"verdict": "verified-low", "confidence": 0.8, "rationale": "...", "sources": '
         '[{"url": "https://example.org/page", "supports_claim": true, "provenance": "verified"}]}'
     )
 
@@ -96,7 +99,7 @@ VERDICT_REQUEST = verdict_request()
 
 REPAIR_REQUEST = (
     "That answer could not be used: {problem}. Reply again with only the JSON object "
-    "described above (keys verdict, rationale, sources), with no other text."
+    "described above (keys verdict, confidence, rationale, sources), with no other text."
 )
 
 TOOLS_CLOSED = (

@@ -51,6 +51,7 @@ class RecordDetails(TypedDict, total=False):
     escalation: Escalation | None
     samples: list[VerdictSample]
     stability: float | None
+    confidence: float | None
 
 
 def new_record(edit: Edit, model_name: str, status: Status, **details: Unpack[RecordDetails]) -> VerdictRecord:

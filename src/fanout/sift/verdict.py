@@ -29,6 +29,7 @@ the timeout may still be billed, so it makes the source unknown too.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -106,6 +107,8 @@ class Investigation:
     """The samples as the record keeps them (settle_samples); empty with one sample."""
     stability: float | None = None
     """Share of the samples that gave the majority verdict (settle_samples)."""
+    confidence: float | None = None
+    """Mean stated confidence of the samples that gave the majority verdict (settle_samples)."""
 
     @classmethod
     def start(cls, system: str, user: str, watcher: CallWatcher | None = None) -> Investigation:
@@ -379,6 +382,7 @@ def settle_samples(edit: Edit, state: Investigation, outcome: Outcome) -> Outcom
     state.stability = decision.stability
     state.samples = [sample_of(order, runs[i].outcome if i < len(runs) else None)
                      for i, order in enumerate(state.sample_orders)]
+    state.confidence = majority_confidence(state.samples, decision.chosen)
     silent = [f"sample {i} {s.status}" for i, s in enumerate(state.samples, start=1) if s.verdict is None]
     if silent:
         state.warnings.append(f"{len(silent)} of {len(state.samples)} samples gave no verdict: {', '.join(silent)}")
@@ -387,6 +391,14 @@ def settle_samples(edit: Edit, state: Investigation, outcome: Outcome) -> Outcom
         return outcome
     state.messages = runs[chosen].messages
     return runs[chosen].outcome
+
+
+def majority_confidence(samples: list[VerdictSample], chosen: int | None) -> float | None:
+    """Mean stated confidence of the samples that gave the majority verdict (seed 003: thresholds read the average)."""
+    if chosen is None:
+        return None
+    stated = [s.confidence for s in samples if s.verdict == samples[chosen].verdict and s.confidence is not None]
+    return sum(stated) / len(stated) if stated else None
 
 
 def given_verdict(outcome: Outcome) -> str | None:
@@ -408,7 +420,8 @@ def sample_of(order: SampleOrder, outcome: Outcome | None) -> VerdictSample:
         return VerdictSample(None, labels, turns, "timeout")
     verdict = given_verdict(outcome)
     rationale = outcome.verdict["rationale"] if verdict is not None and outcome.verdict else None
-    return VerdictSample(verdict, labels, turns, outcome.status, rationale)
+    stated = outcome.verdict.get("confidence") if verdict is not None and outcome.verdict else None
+    return VerdictSample(verdict, labels, turns, outcome.status, rationale, stated)
 
 
 async def verdict_turn(
@@ -540,6 +553,8 @@ def schema_problems(found: dict[str, Any]) -> list[str]:
     problems = []
     if _label(found.get("verdict")) not in VERDICTS:
         problems.append(f"verdict must be one of {', '.join(VERDICTS)} (got {found.get('verdict')!r})")
+    if "confidence" in found and stated_confidence(found["confidence"]) is None:
+        problems.append(f"confidence must be a number from 0 to 1 (got {found['confidence']!r})")
     if not isinstance(found.get("rationale"), str):
         problems.append("rationale must be a string")
     sources = found.get("sources")
@@ -549,6 +564,13 @@ def schema_problems(found: dict[str, Any]) -> list[str]:
     for index, source in enumerate(sources):
         problems.extend(f"sources[{index}]: {p}" for p in source_problems(source))
     return problems
+
+
+def stated_confidence(value: Any) -> float | None:
+    """A stated confidence as a number from 0 to 1, or None when it is not one (a bool, 85, "high", NaN)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value) if 0 <= value <= 1 else None
 
 
 def source_problems(source: Any) -> list[str]:
@@ -565,8 +587,10 @@ def source_problems(source: Any) -> list[str]:
 
 
 def normalised(found: dict[str, Any]) -> dict[str, Any]:
+    """The verdict in the record's shape; a confidence left out is None (the report counts such verdicts)."""
     return {
         "verdict": _label(found["verdict"]),
+        "confidence": stated_confidence(found.get("confidence")),
         "rationale": found["rationale"].strip(),
         "sources": [
             {"url": s["url"].strip(), "supports_claim": s["supports_claim"], "provenance": _label(s["provenance"])}
@@ -600,6 +624,7 @@ def build_record(
     )
     warnings.extend(provenance_warnings)
     stability = state.stability if state.sample_orders else None
+    stated = state.confidence if state.sample_orders else verdict.get("confidence")
     violations = rule_violations(verdict.get("verdict"), sources)
     if violations:
         warnings.append(f"{verdict['verdict']} needs at least one verified source, and this verdict has none")
@@ -625,6 +650,7 @@ def build_record(
         duration_s=round(duration_s, 3),
         samples=state.samples,
         stability=stability,
+        confidence=stated,
     )
 
 

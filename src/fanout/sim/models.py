@@ -18,6 +18,12 @@ error and takes a verified reading to another stance with chance 0.1 or 0.2,
 which a majority outvotes (from plausible it is 0.65, which a majority makes
 worse). The other two have neither, so a demo's verdicts stay close to the
 models' stated leanings and replay sample for sample.
+
+Each states a confidence with its verdict (fanout.sim.confidence), with its
+calibration planted: DeepSeek's is calibrated (it expects the accuracy it
+has, about 0.9 on the sample), Nemotron's is overconfident (the same
+expectation, stated as calibrated ** 0.25: a 0.5 comes out 0.84), Olmo's
+mildly so, and Haiku's calibrated to a lower expectation of itself.
 """
 
 from __future__ import annotations
@@ -80,6 +86,12 @@ class SimModel:
     sample with its evidence or labels in another order can get another. A habit fires with the
     same probability either way, so one sample's odds of being right do not depend on it (fanout
     sends no temperature, so every request is sampled at the provider's default)."""
+    expected_accuracy: float = 0.7
+    """The accuracy the model expects of itself: the mean of the confidence it states (fanout.sim.confidence).
+    Where it matches the model's measured accuracy, its stated confidence is calibrated."""
+    overconfidence: float = 1.0
+    """How far its stated confidence runs above the calibrated one: stated = calibrated ** (1 / this); 1 is
+    calibrated, 3 states 0.79 where 0.5 would be right."""
 
     def cost(self, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0, cache_write_tokens: int = 0) -> float:
         """USD for a request; cached and written tokens are part of prompt_tokens, billed at the cache's ratios."""
@@ -175,6 +187,8 @@ SIM_MODELS: tuple[SimModel, ...] = (
         fences_without_json_mode=True,
         label_position_bias=0.0,
         temperature_noise=0.0,
+        expected_accuracy=0.9,
+        overconfidence=4.0,
     ),
     SimModel(
         id="allenai/olmo-3.1-32b-instruct",
@@ -195,6 +209,8 @@ SIM_MODELS: tuple[SimModel, ...] = (
         fences_without_json_mode=True,
         label_position_bias=0.2,
         temperature_noise=0.0,
+        expected_accuracy=0.8,
+        overconfidence=2.0,
     ),
     SimModel(
         id="deepseek/deepseek-v3.2",
@@ -216,6 +232,8 @@ SIM_MODELS: tuple[SimModel, ...] = (
         cache=DEEPSEEK,
         label_position_bias=0.0,
         temperature_noise=0.0,
+        expected_accuracy=0.9,
+        overconfidence=1.0,
     ),
     SimModel(
         id="anthropic/claude-haiku-4.5",
@@ -237,6 +255,8 @@ SIM_MODELS: tuple[SimModel, ...] = (
         cache=ANTHROPIC_HAIKU_4_5,
         label_position_bias=0.0,
         temperature_noise=0.5,
+        expected_accuracy=0.8,
+        overconfidence=1.0,
     ),
 )
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 from urllib.parse import urlsplit
 
+from fanout.sim.confidence import stated_confidence
 from fanout.sim.conversation import SCALE, Conversation
 from fanout.sim.corpus import Corpus, Page
 from fanout.sim.dice import dice
@@ -80,7 +81,7 @@ class Seen:
 
 
 def verdict_answer(conv: Conversation, model: SimModel, corpus: Corpus, seed: int) -> dict[str, object]:
-    """The verdict JSON object: {verdict, rationale, sources}."""
+    """The verdict JSON object: {verdict, confidence, rationale, sources}."""
     rng = dice(seed, "verdict", model.id, conv.key)
     evidence = gather(conv, corpus, model, seed)
     honest = judge([e for e in evidence if e.read or model.bias == "snippets"], [e for e in evidence if not e.read])
@@ -88,8 +89,11 @@ def verdict_answer(conv: Conversation, model: SimModel, corpus: Corpus, seed: in
     slipped = at_temperature(lambda r: slip(leaning, model, r), rng, conv, model, seed, "slip")
     verdict = pulled_to_first(slipped, conv, model, seed)
     subject = subject_for(conv, corpus)
+    facts = corpus.edits.get(conv.rcid) if conv.rcid is not None else None
+    sure = dice(seed, "confidence", model.id, conv.key, conv.request_digest)
     return {
         "verdict": verdict,
+        "confidence": stated_confidence(verdict, facts.truth if facts else None, model, sure),
         "rationale": rationale(verdict, evidence, subject, model, conv),
         "sources": cite(evidence, model, rng),
     }
