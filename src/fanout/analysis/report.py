@@ -248,6 +248,7 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
     bootstrap = Bootstrap(len(verdicts), resamples=options.resamples)
     changes, edit_notes = describe_run(run)
     replay, replay_notes = _replay(run, specs, changes, costs, decisions, truth) if specs else ([], [])
+    calibration_rows = _calibration_rows(run.records, run.models, scored, calibrated) if labels else []
     ctx = Context(short_names(run.models), options.project_edits, changes)
     tables = ReportTables(
         health=Table(health_columns(ctx), model_health(run.records, run.models)),
@@ -260,8 +261,7 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
         human_queue=Table(queue_columns(ctx), [row for row in committee if row.needs_human]),
         reliability=Table(reliability_columns(ctx),
                           _reliability_rows(run.models, consensus, weights, weight_sources, model_scores)),
-        calibration=Table(calibration_columns(ctx), _calibration_rows(run.records, run.models, scored, calibrated)
-                          if labels else []),
+        calibration=Table(calibration_columns(ctx), calibration_rows),
         dawid_skene_confusion=Table((), _confusion_table(consensus)),
         scores=Table(score_columns(ctx), scores),
         model_comparison=Table(comparison_columns(ctx), comparisons),
@@ -269,7 +269,7 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
         cost=Table(cost_columns(ctx), costs, footer=[total_cost(costs, options.project_edits)]),
         policy_replay=Table(replay_columns(ctx), replay),
         **human_tables(ctx, reviews, decisions, by_edit, run.models),
-        trust=Table(trust_columns(ctx), _trust_rows(run.models, model_scores, costs)),
+        trust=Table(trust_columns(ctx), _trust_rows(run.models, model_scores, costs, calibration_rows)),
     )
     totals = cost_totals(costs, options.project_edits) | {
         "edits": len(run.edits),
@@ -331,16 +331,19 @@ def _replay(run: RunData, specs: list[PolicySpec], changes: Mapping[int, Change]
     return replay_table(specs, given)
 
 
-def _trust_rows(models: list[str], scores: list[dict[str, Any]], costs: list[ModelCost]) -> list[TrustRow]:
-    """The first screen's row per model: its score against the labels (none without labels) and its cost."""
+def _trust_rows(models: list[str], scores: list[dict[str, Any]], costs: list[ModelCost],
+                calibration: list[CalibrationRow]) -> list[TrustRow]:
+    """The first screen's row per model: its score against the labels (none without labels), its cost, and the
+    expected calibration error of its stated confidence."""
     scored = {row["subject"]: row for row in scores}
     cost = {c.model: c.mean_cost_usd for c in costs}
+    ece = {c.model: c.ece for c in calibration}
     rows = []
     for m in models:
         row = scored.get(m, {})
         rows.append(TrustRow(m, row.get("accuracy"), row.get("accuracy_low"), row.get("accuracy_high"),
                              int(row.get("answered", 0)), int(row.get("labelled", 0)), row.get("cost_per_correct_usd"),
-                             cost.get(m)))
+                             cost.get(m), ece.get(m)))
     return rows
 
 
