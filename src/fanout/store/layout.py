@@ -30,7 +30,9 @@ LOCK_NAME = "run.lock"
 """Locked by the one `fanout run` that owns the directory (fanout.store.run_lock); the file itself may stay."""
 TOOL_CACHE_NAME = "search-cache.sqlite"
 """The search and fetch answers every model of the run shares (fanout.tools.cache), with SQLite's -wal and -shm."""
-_RUN_FILE_PREFIXES = ("checkpoint.", MANIFEST_NAME, SPOOL_NAME, LOCK_NAME, TOOL_CACHE_NAME, ABANDONED_NAME)
+EVIDENCE_NAME = "evidence.jsonl"
+"""Under --evidence shared, one line per investigation of an edit, every judge of it reads (fanout.store.evidence_log)."""
+_RUN_FILE_PREFIXES = ("checkpoint.", "evidence.", MANIFEST_NAME, SPOOL_NAME, LOCK_NAME, TOOL_CACHE_NAME, ABANDONED_NAME)
 """A run's own files by the start of their names: the log, its index and the lines set aside from it too."""
 
 
