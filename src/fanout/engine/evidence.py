@@ -45,7 +45,8 @@ def describe(evidence: Mapping[str, Any]) -> str:
     """`--evidence shared --investigator M` (or `--evidence own`), from the manifest's entry."""
     if evidence.get("mode") != "shared":
         return "--evidence own"
-    return f"--evidence shared --investigator {evidence.get('investigator')}"
+    investigator = evidence.get("investigator")
+    return "--evidence shared" + (f" --investigator {investigator}" if investigator else "")
 
 
 def check_evidence_resume(settings: RunSettings, recorded: Mapping[str, Any] | None) -> RunSettings:
