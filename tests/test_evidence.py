@@ -380,3 +380,34 @@ async def test_a_shared_run_killed_right_after_an_evidence_line_resumes_without_
     assert len(records) == 48
     ids = {json.loads(line)["edit_rcid"]: json.loads(line)["evidence_id"] for line in evidence.read_text().splitlines()}
     assert all(r["evidence_id"] == ids[r["edit_rcid"]] and r["status"] == "ok" for r in records)
+
+
+# --- the report --------------------------------------------------------------------------------------
+
+
+def test_the_report_of_a_shared_run_says_so_and_shows_investigation_cost_apart_from_the_verdicts(tmp_path):
+    from fanout.analysis.report import build_report
+    from fanout.analysis.summary import render_summary
+
+    run_scripted(tmp_path, Scripted(), settings(investigator="m/mid"), limit=4)
+    report = build_report(tmp_path)
+
+    costs = {c.model: (c.records, round(c.total_cost_usd, 6), c.investigations, c.investigation_cost_usd)
+             for c in report.costs}
+    assert costs == {"m/dear": (4, 0.04, 0, 0.0), "m/cheap": (4, 0.04, 0, 0.0), "m/mid": (4, 0.04, 4, 2.0)}
+    assert (report.totals["total_cost_usd"], report.totals["investigation_cost_usd"]) == (pytest.approx(0.12), 2.0)
+    text = render_summary(report)
+    assert "evidence: shared, investigated by m/mid" in text
+    assert "The 4 shared investigation(s) cost $2.0000, shown apart from the verdicts (column investigation); " \
+           "with them the run cost $2.1200." in text
+    assert "Shared evidence: m/mid investigated each edit once and every model gave its verdict" in text
+    rows = text.split("\nCost\n", 1)[1].splitlines()
+    column = rows[0].index("investigation")
+    assert [row[column:column + len("investigation")].strip() for row in rows[2:6]] == ["", "", "$2.0000", "$2.0000"]
+
+
+def test_status_counts_the_investigations_in_the_spend(tmp_path):
+    from fanout.engine.status import read_status
+
+    run_scripted(tmp_path, Scripted(), settings(), limit=2)
+    assert read_status(tmp_path).tally.spent_usd == pytest.approx(2 * 0.5 + 6 * 0.01)

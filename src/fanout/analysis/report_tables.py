@@ -262,6 +262,9 @@ def cost_columns(ctx: Context) -> tuple[Column[ModelCost], ...]:
         Column("mean_completion_tokens", "mean tokens out", short="", fmt=amount(0), total=False),
         Column("cache_hit_rate", "cache hit", fmt=share, when=uses_cache),
         Column("cache_saved_usd", "cache saved", fmt=money(4), when=uses_cache),
+        Column("investigation_cost_usd", "investigation", fmt=money(4),  # shared evidence: apart from the verdicts
+               show=lambda c: money(4)(c.investigation_cost_usd) if c.investigations else "",
+               when=lambda costs: any(c.investigations for c in costs)),
         Column("cost_unknown", "cost unknown", short=""),
         Column("projected_cost_usd", f"next {ctx.project_edits} edits", fmt=money(2)),
     )
