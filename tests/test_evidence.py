@@ -411,3 +411,11 @@ def test_status_counts_the_investigations_in_the_spend(tmp_path):
 
     run_scripted(tmp_path, Scripted(), settings(), limit=2)
     assert read_status(tmp_path).tally.spent_usd == pytest.approx(2 * 0.5 + 6 * 0.01)
+
+
+def test_a_dry_run_says_who_investigates_and_writes_nothing(tmp_path, capsys):
+    code = main(["run", str(SAMPLE), "--run-dir", str(tmp_path / "run"), "-m", "m/a,m/b", *LOCAL_FLAGS, "--dry-run",
+                 "--evidence", "shared", "--investigator", "m/b"])
+    assert code == 0
+    assert "Evidence: shared; m/b investigates each edit once and every model judges that evidence." in capsys.readouterr().out
+    assert not (tmp_path / "run").exists()

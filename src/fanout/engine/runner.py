@@ -465,6 +465,10 @@ def describe_plan(request: RunRequest, edits: Sequence[Edit], manifest: Manifest
           f"max lead {request.settings.max_lead} edits; base URL {request.settings.base_url}", file=out)
     if not request.settings.strategy.asks_every_model:
         print(f"Strategy: {describe_settings(manifest.settings['strategy'])}; it asks at most the pairs above.", file=out)
+    if request.settings.shares_evidence:
+        investigator = request.settings.investigator or "the cheapest tool-capable model (chosen when the run starts)"
+        print(f"Evidence: shared; {investigator} investigates each edit once and every model judges that evidence.",
+              file=out)
     print("Dry run: nothing was contacted or written.", file=out)
 
 
