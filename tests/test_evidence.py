@@ -419,3 +419,12 @@ def test_a_dry_run_says_who_investigates_and_writes_nothing(tmp_path, capsys):
     assert code == 0
     assert "Evidence: shared; m/b investigates each edit once and every model judges that evidence." in capsys.readouterr().out
     assert not (tmp_path / "run").exists()
+
+
+def test_a_router_with_shared_evidence_investigates_each_edit_once_and_asks_its_one_judge(tmp_path):
+    from fanout.judging.router import RouterStrategy
+
+    script = Scripted()
+    run_scripted(tmp_path, script, settings(strategy=RouterStrategy(), investigator="m/dear"), limit=3)
+    assert script.investigated == Counter({(rcid, "m/dear"): 1 for rcid in RCIDS[:3]})
+    assert script.judged == Counter({(rcid, "m/cheap"): 1 for rcid in RCIDS[:3]})  # the router's cheapest
