@@ -428,3 +428,27 @@ def test_a_router_with_shared_evidence_investigates_each_edit_once_and_asks_its_
     run_scripted(tmp_path, script, settings(strategy=RouterStrategy(), investigator="m/dear"), limit=3)
     assert script.investigated == Counter({(rcid, "m/dear"): 1 for rcid in RCIDS[:3]})
     assert script.judged == Counter({(rcid, "m/cheap"): 1 for rcid in RCIDS[:3]})  # the router's cheapest
+
+
+async def test_an_investigation_cut_off_is_judged_whole_and_each_verdict_says_so(edit, http, respx_mock: respx.MockRouter):
+    respx_mock.get(f"{SITE}/page").respond(200, html=ARTICLE)
+    verdict = {"verdict": "incorrect", "rationale": "1952.", "sources": [
+        {"url": f"{SITE}/page", "supports_claim": False, "provenance": "verified"}]}
+    script = ScriptedChat([
+        completion(None, tool_calls=[tool_call("web_fetch", {"url": f"{SITE}/page"})], cost=0.001),
+        completion("The page says", finish_reason="length", cost=0.001),
+        completion(json.dumps(verdict), cost=0.0005),
+    ])
+    respx_mock.post(f"{LOCAL}/chat/completions").mock(side_effect=script)
+    chat = ChatClient(base_url=LOCAL, api_key=None, http=http, sleep=no_sleep)
+    tools = ToolBox(http, ToolSettings(allow_private_urls=True, per_host_delay_s=0))
+
+    evidence = await investigate_edit(edit, ModelSpec("m/investigator"), chat=chat, tools=tools, prompt=PROMPT,
+                                      max_turns=5, timeout_s=60)
+    record = await judge_evidence(edit, ModelSpec("m/judge"), evidence, chat=chat, prompt=PROMPT, timeout_s=60)
+
+    assert (evidence.status, len(evidence.steps)) == ("incomplete", 1)
+    assert "[trimmed" not in evidence.steps[0]["result"] and "11 March 1952" in evidence.steps[0]["result"]
+    assert (record.status, record.verdict, record.investigation_cut_off) == ("ok", "incorrect", True)
+    assert "the shared investigation ended incomplete; this verdict rests on what it gathered" in record.warnings
+    assert record.sources[0].provenance == "verified"

@@ -45,7 +45,7 @@ from fanout.sift.edit_context import build_edit_context, shown_reference_urls
 from fanout.sift.prompt import Prompt
 from fanout.sift.swap import Sampling, investigation_turns
 from fanout.sift.verdict import (
-    Investigation, Outcome, ask_for_verdict, ask_samples, build_record, note_cut_off, provider_failure,
+    Investigation, Outcome, ask_for_verdict, ask_samples, build_record, provider_failure,
     run_tool_phase, settle_samples, use_prompted,
 )
 from fanout.tools import ToolBox
@@ -85,8 +85,10 @@ async def investigate_edit(
         try:
             finished = await run_tool_phase(state, model, chat, tools, max_turns)
             status, error = ("ok", None) if finished else ("incomplete", None)
-            if not finished:
-                note_cut_off(state)
+            if not finished:  # nothing trimmed here (as note_cut_off would for a verdict): each judge fits its own window
+                state.cut_off = True
+                state.warnings.append("an investigation reply was cut off (finish_reason=length); the evidence is "
+                                      "what was gathered before it")
         except ModelRefused as exc:
             status, error = "refused", str(exc)
         except ProviderError as exc:
