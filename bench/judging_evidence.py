@@ -1,6 +1,6 @@
 """Own or shared evidence on the simulator: cost per edit, majority accuracy and Fleiss' kappa (issue 24).
 
-    python bench/judging_evidence.py                    5 seeds x 48 edits (about 6 minutes on 2 shared cores)
+    python bench/judging_evidence.py                    5 seeds x 48 edits (about 12 minutes on 2 shared cores)
     python bench/judging_evidence.py --seeds 10         tighter intervals
     python bench/judging_evidence.py --json FILE        also write the figures as JSON
 
