@@ -1,7 +1,7 @@
 """`--samples` on the simulator: does the swap outvote a planted position bias, and do samples outvote noise?
 
     python bench/judging_samples.py                 10 simulator seeds (about 10 minutes on 2 shared cores)
-    python bench/judging_samples.py --seeds 30      what the README reports (about 25 minutes): on 10
+    python bench/judging_samples.py --seeds 30      what docs/benchmarks/judging.md reports (about 25 minutes): on 10
                                                     seeds Haiku's paired flips are too few to tell
     python bench/judging_samples.py --seeds 3       a quicker pass
 

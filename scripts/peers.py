@@ -163,7 +163,7 @@ def _json_or_text(raw: bytes) -> Any:
 
 
 async def probe_null_content(base: str) -> dict[str, Any]:
-    """What the server says to an assistant message with tool_calls and content null (kept for the README)."""
+    """What the server says to an assistant message with tool_calls and content null (kept for docs/models-and-endpoints.md)."""
     body = {"model": NATIVE, "messages": NULL_CONTENT_PROBE, "max_tokens": 8}
     async with httpx.AsyncClient(timeout=300) as http:
         response = await http.post(f"{base}/chat/completions", json=body)

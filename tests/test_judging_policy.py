@@ -168,7 +168,7 @@ def test_a_policy_file_fills_in_the_cascade_order_from_cost(tmp_path: Path) -> N
     ("strategy: router\nweights: {a: -1}\n", "policy 1: weights: a must be a finite number of 0 or more"),
     ("- strategy: router\n  name: x\n- strategy: cascade\n  name: x\n", "the name 'x' is used twice"),
     ("[1, 2]\n", "expected a policy"),
-    ("strategy: [\n", "cannot read it"),
+    ("strategy: [\n", "is not valid YAML: expected the node content, but found '<stream end>' at line 2, column 1"),
 ])
 def test_a_bad_policy_file_is_one_clear_error(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "policy.yaml"

@@ -138,6 +138,7 @@ def test_the_json_of_a_one_edit_run_has_each_typed_row_s_fields_with_their_value
         "majority": None, "majority_share": 0.5, "weighted": "accept", "weighted_share": 0.5, "dawid_skene": "accept",
         "dawid_skene_confidence": pytest.approx(0.49916, abs=1e-5), "needs_human": True, "reasons": why,
         "mean_confidence": None, "top_share": 0.5, "second_share": 0.5, "outcome": "paused", "why": why, "truth": None,
+        "human": None,
     }]
     assert tables["human_queue"] == tables["committee"]
     assert tables["cost"][0] == {

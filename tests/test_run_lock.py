@@ -11,12 +11,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import anyio
 import pytest
 
 from fanout.cli import main
 from fanout.config import package_data
+from fanout.sim import running_simulator
+from fanout.store.run_lock import lock_holder
 
 from test_cli_run import LOCAL, one_line_error, scripted_run
+from test_run_resilience import (assert_one_record_and_one_matching_view_per_pair, pairs_of, run_command, run_to_end,
+                                 log_lines, sim_config, wait_for_lines)
 
 SAMPLE = package_data("sample_snapshot.yaml")
 pytestmark = pytest.mark.timeout(60)
@@ -82,3 +87,73 @@ def test_the_lock_of_a_killed_run_never_blocks_the_resume(tmp_path):
     scripted_run(SAMPLE, run_dir, limit=3)
     assert len((run_dir / "checkpoint.jsonl").read_text().splitlines()) == 6
     assert (run_dir / "run.lock").read_text() == f"{os.getpid()}\n"
+
+
+async def test_deleting_run_lock_while_a_run_works_lets_no_second_run_in_and_no_pair_is_logged_twice(tmp_path):
+    """Finding 2 of issue 27: with the lock on the file `run.lock`, deleting it admitted a second run (7 of 8 pairs
+    logged twice). The lock is on the directory now: the second start is refused in one line naming the first."""
+    run_dir = tmp_path / "run"
+    async with running_simulator(sim_config(latency={"median_s": 0.3, "p95_s": 0.6})) as sim:
+        cmd = run_command(sim, run_dir, "--limit", "3", "--concurrency", "2")
+        first = await anyio.open_process(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            await wait_for_lines(run_dir, 1, first)
+            (run_dir / "run.lock").unlink()
+            assert lock_holder(run_dir) == first.pid  # what `fanout status` asks, answered without the file
+            code, output = await run_to_end(cmd)
+            assert (code, output) == (2, f"fanout run: error: {run_dir} is in use by another `fanout run` "
+                                         f"(PID {first.pid}); wait for it to finish or stop it, or pass another --run-dir\n")
+            assert len(log_lines(run_dir)) < 12, "the first run ended before the second start: the test proves nothing"
+            assert await first.wait() == 0
+        finally:
+            if first.returncode is None:
+                first.kill()
+            await first.aclose()
+    assert_one_record_and_one_matching_view_per_pair(run_dir, pairs_of(3))
+
+
+def tree(folder: Path) -> dict[str, bytes | None]:
+    return {str(p.relative_to(folder)): (p.read_bytes() if p.is_file() else None) for p in folder.rglob("*")}
+
+
+@pytest.mark.parametrize(("make", "run_dir_of", "message"), [
+    (lambda tmp: (tmp / "a-file").write_text("mine\n"), lambda tmp: str(tmp / "a-file"),
+     "--run-dir {tmp}/a-file is a file, not a folder; pass a folder (it is made if missing)"),
+    (lambda tmp: (tmp / "gone").symlink_to(tmp / "nowhere"), lambda tmp: str(tmp / "gone"),
+     "--run-dir {tmp}/gone is a broken link, not a folder; pass a folder (it is made if missing)"),
+    (None, lambda tmp: "/dev/null", "--run-dir /dev/null is a device, not a folder; pass a folder (it is made if missing)"),
+    (None, lambda tmp: "/proc/self",
+     "--run-dir /proc/self cannot be written (/proc/self is read-only for this user); pass a folder you can write"),
+    (None, lambda tmp: "/proc/self/fdinfo/run",
+     "--run-dir /proc/self/fdinfo/run cannot hold a run (No such file or directory: /proc/self/fdinfo/run); "
+     "pass a folder you can write"),
+    (None, lambda tmp: "", "--run-dir is empty; name a folder (--run-dir . for the current one)"),
+], ids=["file", "broken-link", "dev-null", "proc-self", "inside-proc", "empty"])
+def test_an_unusable_run_directory_is_refused_in_one_line_with_exit_2_and_nothing_written(
+        tmp_path, monkeypatch, capsys, make, run_dir_of, message):
+    """Issue 27 §7: each gave a traceback, and `--run-dir ""` silently ran in the current folder."""
+    if make is not None:
+        make(tmp_path)
+    monkeypatch.chdir(tmp_path)  # where `--run-dir ""` used to write
+    before = tree(tmp_path)
+
+    code = main(["run", str(SAMPLE), "--run-dir", run_dir_of(tmp_path), *LOCAL, "--models", "m/a", "--limit", "1"])
+
+    assert code == 2
+    assert one_line_error(capsys) == "fanout run: error: " + message.format(tmp=tmp_path)
+    assert tree(tmp_path) == before
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder (chmod binds other users only)")
+def test_a_read_only_run_directory_is_refused_in_one_line_with_exit_2_and_nothing_written(tmp_path, capsys):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    try:
+        code = main(["run", str(SAMPLE), "--run-dir", str(locked / "run"), *LOCAL, "--models", "m/a", "--limit", "1"])
+        assert code == 2
+        assert one_line_error(capsys) == (f"fanout run: error: --run-dir {locked}/run cannot be written ({locked} is "
+                                          "read-only for this user); pass a folder you can write")
+        assert list(locked.iterdir()) == []
+    finally:
+        locked.chmod(0o755)

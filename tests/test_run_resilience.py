@@ -161,8 +161,9 @@ async def test_a_model_the_endpoint_refuses_stops_at_once_records_nothing_and_ru
         assert f"warning: model {typo}: not listed by the endpoint (using it anyway); did you mean {listed}?" in lines
         refusals = [line for line in lines if line.startswith(f"{typo}: refused by the endpoint")]
         assert len(refusals) == 1, output
-        assert refusals[0].startswith(f"{typo}: refused by the endpoint (HTTP 400: {typo} is not a valid model ID); "
-                                      "none of its pairs is recorded")
+        assert refusals[0] == (f"{typo}: refused by the endpoint (HTTP 400: {typo} is not a valid model ID); "
+                               "none of its 3 pair(s) left is recorded, and none starts again. Correct the model name "
+                               "and run again.")
         assert lines[-1] == (f"Not run: {typo}, refused by the endpoint (HTTP 400: {typo} is not a valid model ID). "
                              "Its pairs are not recorded: correct the name with -m and run again.")
         assert {json.loads(line)["model"] for line in log_lines(tmp_path)} == {haiku}

@@ -577,6 +577,8 @@ async def test_when_the_first_provider_errors_the_second_answers_and_the_result_
         "results": [{"title": "Douglas Adams", "url": "https://en.wikipedia.org/wiki/Douglas_Adams",
                      "snippet": "English author", "provider": "wikipedia"}],
         "provider": "wikipedia",
+        "failed_providers": {"searxng": f"SearXNG at {SEARX} answered HTTP 502 Bad Gateway (for the operator: "
+                                        "check `compose logs searxng`)"},
     }
 
 
@@ -915,3 +917,17 @@ async def test_the_run_s_preflight_warns_about_a_raising_plugin_when_another_pro
     assert [c.level for c in checks] == ["FAIL", "OK"]
     assert err.getvalue() == ("warning: search kaput: kaput failed unexpectedly (RuntimeError: boom) "
                               "(web_search falls back to the next provider)\n")
+
+
+async def test_the_preflight_warning_in_aggregate_mode_says_the_failing_providers_hits_are_left_out(
+    http, respx_mock, kaput_plugins
+):
+    from fanout.tools.providers.status import require_search
+
+    respx_mock.get(WIKI_EN).respond(json=wikipedia_page(("Test", "")))
+    err = io.StringIO()
+
+    await require_search(http, ToolSettings(search_providers=("kaput", "wikipedia"), search_mode="aggregate"), err=err)
+
+    assert err.getvalue() == ("warning: search kaput: kaput failed unexpectedly (RuntimeError: boom) "
+                              "(web_search fuses the other providers' hits without it)\n")

@@ -266,7 +266,7 @@ def test_a_run_directory_started_with_one_strategy_refuses_to_resume_with_anothe
     (["--autopass", "0.5"], "add --strategy cascade."),
     (["--strategy", "cascade", "--autopass-verdicts", "sure"], "--autopass-verdicts: sure is not a verdict"),
     (["--gates", "GATES"], "--gates and --router-accuracy choose a router's model: add --strategy router."),
-    (["--strategy", "router", "--gates", "MISSING"], "cannot read it"),
+    (["--strategy", "router", "--gates", "MISSING"], "does not exist; pass the path of an existing file to --gates"),
     (["--strategy", "router", "--gates", "BADGATES"], "gate 'time' names m/other, which is not among the run's models"),
     (["--strategy", "router", "--router-accuracy", "RUN"], "--router-accuracy RUN_DIR and --labels FILE go together"),
 ])

@@ -95,4 +95,7 @@ def test_tool_with_a_missing_blocked_domains_file_is_a_config_error(tmp_path, ca
     code = main(["tool", "web_fetch", "https://news.example/", "--blocked-domains", str(missing)])
 
     assert code == 2
-    assert capsys.readouterr().err.startswith(f"fanout tool: error: cannot read the blocked-domains file {missing}")
+    assert capsys.readouterr().err== (
+        f"fanout tool: error: the blocked-domains file {missing} does not exist; "
+        "pass an existing blocked-domains YAML file\n"
+    )

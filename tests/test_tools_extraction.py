@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import signal
+import zlib
 from collections.abc import AsyncIterator
 from contextlib import suppress
 from pathlib import Path
@@ -24,6 +25,7 @@ from aiohttp import web
 from fanout.config import package_data
 from fanout.llm.models import ModelSpec
 from fanout.tools.settings import ToolSettings
+from fanout.errors import ToolFailure
 from fanout.llm.chat import ChatClient
 from fanout.sift.prompt import Prompt
 from fanout.sift.snapshot import load_snapshot
@@ -151,3 +153,38 @@ async def test_a_verdict_ends_at_its_timeout_while_its_page_s_extraction_never_d
                 os.kill(worker, signal.SIGKILL)
 
     assert (record.status, record.error) == ("timeout", "no verdict within 2 s")
+
+
+def pdf_with_inflating_content(inflated_mb: int) -> bytes:
+    """A one-page PDF whose Flate content stream inflates to `inflated_mb` MB of text operators (150 KB for 50)."""
+    packer = zlib.compressobj(9)
+    chunk = b"BT /F1 12 Tf 72 712 Td (x) Tj ET\n" * 32768
+    stream = b"".join(packer.compress(chunk) for _ in range(inflated_mb * (1 << 20) // len(chunk))) + packer.flush()
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    pdf, offsets = b"%PDF-1.4\n", []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(pdf))
+        pdf += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(pdf)
+    pdf += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1) + b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    return pdf + b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+
+
+async def test_a_pdf_that_needs_more_memory_than_the_worker_may_have_is_extraction_too_large():
+    """Issue 27 §7: PDFium aborts the worker (SIGABRT) when an allocation fails under the limit, where Python would
+    raise MemoryError; that was reported as `extraction_failed ... IncompleteRead`."""
+    url = "http://127.0.0.1/report.pdf"
+    with pytest.raises(ToolFailure) as refused:
+        await ExtractionPool(memory_mb=512).extract("pdf", pdf_with_inflating_content(50), url=url)
+
+    assert str(refused.value) == (
+        f"extraction_too_large: reading the text of {url} needed more than 512 MB and was stopped; use another source"
+    )
+    assert worker_pids() == []

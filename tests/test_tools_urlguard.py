@@ -242,5 +242,5 @@ def test_a_malformed_list_is_a_config_error_naming_the_problem(tmp_path: Path, c
 
 
 def test_a_missing_list_file_is_a_config_error(tmp_path: Path):
-    with pytest.raises(ConfigError, match="cannot read the blocked-domains file .*missing.yaml"):
+    with pytest.raises(ConfigError, match="the blocked-domains file .*missing.yaml does not exist"):
         load_blocked_domains(tmp_path / "missing.yaml")

@@ -12,7 +12,7 @@ What a Python user imports to run a whole run, or one verdict, from code:
 
 One verdict: `fanout.run_verdict(edit, model, chat=..., tools=..., prompt=...)`
 with a ChatClient and a ToolBox over one `make_http_client(...)` (see the
-README's "Using fanout from Python"). Names are loaded on first use, so
+docs/development.md, "From Python"). Names are loaded on first use, so
 `import fanout` stays cheap for the command line.
 """
 

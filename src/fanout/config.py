@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import yaml
-
+from fanout.bounded import load_yaml
 from fanout.errors import ConfigError
 
 
@@ -66,10 +65,7 @@ def require_http_url(value: str, name: str) -> None:
 
 def read_yaml_mapping(path: Path, option: str, *, expected: str) -> dict[Any, Any]:
     """The mapping in a file an option names; a file that cannot be read, or holds anything else, is one ConfigError."""
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"{option} {path}: cannot read it ({exc}).") from None
+    data = load_yaml(path, f"{option} {path}", fix=f"pass the path of an existing file to {option}") or {}
     if not isinstance(data, dict):
         raise ConfigError(f"{option} {path}: expected {expected}.")
     return data

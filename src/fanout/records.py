@@ -332,7 +332,7 @@ def parse_record(line: bytes) -> VerdictRecord | None:
     try:
         data = json.loads(line)
         record = VerdictRecord.from_dict(data)
-    except (ValueError, TypeError, KeyError, AttributeError):
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):  # a line nested past json's depth
         return None
     if type(record.edit_rcid) is not int or not isinstance(record.model, str) or not isinstance(record.status, str):
         return None

@@ -6,6 +6,7 @@
     dawid_skene consensus and per-model confusion matrices without ground truth
     committee   majority, weighted and Dawid–Skene decisions; pause / auto-pass thresholds; the human queue
     labels      ground truth from a labels file or `fanout outcomes`
+    human       human decisions (reviews.jsonl of `fanout review`) as a truth source; human_view shows them
     scoring     accuracy and reject precision/recall against the truth
     cost        totals, per-verdict rates and projections
     change      what each edit changed (item, property, old -> new), from the run's snapshot

@@ -29,6 +29,7 @@ from fanout.analysis.fmt import (
     with_interval,
 )
 from fanout.analysis.html_page import notes_html, page
+from fanout.analysis.human_view import human_section
 from fanout.analysis.report import Report
 from fanout.analysis.report_tables import EditRow
 from fanout.judging.scales import STANCE_OF_TRUTH, stance
@@ -80,6 +81,7 @@ def render_html(report: Report, edit_pages: str = "report/edits") -> str:
         _cost_section(report, names),
         _health_section(report, names),
         _committee_section(report, names),
+        human_section(report),
         _edits_section(report, edit_pages),
     ]
     body = _header(report) + _nav(report) + "<main>" + "".join(sections) + "</main>" + _footer(report)

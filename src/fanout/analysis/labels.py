@@ -13,10 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from fanout.judging.scales import TRUTHS
+from fanout.bounded import load_yaml
 from fanout.errors import ConfigError
+from fanout.judging.scales import TRUTHS
 
 TRUTH_OF_OUTCOME = {"reverted": "incorrect", "patrolled": "correct", "stands": "correct"}
 
@@ -56,12 +55,7 @@ def load_labels(path: Path) -> Labels:
 
 
 def _read(path: Path) -> dict[str, Any]:
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"labels file {path} does not exist.") from None
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise ConfigError(f"labels file {path} cannot be read: {exc}") from None
+    data = load_yaml(path, f"labels file {path}", fix="pass a labels file, or one `fanout outcomes` wrote")
     if not isinstance(data, dict):
         raise ConfigError(f"labels file {path} is not a mapping at the top level.")
     return data

@@ -13,15 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from fanout.analysis.cost import AttemptCost
+from fanout.bounded import load_yaml, read_bounded
 from fanout.llm.models import ModelSpec, model_spec
 from fanout.errors import ConfigError
 from fanout.records import VerdictRecord
 from fanout.store.attempts import read_abandoned
 from fanout.store.evidence_log import read_evidence
 from fanout.store.layout import LOG_NAME, MANIFEST_NAME
+from fanout.store.log_index import LOG_BOUNDS
 
 
 
@@ -122,7 +122,7 @@ def read_latest_records(log: Path) -> tuple[list[VerdictRecord], list[str], list
     latest: dict[tuple[int, str], VerdictRecord] = {}
     superseded: list[AttemptCost] = []
     warnings: list[str] = []
-    data = log.read_bytes()
+    data = read_bounded(log, f"the run's log {log}", LOG_BOUNDS, fix="is RUN_DIR the right folder?")
     lines = data.split(b"\n")
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -145,7 +145,7 @@ def read_latest_records(log: Path) -> tuple[list[VerdictRecord], list[str], list
 def _parse_line(line: bytes) -> VerdictRecord | None:
     try:
         return VerdictRecord.from_dict(json.loads(line))
-    except (ValueError, TypeError, KeyError, AttributeError):
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):  # a line nested past json's depth
         return None
 
 
@@ -153,9 +153,9 @@ def _read_manifest(path: Path, warnings: list[str]) -> dict[str, Any]:
     if not path.exists():
         return {}
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, OSError, UnicodeDecodeError) as exc:
-        warnings.append(f"{path.name} could not be read ({exc.__class__.__name__}); model order from the log")
+        data = load_yaml(path, path.name)
+    except ConfigError as exc:
+        warnings.append(f"{exc}; model order from the log")
         return {}
     return data if isinstance(data, dict) else {}
 

@@ -15,7 +15,8 @@ from fanout.analysis.report import Report
 
 
 def queue_rows(report: Report) -> list[dict[str, Any]]:
-    """The paused edits in the run's order, as flat-ish rows (verdicts: model -> verdict, or None)."""
+    """The paused edits in the run's order, as flat-ish rows (verdicts: model -> verdict, or None; human: the
+    decision of `fanout review` that stands, or None)."""
     edits = {e.rcid: e for e in report.run.edits}
     by_edit = report.run.by_edit()
     rows = []
@@ -33,6 +34,7 @@ def queue_rows(report: Report) -> list[dict[str, Any]]:
             "verdicts": {m: records[m].verdict if m in records else None for m in report.models},
             "statuses": {m: records[m].status if m in records else "not run" for m in report.models},
             "diff_url": edit_diff_url(edit.revid, change),
+            "human": row["human"],
         })
     return rows
 
@@ -43,6 +45,9 @@ def render_queue(report: Report, rows: list[dict[str, Any]]) -> str:
     names = short_names(report.models)
     head = (f"{len(rows)} of {t['edits']} edits paused for a human (--pause {limits.pause:g}, --delta {limits.delta:g}, "
             f"--autopass {limits.autopass:g}); {t['auto_passed']} auto-passed, {t['decided']} decided by the committee")
+    done = sum(row["human"] is not None for row in rows)
+    if done:
+        head += f"; {done} of the {len(rows)} paused decided by a human (reviews.jsonl)"
     return "\n".join([head, *(_line(row, names) for row in rows)]) + "\n"
 
 
@@ -50,4 +55,6 @@ def _line(row: dict[str, Any], names: dict[str, str]) -> str:
     item = f"{row['qid']} ({row['item']})" if row["item"] else row["qid"]
     said = ", ".join(f"{names[m]} {verdict or row['statuses'][m]}" for m, verdict in row["verdicts"].items())
     parts = [item, row["what"] or "", row["change"], f"why: {row['why']}", said, row["diff_url"] or "no diff link"]
+    if row["human"] is not None:
+        parts.append(f"human: {row['human']}")
     return " · ".join(parts)

@@ -9,7 +9,7 @@ rows and columns are defined once, in report_tables.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from fanout.analysis.committee import OUTCOMES, EditDecision, QueuePolicy, ballo
 from fanout.analysis.cost import ModelCost, cost_totals, model_costs, total_cost
 from fanout.analysis.dawid_skene import DawidSkene, dawid_skene
 from fanout.analysis.health import claimed_unfetched, model_health
+from fanout.analysis.human import human_notes, human_source, human_tables
 from fanout.analysis.labels import Labels, load_labels
 from fanout.analysis.fmt import short_names
 from fanout.analysis.load import EditInfo, RunData, load_run
@@ -56,16 +57,18 @@ from fanout.judging.policy import Thresholds
 from fanout.judging.policy_file import PolicySpec, load_policies
 from fanout.judging.scales import ACCEPT, REJECT, STANCE_OF_TRUTH, STANCES, UNSURE, stance
 from fanout.analysis.scoring import best_model, compare_models, confusion_rows, score
-from fanout.analysis.uncertainty import Bootstrap
+from fanout.analysis.uncertainty import RESAMPLES, Bootstrap
 from fanout.records import VerdictRecord
+from fanout.store.reviews import ReviewLog, read_reviews
 
 FEW_EDITS = 30
 """Below this many edits the statistics are shown with a warning that they are rough."""
 
 COMMITTEE_RULES = ("majority", "weighted", "dawid_skene")
-NOTE_TOPICS = ("sample", "accuracy", "committee", "replay", "edits")
+NOTE_TOPICS = ("sample", "accuracy", "committee", "replay", "edits", "human")
 """sample: the whole report (how many edits); accuracy: the scores against labels; committee: its
-decisions; replay: the policy replay table; edits: what the edit table can show."""
+decisions; replay: the policy replay table; edits: what the edit table can show; human: the scores
+against human decisions (reviews.jsonl)."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,9 @@ class ReportOptions:
     source) casts no committee vote, as if the model had given none, because the rule is what makes
     the word `verified` worth trusting; `count`: it votes like any other. Agreement tables and
     each model's own accuracy always use the verdict as given."""
+    resamples: int = RESAMPLES
+    """Bootstrap resamples behind the agreement intervals; 0 leaves them out (the review desk shows none,
+    and they are most of a large report's time: 20 of 24 s for 500 edits x 4 models)."""
 
 
 @dataclass
@@ -99,6 +105,8 @@ class Report:
     generated_at: str
     changes: dict[int, Change] = field(default_factory=dict)
     """What each edit changed, for the edits the run's snapshot still describes."""
+    reviews: ReviewLog = field(default_factory=lambda: ReviewLog([]))
+    """The run's human decisions (reviews.jsonl of `fanout review`): a truth source of its own (fanout.analysis.human)."""
 
     @property
     def models(self) -> list[str]:
@@ -139,6 +147,7 @@ class Report:
             "edits_in_scope": self.run.edits_in_scope,
             "records": len(self.run.records),
             "labels": labels,
+            "human_decisions": human_source(self.reviews, self.run.run_dir, len(self.run.edits)),
             "settings": {
                 "rule_violations": self.options.rule_violations,
                 "min_agreement": self.options.policy.min_agreement,
@@ -163,6 +172,7 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
     specs = load_policies(options.policy_path) if options.policy_path else []
     run = load_run(run_dir)
     labels = load_labels(options.labels_path) if options.labels_path else None
+    reviews = read_reviews(run_dir)
     truth = labels.truth if labels else {}
     by_edit = run.by_edit()
     verdicts = {rcid: {m: r.verdict for m, r in recs.items()} for rcid, recs in by_edit.items()}
@@ -181,9 +191,10 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
                   for rcid, recs in by_edit.items()}
     scores = model_scores + _committee_scores(decisions, truth, edit_costs) if labels else []
     edits = {e.rcid: e for e in run.edits}
-    committee = [_committee_row(edits[d.rcid], d, truth) for d in decisions]
+    human = {rcid: r.decision for rcid, r in reviews.latest.items()}  # the decision that stands, per edit
+    committee = [replace(_committee_row(edits[d.rcid], d, truth), human=human.get(d.rcid)) for d in decisions]
     comparisons = compare_models({m: {r: s.get(m) for r, s in stances.items()} for m in run.models}, truth) if labels else []
-    bootstrap = Bootstrap(len(verdicts))
+    bootstrap = Bootstrap(len(verdicts), resamples=options.resamples)
     changes, edit_notes = describe_run(run)
     replay, replay_notes = _replay(run, specs, changes, costs, decisions, truth) if specs else ([], [])
     ctx = Context(short_names(run.models), options.project_edits, changes)
@@ -204,6 +215,7 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
         score_confusion=Table((), _score_confusion(run, by_edit, decisions, truth) if labels else []),
         cost=Table(cost_columns(ctx), costs, footer=[total_cost(costs, options.project_edits)]),
         policy_replay=Table(replay_columns(ctx), replay),
+        **human_tables(ctx, reviews, decisions, by_edit, run.models),
     )
     totals = cost_totals(costs, options.project_edits) | {
         "edits": len(run.edits),
@@ -212,6 +224,7 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
         "needs_human": len(tables.human_queue),
         **{outcome.replace("-", "_"): sum(d.outcome == outcome for d in decisions) for outcome in OUTCOMES},
         "labelled_edits": sum(rcid in truth for rcid in by_edit),
+        "human_decided_edits": sum(rcid in human for rcid in by_edit),
         "best_model": best_model(model_scores, comparisons),
         "cheapest_model": _cheapest(costs),
         "most_agreeable_model": _most_agreeable(tables.model_agreement.rows),
@@ -219,8 +232,9 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
     notes = _notes(run, labels, consensus, weight_sources)
     notes["committee"] += _rule_notes(run.records, options)
     notes["replay"], notes["edits"] = replay_notes, edit_notes
+    notes["human"] = human_notes(human_source(reviews, run.run_dir, len(run.edits)))
     generated = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return Report(run, options, labels, consensus, decisions, costs, tables, totals, notes, generated, changes)
+    return Report(run, options, labels, consensus, decisions, costs, tables, totals, notes, generated, changes, reviews)
 
 
 def _replay(run: RunData, specs: list[PolicySpec], changes: Mapping[int, Change], costs: list[ModelCost],

@@ -95,6 +95,8 @@ class CommitteeRow:
     outcome: str
     why: str
     truth: str | None
+    human: str | None = None
+    """The reviewer's decision that stands (accept, reject, unsure; reviews.jsonl), None before any."""
 
 
 @dataclass(frozen=True)
@@ -283,6 +285,7 @@ def queue_columns(ctx: Context) -> tuple[Column[CommitteeRow], ...]:
         Column("dawid_skene", "Dawid–Skene", short="", html=lambda q: stance_html(q.dawid_skene)),
         Column("dawid_skene_confidence", "confidence", short="", fmt=fixed(2)),
         Column("reasons", "why", left=True),
+        Column("human", "human", left=True, when=lambda rows: any(q.human is not None for q in rows)),
     )
 
 
@@ -425,6 +428,8 @@ class ReportTables:
     score_confusion: Table[Row]
     cost: Table[ModelCost]
     policy_replay: Table[Row]
+    human_scores: Table[Row]
+    human_agreement: Table[Row]
 
     def json(self) -> dict[str, list[dict[str, Scalar]]]:
         return {f.name: self.named(f.name).json() for f in fields(self)}

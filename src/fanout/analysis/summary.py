@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from fanout.analysis.cost import cost_notes
 from fanout.analysis.fmt import short_names, with_interval
+from fanout.analysis.human_view import human_summary
 from fanout.analysis.report import Report
 from fanout.analysis.table import fixed, share
 from fanout.judging.scales import STANCES
@@ -26,6 +27,7 @@ def render_summary(report: Report) -> str:
         _agreement(report),
         _committee(report),
         _scores(report, names),
+        human_summary(report),
         _replay(report),
         _cost(report),
     ]

@@ -12,7 +12,7 @@ import argparse
 import importlib
 import sys
 import textwrap
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from fanout.version import __version__
 from fanout.errors import ConfigError
@@ -32,9 +32,18 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sim": ("sim", "Start the offline simulator (a stand-in for OpenRouter, SearXNG and the web)."),
     "report": ("report", "Compare the models of a run: agreement, committee votes, accuracy, cost."),
     "queue": ("queue", "List the edits of a run paused for a human, one line each with its Wikidata diff link."),
+    "review": ("review", "Work the human queue of a run in the browser; decisions land in RUN_DIR/reviews.jsonl."),
     "fetch-edits": ("fetch_edits", "Fetch recent Wikidata edits and enrich them into a snapshot."),
     "outcomes": ("outcomes", "Find which edits of a snapshot were later reverted (ground truth)."),
 }
+
+
+class OneLineErrorParser(argparse.ArgumentParser):
+    """A command's parser whose errors (`--concurrency abc`) are one line like every other bad input, not the
+    usage block above it: the line names the option and where the usage is."""
+
+    def error(self, message: str) -> NoReturn:
+        raise ConfigError(f"{message}; see `{self.prog} --help`")
 
 
 def build_parser(available: dict[str, tuple[str, str]] | None = None) -> argparse.ArgumentParser:
@@ -67,7 +76,7 @@ def main(argv: list[str] | None = None, *, transport: httpx.AsyncBaseTransport |
         return 2
     try:  # from the first import on: a Ctrl-C while the command starts is as quiet as one while it runs
         module = importlib.import_module(f"fanout.cli.{available[name][0]}")
-        parser = argparse.ArgumentParser(prog=f"fanout {name}", description=available[name][1],
+        parser = OneLineErrorParser(prog=f"fanout {name}", description=available[name][1],
                                          epilog=getattr(module, "EPILOG", None),
                                          formatter_class=argparse.RawDescriptionHelpFormatter)
         module.configure(parser)

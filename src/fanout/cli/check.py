@@ -42,7 +42,8 @@ def run(args: argparse.Namespace, transport: httpx.AsyncBaseTransport | None = N
     names = args.models or [m.name for m in DEFAULT_MODELS]
     api_key = api_key_for(args.base_url)
     search = apply_search_options(ToolSettings(searxng_url=args.searxng_url),
-                                  providers=args.search_providers, config=args.search_config)
+                                  providers=args.search_providers, config=args.search_config,
+                                  mode=args.search_mode)
     checks = anyio.run(run_checks, args.base_url, search, api_key, names, transport)
     for check in checks:
         print(check.line())

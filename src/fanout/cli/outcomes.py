@@ -55,7 +55,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, transport: httpx.AsyncBaseTransport | None = None) -> int:
     """`transport` replaces the wire under the command's HTTP client: tests pass an httpx.MockTransport."""
-    refuse_run_file(args.output, "-o")
+    refuse_run_file(args.output, "-o", inputs={args.snapshot: "the SNAPSHOT"})
     options = OutcomesOptions(
         snapshot=args.snapshot, output=args.output, api_url=args.api_url, contact=args.contact,
         concurrency=args.concurrency, max_revisions=args.max_revisions, force=args.force,

@@ -55,6 +55,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="score the cascade and router policies of FILE over this run (which must have asked "
                              "every model on every edit, --strategy all) next to each model and committee rule")
     parser.add_argument("-q", "--quiet", action="store_true", help="no terminal summary, only the files")
+    parser.add_argument("--force", action="store_true",
+                        help="replace an existing --json/--html file that is not an earlier report (never the "
+                             "run's own files or inputs)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -77,9 +80,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--html writes a page and a folder of edit pages beside it, so it needs a file, not -")
     if list(outputs.values()).count(STDOUT_PATH) > 1:
         raise ConfigError("only one of --json and --csv can write to standard output (-); give the other a file")
-    for flag, path in outputs.items():
-        if path != STDOUT_PATH:
-            refuse_run_file(path, flag)
+    _refuse_outputs(run_dir, outputs, args)
     if "--html" in outputs:
         refuse_run_file(edit_pages_dir(outputs["--html"]), "--html's edit pages")
     options = ReportOptions(
@@ -109,6 +110,35 @@ def run(args: argparse.Namespace) -> int:
     if edit_pages:
         print(f"wrote {len(edit_pages)} edit pages in {edit_pages[0].parent}", file=notes)
     return 0
+
+
+def _refuse_outputs(run_dir: Path, outputs: dict[str, Path], args: argparse.Namespace) -> None:
+    """No output may replace a file of the run, a file the run or this report reads, or (without --force) a file
+    that is not an earlier report: `report --html today.yaml` once replaced the run's snapshot."""
+    from fanout.store.manifest import run_inputs
+
+    inputs = run_inputs(run_dir)
+    inputs.update((path, f"the {flag} file") for flag, path in (("--labels", args.labels), ("--policy", args.policy))
+                  if path is not None)
+    ours = {"--json": _is_json_report, "--html": _is_html_report, "--csv": _is_csv_report}
+    for flag, path in outputs.items():
+        if path != STDOUT_PATH:
+            refuse_run_file(path, flag, inputs=inputs, ours=ours[flag], force=args.force)
+
+
+def _is_json_report(head: bytes) -> bool:
+    """What run() writes: json.dumps(report.to_json(), indent=1), whose first key is fanout_version."""
+    return head.startswith(b'{\n "fanout_version": ')
+
+
+def _is_csv_report(head: bytes) -> bool:
+    """What --csv writes: the edit table, whose header starts with the edit's rcid, qid and item."""
+    return head.startswith(b"rcid,qid,item,")
+
+
+def _is_html_report(head: bytes) -> bool:
+    """What fanout.analysis.html_page.page writes for the report, titled "fanout report · RUN"."""
+    return head.startswith(b"<!doctype html>") and b"<title>fanout report" in head
 
 
 def _run_dir_argument(args: argparse.Namespace) -> Path:

@@ -42,7 +42,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("snapshot", nargs="?", type=Path, metavar="SNAPSHOT",
                         help="enriched snapshot YAML (from `fanout fetch-edits`)")
     add_model_options(parser, "to fan out to")
-    parser.add_argument("--run-dir", type=Path, metavar="RUN_DIR", help="where the log and verdicts go (default: runs/<snapshot name>)")
+    parser.add_argument("--run-dir", metavar="RUN_DIR", help="where the log and verdicts go (default: runs/<snapshot name>)")
     parser.add_argument("--limit", type=int, metavar="N", help="only the first N edits of the snapshot")
     parser.add_argument("--base-url", metavar="URL", help=f"OpenAI-compatible endpoint (default: {RunSettings.base_url}); {KEY_HELP}")
     parser.add_argument("--searxng-url", metavar="URL", help=f"SearXNG base URL (default: {ToolSettings.searxng_url})")
@@ -120,17 +120,27 @@ def add_strategy_arguments(parser: argparse.ArgumentParser) -> None:
                        help="the truth labels --router-accuracy scores RUN_DIR against (as `fanout report --labels`)")
 
 
+def _run_dir(value: str | None, snapshot: Path) -> Path:
+    """--run-dir as given, else runs/<snapshot name>; an empty value once meant the current folder, silently."""
+    if value is None:
+        return Path("runs") / snapshot.stem
+    if not value.strip():
+        raise ConfigError("--run-dir is empty; name a folder (--run-dir . for the current one)")
+    return Path(value)
+
+
 def run(args: argparse.Namespace) -> int:
     from fanout.engine.runner import RunRequest, run_sync
 
     snapshot = snapshot_argument(args)
     request = RunRequest(
         snapshot_path=snapshot,
-        run_dir=args.run_dir or Path("runs") / snapshot.stem,
+        run_dir=_run_dir(args.run_dir, snapshot),
         settings=settings_from_args(args),
         limit=args.limit,
         allow_settings_change=args.allow_settings_change,
         dry_run=args.dry_run,
+        inputs=tuple(p for p in (args.limits, args.gates, args.search_config, args.labels) if p is not None),
     )
     try:
         report = run_sync(request)
@@ -161,6 +171,7 @@ def settings_from_args(args: argparse.Namespace) -> RunSettings:
         per_model_concurrency=args.per_model_concurrency, requests_per_minute=args.rpm,
         base_url=args.base_url, searxng_url=args.searxng_url, allow_private_urls=args.allow_private_urls,
         fetch_delay_s=args.fetch_delay, search_providers=args.search_providers, search_config=args.search_config,
+        search_mode=args.search_mode,
         concurrency=args.concurrency, verdict_timeout_s=args.timeout, chat_timeout_s=args.request_timeout,
         max_turns=args.max_turns, max_lead=args.max_lead, grace_s=args.grace, max_cost_usd=args.max_cost,
         retry=args.retry, strategy=args.strategy, gates_file=args.gates, autopass=args.autopass,
@@ -202,6 +213,11 @@ def finish(report, request) -> int:  # type: ignore[no-untyped-def]
     if report.interrupted:
         print(f"Interrupted. Resume with: {again}", file=out)
         return EXIT_INTERRUPTED
+    if outcome.spend_cap_usd is not None:
+        print(f"Stopped: spend cap ${outcome.spend_cap_usd:g} reached; the run's records hold {tally.spend_text()} in "
+              f"all, the verdicts in flight at the stop included. Raise --max-cost and run again to resume: {again}",
+              file=out)
+        return 0
     if outcome.stop_reason:
         print(f"Stopped: {outcome.stop_reason}. Raise --max-cost and run again to resume: {again}", file=out)
         return 0

@@ -61,6 +61,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--latency-scale", type=float, default=None, metavar="X", help="multiply every latency (0 = none)")
     parser.add_argument("--labels-out", type=Path, default=None, metavar="FILE", help="write the corpus truth {labels: [{rcid, truth}]} (JSON if FILE ends in .json, else YAML)")
     parser.add_argument("--labels-only", action="store_true", help="write --labels-out and exit without serving")
+    parser.add_argument("--force", action="store_true",
+                        help="replace an existing --labels-out file that holds other labels")
     parser.add_argument("--require-auth", action="store_true", help="refuse chat requests without a Bearer token")
 
 
@@ -72,8 +74,10 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--latency-scale must be 0 or more")
     corpus = load_corpus()
     if args.labels_out is not None:
-        refuse_run_file(args.labels_out, "--labels-out")
-        write_labels(args.labels_out, corpus.labels())
+        text = labels_text(args.labels_out, corpus.labels())
+        # The corpus's labels are always the same: a file that holds them (or the start of them) is ours to rewrite.
+        refuse_run_file(args.labels_out, "--labels-out", ours=text.encode().startswith, force=args.force)
+        write_labels(args.labels_out, text)
     elif args.labels_only:
         raise ConfigError("--labels-only needs --labels-out FILE")
     if args.labels_only:
@@ -85,9 +89,13 @@ def run(args: argparse.Namespace) -> int:
     return asyncio.run(serve(config, args))
 
 
-def write_labels(path: Path, labels: list[dict[str, object]]) -> None:
+def labels_text(path: Path, labels: list[dict[str, object]]) -> str:
+    """The labels file's text: JSON if `path` ends in .json, else YAML."""
     data = {"labels": labels}
-    text = json.dumps(data, indent=2) + "\n" if path.suffix == ".json" else yaml.safe_dump(data, sort_keys=False)
+    return json.dumps(data, indent=2) + "\n" if path.suffix == ".json" else yaml.safe_dump(data, sort_keys=False)
+
+
+def write_labels(path: Path, text: str) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
@@ -111,6 +119,7 @@ async def serve(config: SimConfig, args: argparse.Namespace) -> int:
             say(f"profile: {sim.state.profile.name} (seed {config.seed}, latency x{scale:g})")
             say(f"OpenAI-compatible API: {sim.api_base}")
             say(f"SearXNG:               {sim.searxng_url}")
+            say(f"Wikipedia-style API:   {sim.wikipedia_api_url} (search config: endpoints: {{wikipedia: URL}})")
             say(f"Tally:                 {sim.base_url}/stats")
             say(f"Labels:                {sim.base_url}/labels")
             say(f"Use: fanout run SNAPSHOT --base-url {sim.api_base} --searxng-url {sim.searxng_url} --allow-private-urls")

@@ -26,7 +26,9 @@ if TYPE_CHECKING:
 EPILOG = epilog(
     environment=[SEARCH_KEYS],
     exit_codes=["0 the tool succeeded", "1 the model would receive an error", BAD_INPUT],
-    examples=['fanout tool web_search "ada whitlock physicist"', "fanout tool web_fetch https://example.org/page"],
+    examples=['fanout tool web_search "ada whitlock physicist"',
+              'fanout tool web_search --search-providers searxng,wikipedia --search-mode aggregate "ada whitlock"',
+              "fanout tool web_fetch https://example.org/page"],
 )
 
 
@@ -58,7 +60,8 @@ def run(args: argparse.Namespace, transport: httpx.AsyncBaseTransport | None = N
         fetch_max_chars=args.max_chars,
         blocked_domains_file=args.blocked_domains,
     )
-    settings = apply_search_options(settings, providers=args.search_providers, config=args.search_config)
+    settings = apply_search_options(settings, providers=args.search_providers, config=args.search_config,
+                                    mode=args.search_mode)
     raw_arguments = json.dumps({REQUIRED_ARGUMENT[args.tool]: " ".join(args.argument)})
     ok, text = anyio.run(_call_tool, settings, args.tool, raw_arguments, transport)
     print(text)

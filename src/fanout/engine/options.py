@@ -45,6 +45,8 @@ class RunOptions:
     search_providers: str | None = None
     """Comma-separated provider names, as --search-providers takes them."""
     search_config: Path | None = None
+    search_mode: str | None = None
+    """fallback or aggregate, as --search-mode takes it; None = the search config's, else fallback."""
     concurrency: int | None = None
     verdict_timeout_s: float | None = None
     chat_timeout_s: float | None = None
@@ -132,7 +134,8 @@ def _tool_settings(options: RunOptions) -> ToolSettings:
         allow_private_urls=options.allow_private_urls,
         per_host_delay_s=_or(options.fetch_delay_s, ToolSettings.per_host_delay_s),
     )
-    return apply_search_options(tools, providers=options.search_providers, config=options.search_config)
+    return apply_search_options(tools, providers=options.search_providers, config=options.search_config,
+                                mode=options.search_mode)
 
 
 def _or(value: T | None, default: T) -> T:

@@ -148,13 +148,14 @@ class Schedule:
         self.running[pair.model].discard(pair.edit)
 
     def refuse(self, model: int, reason: str) -> int | None:
-        """Start no more pairs of `model`; how many were waiting, or None when it was refused already."""
+        """Start no more pairs of `model`; how many it had left (waiting, and running: the refused one among
+        them, whose siblings in flight meet the same refusal), or None when it was refused already."""
         if model in self.refused:
             return None
         self.refused[model] = reason
-        waiting = len(self.pending[model])
+        left = len(self.pending[model]) + len(self.running[model])
         self.pending[model].clear()
-        return waiting
+        return left
 
 
 class Wakeup:
@@ -254,6 +255,9 @@ class RunOutcome:
     """Finished verdicts whose records did not fit in the log (they run again on resume)."""
     refused: dict[str, str] = field(default_factory=dict)
     """Models the endpoint refused (no such model), with its words: none of their pairs after that was recorded."""
+    spend_cap_usd: float | None = None
+    """--max-cost when it stopped the run: the last words then count what the log holds, verdicts that were in
+    flight at the stop included, not the spend at the moment of the stop."""
 
 
 async def orchestrate(
@@ -292,6 +296,8 @@ async def orchestrate(
         async with send:
             await _run_verdicts(run, send)
     outcome.stop_reason = control.reason
+    if spend.cap_usd is not None and spend.spent_usd >= spend.cap_usd:
+        outcome.spend_cap_usd = spend.cap_usd
     outcome.refused = {models[m].name: reason for m, reason in schedule.refused.items()}
     return outcome
 
@@ -417,10 +423,10 @@ async def _run_one(run: _Run, pair: Pair, send: ObjectSendStream[Done]) -> None:
 
 def refuse_model(schedule: Schedule, index: int, name: str, reason: str, control: StopControl) -> None:
     """Stop scheduling a model the endpoint refuses, and say so once."""
-    waiting = schedule.refuse(index, reason)
-    if waiting is not None:
-        control.on_message(f"{name}: refused by the endpoint ({reason}); none of its pairs is recorded and its "
-                           f"{waiting} waiting pair(s) will not start. Correct the model name and run again.")
+    left = schedule.refuse(index, reason)
+    if left is not None:
+        control.on_message(f"{name}: refused by the endpoint ({reason}); none of its {left} pair(s) left is recorded, "
+                           "and none starts again. Correct the model name and run again.")
 
 
 def failure_record(edit: Edit, model: ModelSpec, exc: BaseException, duration_s: float) -> VerdictRecord:

@@ -79,11 +79,19 @@ class Tally:
     """Attempts whose cost is unknown, wholly or in part (spent_usd leaves it out)."""
 
     @classmethod
-    def from_index(cls, index: LogIndex, total: int, models: list[str], abandoned: SpendTotals = SpendTotals()) -> Tally:
+    def from_index(cls, index: LogIndex, total: int, models: list[str], abandoned: SpendTotals = SpendTotals(),
+                   *, only_models: bool = False) -> Tally:
         """The tally of the index's latest entries, from its per-model counts (a million pairs in milliseconds),
-        and the spend of every line plus the abandoned attempts'."""
+        and the spend of every line plus the abandoned attempts'.
+
+        `only_models`: count the pairs of `models` alone, as `total` does: a session run with `-m X` on a run of
+        four models has X's pairs to do, and the others' records once made it say "8/2 pairs done". The spend
+        still counts every line: the cap is the run's.
+        """
         tally = cls(total, list(models))
         for model, statuses in index.counts().items():
+            if only_models and model not in models:
+                continue
             tally.by_model.setdefault(model, Counter()).update(statuses)
             if model not in tally.models:
                 tally.models.append(model)

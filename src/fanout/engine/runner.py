@@ -75,6 +75,8 @@ class RunRequest:
     handle_signals: bool = True
     out: TextIO = field(default_factory=lambda: sys.stdout)
     progress_interval_s: float | None = None
+    inputs: tuple[Path, ...] = ()
+    """The side files the settings were read from (--limits, --gates...), pinned in the manifest beside the snapshot."""
 
     def __post_init__(self) -> None:
         require_count(self.limit, "--limit")
@@ -123,6 +125,7 @@ async def _checked_run(request: RunRequest, snapshot: SpooledSnapshot, verdict_f
             prompt_sha256=prompt.sha256,
             settings=settings.summary(),
             starts=[utc_now()],
+            inputs=[str(p.resolve()) for p in (request.snapshot_path, *request.inputs)],
         ),
         pinned=RunSettings.PINNED, pin_models=not settings.strategy.asks_every_model,
         allow_change=request.allow_settings_change,
@@ -223,7 +226,8 @@ async def _run_in(
     tracker = await _strategy_tracker(run_dir, index, edits, settings, hooks.pricing)
     # A router asks one model per edit; a cascade at most every model, which is the total its ETA assumes.
     pairs = len(edits) * settings.strategy.most_pairs(len(settings.models))
-    tally = Tally.from_index(index, total=pairs, models=[m.name for m in settings.models], abandoned=abandoned)
+    tally = Tally.from_index(index, total=pairs, models=[m.name for m in settings.models], abandoned=abandoned,
+                             only_models=True)
     if shared is not None:  # the investigations are spend too, attributed to their edits rather than to a model
         tally.spent_usd += shared.log.spent_usd
         shared.on_spent = tally.add_spend
@@ -284,7 +288,7 @@ async def _strategy_tracker(run_dir: Path, index: LogIndex, edits: Sequence[Edit
 
 async def _settle_cut_off_attempts(run_dir: Path, index: LogIndex, pricing: Pricing, out: TextIO) -> None:
     """Count what attempts cut off by the last stop (kill, crash, cancel) cost, before spending more."""
-    settled = await settle_abandoned(run_dir, index, pricing)
+    settled = await settle_abandoned(run_dir, index, pricing, warn=lambda line: print(f"warning: {line}", file=sys.stderr))
     if not settled:
         return
     known = sum(entry.cost_usd or 0.0 for entry in settled)

@@ -112,6 +112,7 @@ class RunSettings:
             "base_url": self.base_url,
             "searxng_url": self.tools.searxng_url,
             "search_providers": list(self.tools.search_providers),
+            "search_mode": self.tools.search_mode,
             "concurrency": self.concurrency,
             "max_turns": self.max_turns,
             "verdict_timeout_s": self.verdict_timeout_s,

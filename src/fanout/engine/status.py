@@ -18,6 +18,7 @@ from typing import NamedTuple
 from fanout.config import require_count
 from fanout.engine.progress import Tally, format_duration, status_table
 from fanout.errors import ConfigError
+from fanout.judging.registry import asks_every_model
 from fanout.store.attempts import abandoned_totals, read_abandoned, unsettled_attempts
 from fanout.store.evidence_log import read_evidence
 from fanout.store.checkpoint import iter_log, log_path, read_index
@@ -141,12 +142,22 @@ def _time_left(report: StatusReport) -> list[str]:
     left = report.total - report.tally.done
     if left <= 0:
         return ["every pair is done"]
+    strategy = _strategy_name(report.manifest)
+    if not asks_every_model(strategy):  # an edit is asked only the models it needs: not every pair is work left
+        return [f"{left} pair(s) not asked: --strategy {strategy} asks each edit only the models it needs, so these "
+                "may all be settled; the same `fanout run` command asks any step still due (and ends if none is)"]
     if report.holder is None:
         return [f"{left} pair(s) left; the same `fanout run` command resumes"]
     per_minute = report.scan.per_minute
     if not per_minute:
         return []
     return [f"recent rate {per_minute:.1f} verdicts/min; at that rate the rest takes {format_duration(left / per_minute * 60)}"]
+
+
+def _strategy_name(manifest: Manifest | None) -> str:
+    """The run's --strategy as its manifest pins it (Strategy.settings); "all" before it did."""
+    summary = manifest.settings.get("strategy") if manifest is not None else None
+    return str(summary.get("name", "all")) if isinstance(summary, dict) else "all"
 
 
 def _damage_lines(damaged: Iterable[DamagedLine]) -> list[str]:

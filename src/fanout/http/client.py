@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 import httpx
 
+from fanout.http.bounded import MAX_BODY_BYTES, BoundedTransport
+
 if TYPE_CHECKING:
     from http.client import HTTPResponse
     from http.cookiejar import Cookie
@@ -30,13 +32,16 @@ def make_http_client(
     user_agent: str,
     timeout_s: float = 30.0,
     transport: httpx.AsyncBaseTransport | None = None,
+    max_body_bytes: int = MAX_BODY_BYTES,
 ) -> httpx.AsyncClient:
     """A pool sized to `concurrency`; the caller owns it and closes it (`async with`).
 
     Every command moves its bytes through fanout.http.transport (aiohttp
     under httpx; that module says why); tests pass their own `transport`
     (httpx.MockTransport, as httpx's own tests do) and get everything else as
-    a run has it. Redirects are not followed here: web_fetch follows them
+    a run has it. Either way every response is bounded (fanout.http.bounded:
+    a byte cap on the decoded body, a total deadline, gzip and deflate only).
+    Redirects are not followed here: web_fetch follows them
     itself so that every hop passes the URL guard. Cookies are never kept: a
     page fetched for one model must not change what the next model sees
     (consent walls, sessions), and a jar shared by thousands of fetches would
@@ -47,7 +52,7 @@ def make_http_client(
 
         transport = AiohttpTransport(pool_limits(concurrency))
     return CookielessClient(
-        transport=transport,
+        transport=BoundedTransport(transport, max_body_bytes=max_body_bytes),
         timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, 10.0)),
         headers={"User-Agent": user_agent},
         follow_redirects=False,

@@ -83,7 +83,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         try:
             response = await session.request(
                 request.method,
-                str(request.url),
+                _without_userinfo(request.url),
                 headers=[(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw],
                 data=body or None,
                 allow_redirects=False,
@@ -144,6 +144,12 @@ class _ResponseStream(httpx.AsyncByteStream):
 
     async def aclose(self) -> None:
         self._response.release()
+
+
+def _without_userinfo(url: httpx.URL) -> str:
+    """The URL without `user:password@`: httpx has already sent them as the Authorization header, and aiohttp
+    refuses a request that carries both (ValueError "Cannot combine AUTHORIZATION header...")."""
+    return str(url.copy_with(userinfo=b"")) if url.userinfo else str(url)
 
 
 def _timeout(request: httpx.Request) -> aiohttp.ClientTimeout:

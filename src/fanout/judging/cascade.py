@@ -7,10 +7,21 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from fanout.judging.file_values import model_list
-from fanout.judging.policy import AUTOPASS_VERDICTS, Ask, Aspect, Cascade, Judged, Settled, Thresholds, check_autopass, cheapest_first
+from fanout.judging.policy import (
+    AUTOPASS_VERDICTS,
+    Ask,
+    Aspect,
+    Cascade,
+    Judged,
+    Settled,
+    Thresholds,
+    check_autopass,
+    cheapest_first,
+)
 from fanout.judging.strategy import Answer, Replayed, Step, StrategyOptions, retry_step, usd
 from fanout.records import Escalation
 from fanout.sift.edit import Edit
+
 
 @dataclass(frozen=True)
 class CascadeStrategy:
@@ -21,6 +32,7 @@ class CascadeStrategy:
     misplaced: ClassVar[str] = ("--autopass and --autopass-verdicts set when a cascade accepts one model's verdict: "
                                "add --strategy cascade.")
     asks_every_model: ClassVar[bool] = False
+    policy_keys: ClassVar[tuple[str, ...]] = ("order", "autopass", "autopass_verdicts")
 
     autopass: float = Thresholds.autopass
     """A verdict in autopass_verdicts whose confidence reaches this is accepted from one model."""
@@ -37,12 +49,11 @@ class CascadeStrategy:
     @classmethod
     def from_options(cls, options: StrategyOptions, models: Sequence[str]) -> CascadeStrategy:
         return cls(autopass=cls.autopass if options.autopass is None else options.autopass,
-                   autopass_verdicts=options.autopass_verdicts or cls.autopass_verdicts)
-
-    policy_keys: ClassVar[tuple[str, ...]] = ("order", "autopass", "autopass_verdicts")
+                   autopass_verdicts=cls.autopass_verdicts if options.autopass_verdicts is None
+                   else options.autopass_verdicts)
 
     @classmethod
-    def from_policy(cls, settings: Mapping[str, Any], where: str) -> CascadeStrategy:
+    def from_policy(cls, settings: Mapping[str, Any]) -> CascadeStrategy:
         """A cascade as a --policy file describes it (fanout.judging.policy_file)."""
         verdicts = settings.get("autopass_verdicts")
         return cls(autopass=settings.get("autopass", cls.autopass),

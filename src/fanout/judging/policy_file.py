@@ -26,8 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from fanout.bounded import load_yaml
 from fanout.errors import ConfigError
 from fanout.judging.file_values import gate_map
 from fanout.judging.registry import POLICIES, ReplayableStrategy
@@ -73,10 +72,7 @@ def load_gates(path: Path) -> dict[str, tuple[str, ...]]:
 
 
 def _read(path: Path, option: str) -> Any:
-    try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{option} {path}: cannot read it ({exc}).") from None
+    return load_yaml(path, f"{option} {path}", fix=f"pass the path of an existing file to {option}")
 
 
 def _spec(entry: dict[str, Any], index: int, path: Path) -> PolicySpec:
@@ -91,7 +87,7 @@ def _spec(entry: dict[str, Any], index: int, path: Path) -> PolicySpec:
         raise ConfigError(f"{where}: {', '.join(unknown)} is not a {name} setting; "
                           f"allowed: {', '.join(sorted({'name', 'strategy', *kind.policy_keys}))}.")
     try:
-        strategy = kind.from_policy(settings, where)
+        strategy = kind.from_policy(settings)
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None
     return PolicySpec(str(entry.get("name") or f"{name} {index}"), strategy)

@@ -9,7 +9,7 @@ from fanout.errors import ConfigError
 from fanout.judging.all_models import AllModels
 from fanout.judging.cascade import CascadeStrategy
 from fanout.judging.router import RouterStrategy
-from fanout.judging.strategy import Replayer, Strategy, StrategyOptions
+from fanout.judging.strategy import Strategy, StrategyOptions
 
 
 class StrategyType(Protocol):
@@ -38,7 +38,7 @@ class PolicyType(Protocol):
 
     policy_keys: tuple[str, ...]
 
-    def from_policy(self, settings: Mapping[str, Any], where: str) -> ReplayableStrategy: ...
+    def from_policy(self, settings: Mapping[str, Any]) -> ReplayableStrategy: ...
 
 
 STRATEGIES: dict[str, StrategyType] = {s.name: s for s in (AllModels, CascadeStrategy, RouterStrategy)}

@@ -21,6 +21,7 @@ class RouterStrategy:
     flags: ClassVar[tuple[str, ...]] = ("gates", "router_accuracy")
     misplaced: ClassVar[str] = "--gates and --router-accuracy choose a router's model: add --strategy router."
     asks_every_model: ClassVar[bool] = False
+    policy_keys: ClassVar[tuple[str, ...]] = ("gates", "weights")
 
     gates: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Aspect key -> the models allowed for it (--gates FILE)."""
@@ -38,10 +39,8 @@ class RouterStrategy:
         strategy.router(models, {})  # every gate names models of the run
         return strategy
 
-    policy_keys: ClassVar[tuple[str, ...]] = ("gates", "weights")
-
     @classmethod
-    def from_policy(cls, settings: Mapping[str, Any], where: str) -> RouterStrategy:
+    def from_policy(cls, settings: Mapping[str, Any]) -> RouterStrategy:
         """A router as a --policy file describes it (fanout.judging.policy_file): gates, and cost weights."""
         return cls(gates=gate_map(settings.get("gates") or {}, "gates"),
                    weights=weight_map(settings.get("weights") or {}, "weights"))

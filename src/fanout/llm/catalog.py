@@ -20,6 +20,7 @@ from fanout.checks import Check, Level
 from fanout.llm.keys import API_KEY_ENV, is_openrouter
 from fanout.llm.models import ModelSpec, model_spec
 from fanout.errors import ConfigError
+from fanout.http.bounded import JsonTooDeep, failure_text, response_json
 from fanout.llm.cost import is_priced
 
 @dataclass(frozen=True)
@@ -44,11 +45,13 @@ async def fetch_model_listing(
     try:
         response = await http.get(url, headers=_auth(api_key))
     except httpx.HTTPError as exc:
-        raise ConfigError(f"cannot reach {url}: {type(exc).__name__}") from exc
+        raise ConfigError(f"cannot reach {url}: {failure_text(exc)}") from exc
     if response.status_code != 200:
         raise ConfigError(f"{url} answered HTTP {response.status_code}")
     try:
-        data = response.json().get("data")
+        data = response_json(response).get("data")
+    except JsonTooDeep as exc:
+        raise ConfigError(f"{url} answered {exc}") from exc
     except (ValueError, AttributeError) as exc:
         raise ConfigError(f"{url} did not answer a JSON listing") from exc
     if not isinstance(data, list):
@@ -199,7 +202,7 @@ async def check_key(http: httpx.AsyncClient, base_url: str, api_key: str | None)
     try:
         response = await http.get(url, headers=_auth(api_key))
     except httpx.HTTPError as exc:
-        return Check("key", "FAIL", f"cannot reach {url}: {type(exc).__name__}")
+        return Check("key", "FAIL", f"cannot reach {url}: {failure_text(exc)}")
     if response.status_code in (401, 403):
         return Check("key", "FAIL", f"rejected by OpenRouter (HTTP {response.status_code}); check {API_KEY_ENV}")
     if response.status_code != 200:
@@ -210,7 +213,7 @@ async def check_key(http: httpx.AsyncClient, base_url: str, api_key: str | None)
 def key_budget(response: httpx.Response) -> str:
     """Spend and remaining limit, the only parts of /key worth printing (the label may echo the key)."""
     try:
-        data = response.json().get("data") or {}
+        data = response_json(response).get("data") or {}
     except (ValueError, AttributeError):
         return ""
     usage, remaining = data.get("usage"), data.get("limit_remaining")

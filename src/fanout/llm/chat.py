@@ -31,13 +31,14 @@ import httpx
 from fanout.llm.keys import is_openrouter
 from fanout.llm.models import CHAT_TIMEOUT_S, ModelSpec
 from fanout.errors import ProviderError
+from fanout.http.bounded import response_json
 from fanout.llm.caching import uses_breakpoints, with_breakpoints
 from fanout.llm.cost import call_cost
 from fanout.llm.limits import ModelLimiter
-from fanout.llm.reply import ChatResult, ToolCall
+from fanout.llm.reply import ChatResult, OversizedReply, ToolCall
 from fanout.retry import RetryPolicy, Sleep, call_with_retries, is_retryable_status
 
-__all__ = ["CHAT_RETRY", "CallWatcher", "ChatClient", "ChatResult", "ToolCall"]
+__all__ = ["CHAT_RETRY", "CallWatcher", "ChatClient", "ChatResult", "OversizedReply", "ToolCall"]
 """ChatResult and ToolCall are defined with the reply's reading, and are what a caller of ChatClient handles."""
 
 CHAT_RETRY = RetryPolicy(max_attempts=6, max_total_wait_s=600.0, base_wait_s=2.0, max_wait_s=60.0)
@@ -109,6 +110,10 @@ class ChatClient:
             watcher.sent()
         try:
             result = await self._answer(model, messages, tools, json_mode)
+        except OversizedReply as exc:
+            if watcher is not None:
+                watcher.failed()
+            raise await self.priced(exc) from exc
         except ProviderError:
             if watcher is not None:
                 watcher.failed()
@@ -132,6 +137,21 @@ class ChatClient:
             result = await self._complete_with_retries(model, messages, tools, False)
         result.json_mode_used = use_json
         return result
+
+    async def priced(self, exc: OversizedReply) -> OversizedReply:
+        """The oversized reply with what it cost in `spent`: /generation's figure by its id, else unknown.
+
+        Its tokens were never read, so there is nothing to estimate from; an
+        unknown cost is said so in the message and counted as unknown.
+        """
+        cost = None
+        if self._generation_lookup and exc.response_id:
+            cost = await self.generation_cost(exc.response_id)
+        spent = ChatResult(content=None, response_id=exc.response_id, cost_usd=cost,
+                           cost_source="generation" if cost is not None else "unknown")
+        note = (f"its cost, ${cost:.6f}, is /generation's" if cost is not None
+                else "its cost is unknown (the usage at its end was never read)")
+        return OversizedReply(f"{exc}; {note}", response_id=exc.response_id, spent=spent)
 
     async def complete_cost(self, result: ChatResult, model: ModelSpec) -> None:
         """Fill in a cost the response left out: OpenRouter's /generation, else tokens x the model's prices."""
@@ -231,12 +251,17 @@ class ChatClient:
 
 
 def generation_total_cost(response: httpx.Response) -> float | None:
+    """/generation's `total_cost`; for a bring-your-own-key call (`is_byok`) plus `upstream_inference_cost`,
+    what the user's own provider account was charged (fanout.llm.reply.reported_cost says why)."""
     try:
-        data = response.json().get("data") or {}
+        data = response_json(response).get("data") or {}
         cost = data.get("total_cost")
+        upstream = data.get("upstream_inference_cost") if data.get("is_byok") is True else 0.0
     except (ValueError, AttributeError):
         return None
-    return float(cost) if isinstance(cost, (int, float)) else None
+    if not isinstance(cost, (int, float)) or not isinstance(upstream, (int, float)):
+        return None
+    return float(cost) + float(upstream)
 
 
 def rejects_tools(exc: ProviderError) -> bool:

@@ -3,6 +3,8 @@
 Every chat call's cost has a source, best first:
 
     reported     the endpoint put it in the response (`usage.cost`, OpenRouter)
+    byok         a bring-your-own-key call on OpenRouter: its fee (`usage.cost`, often 0) plus what the
+                 user's own provider account was charged (`usage.cost_details.upstream_inference_cost`)
     generation   OpenRouter's /generation endpoint, asked afterwards by response id
     estimated    tokens x the model's prices (the table, --limits or the listing)
     unknown      none of these: no cost reported and no price to estimate with
@@ -19,8 +21,8 @@ from typing import Any, Literal
 
 from fanout.llm.models import ModelSpec
 
-CostSource = Literal["reported", "generation", "estimated", "unknown"]
-COST_SOURCES: tuple[CostSource, ...] = ("reported", "generation", "estimated", "unknown")
+CostSource = Literal["reported", "byok", "generation", "estimated", "unknown"]
+COST_SOURCES: tuple[CostSource, ...] = ("reported", "byok", "generation", "estimated", "unknown")
 """Best first: `weakest` picks the latest of these."""
 PER_MILLION = 1_000_000
 GenerationCost = Callable[[str], Awaitable[float | None]]

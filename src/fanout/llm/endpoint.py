@@ -18,7 +18,6 @@ imports this module only when a ChatClient is made.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -28,7 +27,12 @@ import openai
 from openai.types.chat import ChatCompletion
 
 from fanout.errors import ModelRefused, ProviderError
-from fanout.llm.reply import UNKNOWN_BODY_ERROR_STATUS, ChatResult, parse_completion, redact
+from fanout.http.bounded import (
+    BodyTooLarge, DeadlinePassed, EncodingRefused, JsonTooDeep, describe_bytes, parse_json,
+)
+from fanout.llm.reply import (
+    UNKNOWN_BODY_ERROR_STATUS, ChatResult, OversizedReply, error_text, parse_completion, redact,
+)
 from fanout.retry import is_refusal, is_retryable_status, parse_retry_after, retry_after_from_metadata
 
 
@@ -66,8 +70,15 @@ class Endpoint:
         except openai.APIStatusError as exc:
             raise status_error(exc, secret=self._secret) from exc
         except openai.APITimeoutError as exc:
+            if isinstance(exc.__cause__, DeadlinePassed):
+                raise ProviderError(f"the endpoint's reply was not complete in time: {exc.__cause__}",
+                                    retryable=True) from exc
             raise ProviderError("the endpoint did not answer in time", retryable=True) from exc
         except openai.APIConnectionError as exc:  # no response at all: the cause says why
+            if isinstance(exc.__cause__, BodyTooLarge):
+                raise oversized_reply(exc.__cause__) from exc
+            if isinstance(exc.__cause__, EncodingRefused):  # asking again brings the same encoding
+                raise ProviderError(f"the endpoint's reply cannot be read: {exc.__cause__}") from exc
             detail = redact(str(exc.__cause__ or exc), self._secret)
             raise ProviderError(f"cannot reach the endpoint: {detail}", retryable=True) from exc
         return without_secret(parse_completion(read_completion(response.content), secret=self._secret), self._secret)
@@ -99,19 +110,44 @@ def read_completion(content: bytes) -> ChatCompletion:
     A well-formed reply is validated in one pass (about 9 µs); one that does
     not fit the type (an error object instead of choices, arguments that are
     not a string, a missing id) is built field by field without validation,
-    so that it is read as leniently as the raw JSON would be.
+    so that it is read as leniently as the raw JSON would be. Bytes that are
+    not UTF-8 (a provider cutting a character in two) become U+FFFD: JSON's
+    own syntax is ASCII, so only the text they sit in changes, and the reply,
+    its usage and its cost are read, not lost as "not JSON" after being paid.
     """
     try:
         return ChatCompletion.model_validate_json(content)
     except ValueError:  # pydantic's ValidationError is one
         pass
+    text = content.decode("utf-8", errors="replace")
     try:
-        data = json.loads(content)
+        return ChatCompletion.model_validate_json(text)
+    except ValueError:
+        pass
+    try:
+        data = parse_json(text)
+    except JsonTooDeep as exc:
+        raise malformed_body(str(exc)) from exc
     except ValueError as exc:
         raise malformed_body("a body that is not JSON") from exc
     if not isinstance(data, dict):
         raise malformed_body("JSON that is not an object")
     return ChatCompletion.model_construct(**data)
+
+
+RESPONSE_ID = re.compile(rb'^\{\s*"id"\s*:\s*"([^"\\]{1,200})"')
+"""A chat completion's id, its first field as OpenAI and OpenRouter send it."""
+
+
+def oversized_reply(exc: BodyTooLarge) -> OversizedReply:
+    """A reply over the byte cap: generated, perhaps paid for, never read. Its id, if it came first, is kept
+    so that its cost can still be looked up (fanout.llm.chat)."""
+    found = RESPONSE_ID.match(exc.head)
+    return OversizedReply(
+        f"the reply was larger than the {describe_bytes(exc.cap)} cap on a response body "
+        "(fanout.http.bounded.MAX_BODY_BYTES) and was not read",
+        response_id=found.group(1).decode("utf-8", "replace") if found else None,
+    )
 
 
 def malformed_body(what: str) -> ProviderError:
@@ -122,12 +158,14 @@ def malformed_body(what: str) -> ProviderError:
 def status_error(exc: openai.APIStatusError, *, secret: str | None) -> ProviderError:
     """Translate an HTTP error status, keeping the server's message and retry hint.
 
-    The message is the `error` object's own, else the SDK's wording
-    ("Error code: N - <body>", or the body's text when it is not JSON).
+    The message is the `error` object's own, with the upstream provider's
+    reason OpenRouter relays in its metadata (fanout.llm.reply.error_text),
+    else the SDK's wording ("Error code: N - <body>", or the body's text
+    when it is not JSON).
     """
     status = exc.status_code
     body = exc.body if isinstance(exc.body, Mapping) else {}  # the SDK has already unwrapped {"error": {...}}
-    message = body.get("message") or exc.message
+    message = error_text(body) if body.get("message") else exc.message
     retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
     if retry_after is None:
         retry_after = retry_after_from_metadata(body.get("metadata"))

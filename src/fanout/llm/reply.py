@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from fanout.errors import ProviderError
+from fanout.http.bounded import parse_json
 from fanout.llm.cost import CostSource
 from fanout.retry import is_refusal, is_retryable_status, retry_after_from_metadata
 
@@ -66,6 +67,20 @@ class ChatResult:
                 "completion": self.completion_tokens, "cached": self.cached_tokens, "written": self.cache_write_tokens}
 
 
+class OversizedReply(ProviderError):
+    """A reply longer than the byte cap on a response body (fanout.http.bounded): not read, not retried.
+
+    The endpoint generated it and may charge for it, so its cost is looked up
+    by `response_id` where that can be done (OpenRouter's /generation) and
+    kept in `spent`; else the cost is unknown and the message says so.
+    """
+
+    def __init__(self, message: str, *, response_id: str | None, spent: ChatResult | None = None) -> None:
+        super().__init__(message, retryable=False)
+        self.response_id = response_id
+        self.spent = spent
+
+
 def parse_completion(completion: ChatCompletion, *, secret: str | None = None) -> ChatResult:
     """A completion as a ChatResult, or the ProviderError an error inside it carries."""
     choices = completion.choices or []
@@ -85,7 +100,7 @@ def parse_completion(completion: ChatCompletion, *, secret: str | None = None) -
     message = _field(choice, "message")
     tool_calls = parse_tool_calls(_field(message, "tool_calls"))
     usage = completion.usage
-    cost = _cost(_field(usage, "cost"))
+    cost, cost_source = reported_cost(usage)
     return ChatResult(
         content=message_text(_field(message, "content")),
         tool_calls=tool_calls,
@@ -93,12 +108,30 @@ def parse_completion(completion: ChatCompletion, *, secret: str | None = None) -
         prompt_tokens=int(_field(usage, "prompt_tokens") or 0),
         completion_tokens=int(_field(usage, "completion_tokens") or 0),
         cost_usd=cost,
-        cost_source="reported" if cost is not None else "unknown",
+        cost_source=cost_source,
         cached_tokens=_count(_field(_field(usage, "prompt_tokens_details"), "cached_tokens")),
         cache_write_tokens=_count(_field(_field(usage, "prompt_tokens_details"), "cache_write_tokens")),
         response_id=completion.id,
         served_model=completion.model,
     )
+
+
+def reported_cost(usage: Any) -> tuple[float | None, CostSource]:
+    """What the reply says the call cost, and how it says it.
+
+    A bring-your-own-key call on OpenRouter (`is_byok: true`) reports as
+    `cost` only OpenRouter's fee, often 0; the provider bills the user's own
+    account `cost_details.upstream_inference_cost`, and the call cost both.
+    Without that figure a BYOK call's cost is not in the reply (None), so it
+    is looked up or estimated like any cost left out; never counted as $0.
+    """
+    cost = _cost(_field(usage, "cost"))
+    if _field(usage, "is_byok") is True:
+        upstream = _cost(_field(_field(usage, "cost_details"), "upstream_inference_cost"))
+        if upstream is None:
+            return None, "unknown"
+        return (cost or 0.0) + upstream, "byok"
+    return cost, "reported" if cost is not None else "unknown"
 
 
 def _is_object(value: Any) -> bool:
@@ -160,7 +193,7 @@ def body_error(error: Any, *, secret: str | None) -> ProviderError:
     """An error delivered inside a 200 body, treated like the status it names."""
     error = error if isinstance(error, Mapping) else {"message": str(error)}
     status = _status_code(error.get("code")) or UNKNOWN_BODY_ERROR_STATUS
-    message = redact(str(error.get("message") or "the provider reported an error"), secret)
+    message = redact(error_text(error), secret)
     return ProviderError(
         f"error in a 200 response (code {status}): {message}",
         status=status,
@@ -168,6 +201,74 @@ def body_error(error: Any, *, secret: str | None) -> ProviderError:
         retry_after=retry_after_from_metadata(error.get("metadata")),
         refused=is_refusal(status, message),
     )
+
+
+UPSTREAM_REASON_CHARS = 500
+"""How much of the upstream provider's own reason an error message keeps."""
+
+
+def error_text(error: Mapping[str, Any]) -> str:
+    """An error object's message, with the upstream provider's own reason when OpenRouter relayed one.
+
+    OpenRouter wraps a provider's refusal as "Provider returned error" and
+    puts the provider's words in `metadata.raw` (a string, often itself
+    JSON) and its name in `metadata.provider_name`. Those words are what
+    says the prompt was over the context, or that tools or JSON mode are not
+    supported, so they are kept in the message, and the record, where the
+    classifiers (fanout.retry.is_refusal, rejects_tools,
+    rejects_response_format) read them as they read an unwrapped message.
+    """
+    message = str(error.get("message") or "the provider reported an error")
+    reason = upstream_reason(error.get("metadata"), message)
+    return f"{message} ({reason})" if reason else message
+
+
+def upstream_reason(metadata: Any, message: str = "") -> str | None:
+    """`<provider> said: <its message>` from OpenRouter's error metadata; None when it relays no raw error,
+    or when `message` already says it."""
+    if not isinstance(metadata, Mapping) or metadata.get("raw") in (None, ""):
+        return None
+    text = " ".join(_raw_text(metadata["raw"]).split())
+    if not text or text in message:
+        return None
+    if len(text) > UPSTREAM_REASON_CHARS:
+        text = text[:UPSTREAM_REASON_CHARS] + "..."
+    provider = metadata.get("provider_name")
+    who = str(provider) if isinstance(provider, str) and provider else "the upstream provider"
+    return f"{who} said: {text}"
+
+
+def _raw_text(raw: Any) -> str:
+    """The provider's message inside `raw`: its `message` (and `param`) when raw is JSON, else raw as it is."""
+    parsed = raw
+    if isinstance(raw, str):
+        try:
+            parsed = parse_json(raw, max_depth=RAW_DEPTH)
+        except ValueError:
+            return raw
+    found = _message_in(parsed, RAW_DEPTH)
+    if found is not None:
+        return found
+    return raw if isinstance(raw, str) else json.dumps(raw)[:UPSTREAM_REASON_CHARS]
+
+
+RAW_DEPTH = 8
+"""Provider errors nest their message two or three objects down ({"error": {"message": ...}})."""
+
+
+def _message_in(value: Any, depth: int) -> str | None:
+    """The first `message` string in a provider's error object, with its `param` when it names one."""
+    if depth <= 0 or not isinstance(value, Mapping):
+        return None
+    message = value.get("message")
+    if isinstance(message, str) and message:
+        param = value.get("param")
+        return f"{message} (param: {param})" if isinstance(param, str) and param else message
+    for inner in value.values():
+        found = _message_in(inner, depth - 1)
+        if found is not None:
+            return found
+    return None
 
 
 def _status_code(code: Any) -> int | None:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from fanout.bounded import read_bounded
 from fanout.config import package_data
 from fanout.errors import ConfigError
 from fanout.records import PROVENANCES, VERDICTS
@@ -32,11 +33,11 @@ class Prompt:
 def load_prompt(path: Path | None = None) -> Prompt:
     """Read the SIFT prompt (the packaged one unless `path` names another)."""
     source = path or package_data(PROMPT_FILE)
+    raw = read_bounded(source, f"the prompt file {source}", fix="reinstall fanout, or name an existing prompt file")
     try:
-        raw = source.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"cannot read the prompt file {source}: {exc.strerror}") from exc
-    text = raw.decode("utf-8")
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"the prompt file {source} is not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
     if not text.strip():
         raise ConfigError(f"the prompt file {source} is empty")
     return Prompt(text=text, sha256=hashlib.sha256(raw).hexdigest())

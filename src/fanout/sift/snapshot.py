@@ -52,12 +52,9 @@ from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
 import yaml
-from yaml.composer import Composer
 from yaml.constructor import SafeConstructor
 from yaml.events import (
     AliasEvent,
-    CollectionStartEvent,
-    Event,
     MappingEndEvent,
     MappingStartEvent,
     ScalarEvent,
@@ -65,20 +62,20 @@ from yaml.events import (
     SequenceStartEvent,
     StreamEndEvent,
 )
-from yaml.nodes import Node, ScalarNode
+from yaml.nodes import ScalarNode
 from yaml.resolver import Resolver
 
+from fanout.bounded import SNAPSHOT_BOUNDS, parse_yaml
 from fanout.errors import ConfigError
 from fanout.sift.edit import Edit, is_term_diff
 from fanout.sift.snapshot_bounds import (
-    STR_TAG,
     MAX_NESTING,
     MAX_SNAPSHOT_BYTES,
     MAX_TEXT_CHARS,
+    STR_TAG,
     AliasBudget,
     OverLimit,
     alias_loop,
-    node_parts,
     too_deep,
     too_long,
     value_parts,
@@ -268,13 +265,8 @@ def _parse_yaml(path: Path, raw: bytes) -> Any:
 
 
 def _parse_within_bounds(path: Path, raw: bytes) -> Any:
-    if _FastLoader is not None:
-        try:
-            return yaml.load(raw, Loader=_FastLoader)
-        except yaml.YAMLError:
-            pass  # the pure-Python parser below words the error the way this module promises
     try:
-        return yaml.load(raw, Loader=_BoundedSafeLoader)
+        return parse_yaml(raw, SNAPSHOT_BOUNDS)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
@@ -302,64 +294,6 @@ def _edit_list(path: Path, data: Any) -> list[Any]:
 # --- the loaders ------------------------------------------------------------------------
 
 
-class _BoundedComposer(Composer):
-    """PyYAML's composer, holding each node to fanout.sift.snapshot_bounds' limits before composing it.
-
-    load_snapshot composes with this, never with libyaml's composer, which
-    recurses in C and crashes the process on a list 100 000 levels deep.
-    """
-
-    peek_event: Callable[[], Event | None]  # the parser's, beside this class in a loader
-
-    def _start_bounds(self) -> None:
-        self._level = 0
-        """Collections open around the node being composed."""
-        self._composing: set[str] = set()
-        """Anchors of the collections still being composed: an alias to one would be a loop."""
-        self._aliases = AliasBudget(node_parts)
-
-    def compose_node(self, parent: Node | None, index: int) -> Node | None:
-        event = self.peek_event()
-        if isinstance(event, AliasEvent):
-            self._charge(event)
-        elif isinstance(event, ScalarEvent):
-            if len(event.value) > MAX_TEXT_CHARS:
-                raise too_long(len(event.value), event.start_mark)
-        elif isinstance(event, CollectionStartEvent):
-            return self._compose_collection(event, parent, index)
-        return super().compose_node(parent, index)
-
-    def _compose_collection(self, event: CollectionStartEvent, parent: Node | None, index: int) -> Node | None:
-        if self._level >= MAX_NESTING:
-            raise too_deep(event.start_mark)
-        anchor = event.anchor
-        self._level += 1
-        if anchor is not None:
-            self._composing.add(anchor)
-        try:
-            return super().compose_node(parent, index)
-        finally:
-            self._level -= 1
-            if anchor is not None:
-                self._composing.discard(anchor)
-
-    def _charge(self, event: AliasEvent) -> None:
-        target = self.anchors.get(event.anchor)
-        if target is None:
-            return  # an unknown alias: the composer words that error
-        if event.anchor in self._composing:
-            raise alias_loop(event.start_mark)
-        self._aliases.charge(target, self._level, event.start_mark)
-
-
-class _BoundedSafeLoader(_BoundedComposer, yaml.SafeLoader):
-    """PyYAML's pure-Python SafeLoader, bounded; it words YAML errors as this module promises."""
-
-    def __init__(self, stream: bytes) -> None:
-        yaml.SafeLoader.__init__(self, stream)
-        self._start_bounds()
-
-
 class _PyStreamLoader(yaml.SafeLoader):
     """PyYAML's own events for the event reader, when PyYAML was built without libyaml."""
 
@@ -377,16 +311,6 @@ def _start_stream(loader: Any) -> None:
 
 if EVENT_PARSER is not None:
 
-    class _LibyamlLoader(_BoundedComposer, EVENT_PARSER, SafeConstructor, Resolver):  # type: ignore[misc]
-        """libyaml's events under the bounded composer: CSafeLoader but for the composer."""
-
-        def __init__(self, stream: bytes) -> None:
-            EVENT_PARSER.__init__(self, stream)
-            Composer.__init__(self)
-            SafeConstructor.__init__(self)
-            Resolver.__init__(self)
-            self._start_bounds()
-
     class _LibyamlStreamLoader(EVENT_PARSER, SafeConstructor, Resolver):  # type: ignore[misc]
         """libyaml's events, with PyYAML's rules for what a plain scalar means (int, date, null...)."""
 
@@ -396,7 +320,6 @@ if EVENT_PARSER is not None:
             Resolver.__init__(self)
             _start_stream(self)
 
-_FastLoader: Any = _LibyamlLoader if EVENT_PARSER is not None else None
 _StreamLoader: Any = _LibyamlStreamLoader if EVENT_PARSER is not None else _PyStreamLoader
 
 
@@ -447,7 +370,7 @@ def _stream_top_mapping(path: Path, loader: Any, sink: EditSink) -> ConfigError 
 def _stream_edits(path: Path, loader: Any, sink: EditSink, *, level: int) -> ConfigError | None:
     """Each item composed, built, validated and handed over; the first problem is kept, not raised.
 
-    `level` is the edit list's own nesting (1 for a bare list), as _BoundedComposer counts it.
+    `level` is the edit list's own nesting (1 for a bare list), as fanout.bounded.BoundedComposer counts it.
     """
     loader.get_event()
     seen: dict[int, int] = {}
@@ -483,7 +406,7 @@ def _build_value(loader: Any, level: int) -> Any:
     merge keys (`<<`) and non-scalar keys are left to load_snapshot
     (NotPlain), whose rules for them are PyYAML's own. `level` is how many
     collections hold the value: every node is held to the limits
-    _BoundedComposer holds it to, at the same place.
+    fanout.bounded.BoundedComposer holds it to, at the same place.
     """
     anchors: dict[str, Any] = loader.anchors
     event = loader.get_event()

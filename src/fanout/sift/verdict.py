@@ -41,7 +41,7 @@ from fanout.sift.edit import Edit
 from fanout.sift.edit_context import build_edit_context, shown_reference_urls
 from fanout.errors import ModelRefused, ProviderError
 from fanout.llm.caching import uses_breakpoints
-from fanout.llm.chat import CallWatcher, ChatClient, ChatResult, ToolCall, rejects_tools
+from fanout.llm.chat import CallWatcher, ChatClient, ChatResult, OversizedReply, ToolCall, rejects_tools
 from fanout.llm.cost import CostSource, weakest
 from fanout.sift import prompted
 from fanout.sift.prompt import REPAIR_REQUEST, TOOLS_CLOSED, VERDICT_REQUEST, Prompt, verdict_request
@@ -463,6 +463,11 @@ async def ask(
     state.call_pending = True
     try:
         result = await chat.complete(model, state.messages, tools=tools, json_mode=json_mode, watcher=state.watcher)
+    except OversizedReply as exc:  # generated and not read: counted at what /generation says, else unknown
+        state.call_pending = False
+        if exc.spent is not None:
+            state.account(exc.spent, model)
+        raise
     except ProviderError:
         state.call_pending = False  # a call that failed was answered with an error: nothing was generated
         raise

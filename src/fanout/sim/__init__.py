@@ -20,7 +20,7 @@ from typing import Any
 
 from aiohttp import web
 
-from fanout.sim.app import NOTICE, SimState, build_app
+from fanout.sim.app import NOTICE, WIKI_API_PATH, SimState, build_app
 from fanout.sim.corpus import Corpus, load_corpus
 from fanout.sim.faults import FaultProfile, load_profile, profile_from_dict, with_overrides
 from fanout.sim.models import SIM_MODELS, SimModel
@@ -73,6 +73,11 @@ class SimHandle:
     @property
     def searxng_url(self) -> str:
         return self.base_url
+
+    @property
+    def wikipedia_api_url(self) -> str:
+        """The Wikipedia-style search API over the same pages: `endpoints: {wikipedia: this}` in a search config."""
+        return self.base_url + WIKI_API_PATH
 
     def stats(self) -> dict[str, Any]:
         return self.state.stats.snapshot()

@@ -1,4 +1,4 @@
-"""The simulator's HTTP surface: OpenRouter's API, SearXNG's search, and the pages.
+"""The simulator's HTTP surface: OpenRouter's API, SearXNG's search, a Wikipedia-style search API, and the pages.
 
 One aiohttp application serves all three, so a demo needs one process and one
 port. Handlers are thin: they read the request, ask the fault dice what goes
@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from aiohttp import web
 
 from fanout.sim.conversation import Conversation, read_conversation, request_chars
-from fanout.sim.corpus import Corpus, Hit
+from fanout.sim.corpus import WIKI_WEIGHTS, Corpus, Hit
 from fanout.sim.dice import dice, lognormal_seconds
 from fanout.sim.faults import (
     RATE_KINDS,
@@ -48,6 +48,14 @@ from fanout.sim.stats import SimStats
 from fanout.sim.verdicts import verdict_answer
 
 ENGINES = ("google", "duckduckgo", "brave")
+WIKI_API_PATH = "/w/api.php"
+WIKI_TRACKING = "?wprov=srpw1"
+"""Wikipedia's search adds this to result links; the stand-in does too, so fused hits must be matched by
+canonical URL, not by the exact string."""
+WIKI_MAX_LIMIT = 500
+WIKI_COVERAGE = 0.8
+"""Share of the offline web's pages the Wikipedia-style API indexes (a fixed draw per page): two providers
+over one web overlap without either holding every page the other does."""
 ENGINE_TROUBLE = ("too many requests", "timeout", "CAPTCHA required", "access denied")
 NOTICE = (
     "fanout sim: a stand-in for OpenRouter, SearXNG and the web, for testing and demos. "
@@ -103,6 +111,7 @@ def build_app(state: SimState) -> web.Application:
     app.router.add_get("/api/v1/models", models_listing)
     app.router.add_get("/search", search)
     app.router.add_post("/search", search)
+    app.router.add_get(WIKI_API_PATH, wiki_search)
     app.router.add_get("/web/{address:.+}", web_page)
     app.router.add_get("/stats", stats)
     app.router.add_get("/labels", labels)
@@ -405,6 +414,62 @@ async def search(request: web.Request) -> web.Response:
     return answer
 
 
+async def wiki_search(request: web.Request) -> web.Response:
+    """MediaWiki's `action=query&list=search` over the same corpus, ranked by full text (WIKI_WEIGHTS).
+
+    Answers as the real API does: hits under query.search, errors as HTTP 200
+    with {"error": {code, info}} (a rate limit is code `ratelimited`). Each hit
+    also carries `fullurl` (the page on this simulator), as a mirror of
+    Wikipedia serving its own copies may, since titles alone name no page here.
+    """
+    arrived = asyncio.get_running_loop().time()
+    state = request.app[STATE]
+    state.stats.request("wikipedia")
+    params = request.query
+    query = params.get("srsearch", "").strip()
+    latency_s = state.latency(state.profile.search.latency, "wikipedia", query)
+    answer = _wiki_answer(state, params, query, f"{request.scheme}://{request.host}")
+    await _answer_at(arrived + latency_s)
+    state.stats.waited("wikipedia", latency_s)
+    return _json(answer)
+
+
+def _wiki_answer(state: SimState, params: Any, query: str, base: str) -> dict[str, Any]:
+    if params.get("action") != "query" or params.get("list") != "search":
+        return _wiki_error("badvalue", "This stand-in answers only action=query&list=search.")
+    if not query:
+        return _wiki_error("missingparam", "The \"srsearch\" parameter must be set.")
+    if dice(state.seed, "wikipedia", query).random() < state.profile.search.http_429:
+        state.stats.fault("wikipedia_ratelimited")
+        return _wiki_error("ratelimited", "You've exceeded your rate limit. Please wait some time and try again.")
+    try:
+        limit = min(WIKI_MAX_LIMIT, max(1, int(params.get("srlimit", "10"))))
+    except ValueError:
+        return _wiki_error("badinteger", f"Invalid value \"{params.get('srlimit')}\" for integer parameter \"srlimit\".")
+    ranked = state.corpus.search(query, len(state.corpus.pages), WIKI_WEIGHTS)
+    found = [
+        {"ns": 0, "title": hit.page.title, "pageid": _page_id(hit.page.address), "snippet": hit.page.snippet(),
+         "fullurl": hit.page.url(base) + WIKI_TRACKING}
+        for hit in ranked if wiki_indexes(hit.page.address)
+    ][:limit]
+    return {"batchcomplete": "", "query": {"searchinfo": {"totalhits": len(found)}, "search": found}}
+
+
+def _wiki_error(code: str, info: str) -> dict[str, Any]:
+    return {"error": {"code": code, "info": info, "*": "See https://www.mediawiki.org/w/api.php for API usage."}}
+
+
+@functools.lru_cache(maxsize=4096)
+def wiki_indexes(address: str) -> bool:
+    """Whether the Wikipedia-style API knows the page: fixed per page, whatever the seed."""
+    return dice("wiki-index", address).random() < WIKI_COVERAGE
+
+
+@functools.lru_cache(maxsize=4096)
+def _page_id(address: str) -> int:
+    return dice("pageid", address).randrange(1, 10_000_000)
+
+
 def _search_result(hit: Hit, rank: int, base: str) -> dict[str, Any]:
     page = hit.page
     url = page.url(base)
@@ -482,5 +547,6 @@ async def index(request: web.Request) -> web.Response:
     base = f"{request.scheme}://{request.host}"
     return web.Response(
         text=f"{NOTICE}\n\nOpenAI-compatible API: {base}/api/v1\nSearXNG: {base}/search?q=...&format=json\n"
+        f"Wikipedia-style API: {base}{WIKI_API_PATH}?action=query&list=search&srsearch=...&format=json\n"
         f"Tally: {base}/stats\nLabels: {base}/labels\n"
     )

@@ -29,6 +29,13 @@ STANCES: tuple[str, ...] = ("supports", "contradicts", "vague", "namesake", "off
 TRUTHS: tuple[str, ...] = ("correct", "incorrect", "unverifiable")
 WEB_PREFIX = "/web/"
 
+SEARXNG_WEIGHTS = (3.0, 2.0, 1.0, 1.0)
+"""Weights of a query word in a page's title, keywords and body, and of each query word pair the page holds:
+the simulator's SearXNG, which favours titles."""
+WIKI_WEIGHTS = (1.0, 0.5, 2.5, 0.0)
+"""The Wikipedia-style API's full-text ranking of the same pages: body words count most, word pairs not at all,
+so its order overlaps SearXNG's without repeating it."""
+
 STOPWORDS = frozenset(
     "a an and are as at be by for from has have he her his in is it its of on or she that the "
     "their this to was were what when where which who whom why with about source official record".split()
@@ -124,20 +131,25 @@ class Corpus:
     def page_at(self, address: str) -> Page | None:
         return self.pages.get(address) or self.pages.get(address.rstrip("/")) or self.pages.get(address + "/")
 
-    def search(self, query: str, limit: int = 10) -> list[Hit]:
+    def search(
+        self, query: str, limit: int = 10, weights: tuple[float, float, float, float] = SEARXNG_WEIGHTS
+    ) -> list[Hit]:
+        """Pages by token overlap with the query, best first; `weights` (title, keywords, body, word pair)
+        make the two search stand-ins rank the same pages differently."""
         terms = list(dict.fromkeys(tokens(query)))
         if not terms:
             return []
+        in_title, in_keywords, in_body, per_pair = weights
         pairs = set(zip(terms, terms[1:]))
         hits = []
         for address, (title, keywords, body) in self._fields.items():
             score = 0.0
             for term in terms:
-                weight = 3.0 * (term in title) + 2.0 * (term in keywords) + 1.0 * (term in body)
+                weight = in_title * (term in title) + in_keywords * (term in keywords) + in_body * (term in body)
                 score += weight * self._idf.get(term, 0.0)
-            if score and pairs:
+            if score and pairs and per_pair:
                 text_pairs = self._pairs[address]
-                score += 1.0 * sum(1 for pair in pairs if pair in text_pairs)
+                score += per_pair * sum(1 for pair in pairs if pair in text_pairs)
             if score > 0:
                 hits.append(Hit(self.pages[address], round(score, 4)))
         if not hits:

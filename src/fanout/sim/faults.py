@@ -29,6 +29,7 @@ from typing import Any
 
 import yaml
 
+from fanout.bounded import SIDE_FILE_BOUNDS, OverLimit, load_yaml, parse_yaml
 from fanout.config import package_data
 from fanout.errors import ConfigError
 from fanout.sim.models import SimModel
@@ -135,10 +136,7 @@ def load_profile(spec: str | Path) -> FaultProfile:
         if not path.exists():
             names = sorted(p.stem for p in package_data(PROFILE_DIR).glob("*.yaml"))
             raise ConfigError(f"no fault profile named {spec!r}; bundled profiles: {', '.join(names)}")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"cannot read fault profile {path}: {exc}") from exc
+    data = load_yaml(path, f"--profile {path}", fix="name a bundled profile or a profile YAML file") or {}
     return profile_from_dict(data, default_name=path.stem)
 
 
@@ -168,7 +166,10 @@ def with_overrides(profile: FaultProfile, assignments: list[str]) -> FaultProfil
         target, _, key = lhs.rpartition(":")
         if not sep or not key:
             raise ConfigError(f"--fault {assignment!r}: expected [MODEL:]KEY=VALUE, e.g. http_502=0.1")
-        parsed = yaml.safe_load(value)
+        try:
+            parsed = parse_yaml(value.encode(), SIDE_FILE_BOUNDS)
+        except (OverLimit, yaml.YAMLError) as exc:
+            raise ConfigError(f"--fault {assignment!r}: the value is not a plain YAML value ({exc})") from None
         if target == "search":
             section = _search_faults({**_search_dict(profile.search), key: parsed})
             profile = dataclasses.replace(profile, search=section)

@@ -15,6 +15,11 @@ once (`settle_abandoned`): the pricer the run passes in (fanout.llm.cost.Pricing
 prices each answered call in the one cost order; a call sent and never
 answered may have been billed too, so it makes the attempt's cost unknown. One line per attempt goes to `abandoned.jsonl`
 (fsynced), which progress, `fanout status`, the report and --max-cost count.
+
+In-flight files are read as untrusted: only regular files, never through a
+symbolic link, at most INFLIGHT_MAX_BYTES each (a link to /dev/zero grew a
+start to 6.5 GB), and a file whose header is damaged is left in place with
+one warning line (it once ended the start in a traceback).
 """
 
 from __future__ import annotations
@@ -22,17 +27,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import time
 from collections import Counter
 from contextlib import contextmanager
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
+from fanout.bounded import SIDE_FILE_BOUNDS, read_bounded
 from fanout.records import utc_now
 from fanout.store.atomic import DISK_FULL
-from fanout.store.layout import ABANDONED_NAME, INFLIGHT_DIR
+from fanout.store.layout import ABANDONED_NAME, INFLIGHT_DIR, own_folder
 from fanout.store.log_index import LogIndex
 
 
@@ -51,6 +58,12 @@ class AttemptPricer(Protocol):
                            cut_off: int) -> tuple[float | None, str]:
         """The known cost of the answered calls and its source; calls cut off make it unknown in part."""
         ...
+
+
+Warn = Callable[[str], None]
+"""Where a settling start says, in one line, that it left a file alone."""
+INFLIGHT_MAX_BYTES = 1 << 20
+"""An attempt writes a header and about 200 bytes per call: a megabyte is thousands of calls, more than any verdict."""
 
 
 def attempt_path(run_dir: Path, edit_rcid: int, model: str) -> Path:
@@ -72,8 +85,10 @@ class AttemptFile:
         self._fd = -1
         self.answered_calls = 0
         """Calls answered so far: an attempt that has none and ends in a refusal of its model cost nothing."""
-        with _unless_disk_full():
-            self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
+        with _unless_disk_full():  # made anew, never opened through a link left in its place
+            path.unlink(missing_ok=True)
+            self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_APPEND | os.O_CLOEXEC,
+                               0o644)
         # log_bytes: a record of this pair that ends past it was logged by this attempt (see settle_abandoned).
         self._write({"edit_rcid": edit_rcid, "model": model, "log_bytes": log_bytes, "started_ns": time.time_ns()})
 
@@ -138,16 +153,24 @@ class SpendTotals(NamedTuple):
     unknown: int = 0
 
 
+ABANDONED_BOUNDS = SIDE_FILE_BOUNDS._replace(
+    kind="run file", max_bytes=1 << 30, split_hint="a line per attempt cut off is a few hundred bytes",
+    special_hint="fanout writes only regular files there; move it out of the run directory",
+)
+"""abandoned.jsonl: a regular file, at most 1 GiB (three million cut-off attempts)."""
+
+
 def read_abandoned(run_dir: Path) -> list[Abandoned]:
     """Every settled abandoned attempt; a line that cannot be read (a torn tail) is skipped."""
     path = run_dir / ABANDONED_NAME
     if not path.exists():
         return []
     found = []
-    for line in path.read_bytes().splitlines():
+    raw = read_bounded(path, f"the run's {ABANDONED_NAME} {path}", ABANDONED_BOUNDS, fix="run again")
+    for line in raw.splitlines():
         try:
             found.append(Abandoned(**json.loads(line)))
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, RecursionError):
             continue
     return found
 
@@ -164,36 +187,44 @@ def unsettled_attempts(run_dir: Path) -> Counter[str]:
     """In-flight files per model, from each file's header: the verdicts of a run in progress, or attempts
     cut off since the run last started (which of the two, only the run's lock can say)."""
     found: Counter[str] = Counter()
+    inflight = run_dir / INFLIGHT_DIR
     try:
-        names = [name for name in os.listdir(run_dir / INFLIGHT_DIR) if name.endswith(".jsonl")]
+        if not stat.S_ISDIR(os.lstat(inflight).st_mode):
+            return found  # a link or a file: not fanout's (a run refuses to start on it)
+        names = [name for name in os.listdir(inflight) if name.endswith(".jsonl")]
     except OSError:
         return found
     for name in names:
-        try:  # the writer removes a file once its record is logged: one may go between listing and reading
-            with open(run_dir / INFLIGHT_DIR / name, "rb") as fh:
-                header = next(_json_lines(fh.readline()), None)
-        except OSError:
-            continue
-        if header is not None and "model" in header:
+        data = _read_inflight(inflight / name)  # the writer removes a file once its record is logged: one may go
+        written, header, _ = _read_attempt(data or b"")
+        if _file_problem(data) is None and written and _header_problem(header) is None:
             found[str(header["model"])] += 1
     return found
 
 
-async def settle_abandoned(run_dir: Path, index: LogIndex, pricing: AttemptPricer) -> list[Abandoned]:
+async def settle_abandoned(run_dir: Path, index: LogIndex, pricing: AttemptPricer,
+                           warn: Warn | None = None) -> list[Abandoned]:
     """Turn every in-flight file left by an earlier process into a line of abandoned.jsonl; returns the new lines.
 
     A file whose pair has a record logged after the attempt started is not
     abandoned (the process died between logging it and removing the file).
+    A file fanout cannot have written as it is (not a regular file, too large,
+    a damaged header) is left where it is, and `warn` told in one line.
     """
-    inflight = run_dir / INFLIGHT_DIR
-    inflight.mkdir(parents=True, exist_ok=True)
+    inflight = own_folder(run_dir, INFLIGHT_DIR)
     done = {entry.attempt for entry in read_abandoned(run_dir)}
     settled = []
     for path in sorted(inflight.glob("*.jsonl")):
-        header, calls = _read_attempt(path)
-        attempt = f"{path.name}@{header.get('started_ns')}" if header else path.name
+        data = _read_inflight(path)
+        written, header, calls = _read_attempt(data or b"")
+        problem = _file_problem(data) or (_header_problem(header) if written else None)
+        if problem is not None:
+            if warn is not None:
+                warn(f"{path}: {problem}; not settled, left in place")
+            continue
+        attempt = f"{path.name}@{header.get('started_ns')}" if written else path.name
         sent = any(call.get("e") == "sent" for call in calls)  # an attempt that sent nothing cost nothing
-        if header and sent and attempt not in done and not _logged_since(index, header):
+        if written and sent and attempt not in done and not _logged_since(index, header):
             entry = await _settle(header, calls, attempt, pricing)
             _append_abandoned(run_dir, entry)
             settled.append(entry)
@@ -201,18 +232,71 @@ async def settle_abandoned(run_dir: Path, index: LogIndex, pricing: AttemptPrice
     return settled
 
 
-def _read_attempt(path: Path) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
-    lines = list(_json_lines(path.read_bytes()))
-    if not lines or "edit_rcid" not in lines[0] or "model" not in lines[0]:
-        return None, []
-    return lines[0], lines[1:]
+def _read_inflight(path: Path) -> bytes | None:
+    """The file's bytes, at most one more than INFLIGHT_MAX_BYTES; None when it is gone or is not a regular file
+    (a symbolic link is not followed; a FIFO does not block the open)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks, size = [], 0
+        while size <= INFLIGHT_MAX_BYTES and (chunk := os.read(fd, INFLIGHT_MAX_BYTES + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _file_problem(data: bytes | None) -> str | None:
+    if data is None:
+        return "not a regular file (a link, a device or a FIFO)"
+    if len(data) > INFLIGHT_MAX_BYTES:
+        return f"larger than {INFLIGHT_MAX_BYTES // (1 << 20)} MB, more than any attempt writes"
+    return None
+
+
+def _read_attempt(data: bytes) -> tuple[bool, Any, list[dict[str, Any]]]:
+    """Whether the header was written, the header as its first line holds it, and the calls after it. The
+    header was not written when the file holds no whole line: the process died first, so it sent nothing."""
+    first, newline, rest = data.partition(b"\n")
+    if not newline:
+        return False, None, []
+    try:
+        header = json.loads(first)
+    except ValueError:
+        header = first.decode("utf-8", "replace")  # named in the warning
+    return True, header, list(_json_lines(rest))
+
+
+def _header_problem(header: Any) -> str | None:
+    """What is wrong with an in-flight file's header, named for the warning; None when it is as fanout writes it."""
+    if not isinstance(header, dict):
+        return f"damaged header ({_shown(header)} is not an attempt's header)"
+    expected = {"edit_rcid": "a whole number", "model": "a model id", "log_bytes": "a whole number of bytes",
+                "started_ns": "a whole number"}
+    for key, what in expected.items():
+        value = header.get(key)
+        good = (isinstance(value, str) and value != "") if key == "model" else (
+            isinstance(value, int) and not isinstance(value, bool) and value >= 0)
+        if not good and not (key == "started_ns" and key not in header):
+            return f"damaged header ({key} {_shown(value)} is not {what})"
+    return None
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _json_lines(data: bytes) -> Iterator[dict[str, Any]]:
     for line in data.splitlines():
         try:
             value = json.loads(line)
-        except ValueError:  # the last line, torn by the kill
+        except (ValueError, RecursionError):  # the last line, torn by the kill; or nested past json's depth
             continue
         if isinstance(value, dict):
             yield value
@@ -220,7 +304,7 @@ def _json_lines(data: bytes) -> Iterator[dict[str, Any]]:
 
 def _logged_since(index: LogIndex, header: Mapping[str, Any]) -> bool:
     end = index.latest_end((int(header["edit_rcid"]), str(header["model"])))
-    return end is not None and end > int(header.get("log_bytes", 0))
+    return end is not None and end > int(header["log_bytes"])
 
 
 async def _settle(header: Mapping[str, Any], calls: list[dict[str, Any]], attempt: str,

@@ -26,7 +26,7 @@ from typing import Any
 from fanout.errors import DiskFull
 from fanout.store.atomic import DISK_FULL, dump_yaml, write_atomically
 from fanout.store.attempts import discard_attempt
-from fanout.store.layout import INDEX_NAME, LOG_NAME, VERDICT_DIR
+from fanout.store.layout import INDEX_NAME, LOG_NAME, VERDICT_DIR, own_folder
 from fanout.store.log_index import DamagedLine, LogEntry, LogIndex, read_index, save_index
 from fanout.records import VerdictRecord, log_line, parse_record
 
@@ -95,7 +95,7 @@ def _good_prefix_length(data: bytes) -> int:
     last_start = data.rfind(b"\n", 0, end - 1) + 1
     try:
         json.loads(data[last_start:end])
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested past json's depth, no record either
         return last_start
     return end
 
@@ -169,8 +169,7 @@ class CheckpointWriter:
 
     def __init__(self, run_dir: Path, index: LogIndex) -> None:
         self.run_dir = run_dir
-        self.verdict_dir = run_dir / VERDICT_DIR
-        self.verdict_dir.mkdir(parents=True, exist_ok=True)
+        self.verdict_dir = own_folder(run_dir, VERDICT_DIR)  # never a link: views are deleted and replaced here
         self.index = index
         self._fh = log_path(run_dir).open("ab", buffering=0)
         self._offset = self._fh.seek(0, os.SEEK_END)
@@ -258,8 +257,7 @@ def restore_missing_views(run_dir: Path, index: LogIndex) -> int:
     directory has not changed since (its time says so), only the views of
     lines logged after that save are looked for.
     """
-    verdict_dir = run_dir / VERDICT_DIR
-    verdict_dir.mkdir(parents=True, exist_ok=True)
+    verdict_dir = own_folder(run_dir, VERDICT_DIR)
     if index.views_verified:
         candidates = list(index.latest_positions(since=index.saved_lines))
         missing = [p for p in candidates if not (verdict_dir / index.file_name_at(p)).exists()]

@@ -1,13 +1,18 @@
-"""The names of a run directory's files, in one place (the README's "The run directory" draws them).
+"""The names of a run directory's files, in one place (docs/run-directory.md draws them).
 
 Every module that reads or writes a run directory takes its names from here,
 so the layout cannot drift between the writer, resume, `fanout status` and
 `fanout report`; and every output option of every command asks
-`refuse_run_file` first, so none can write over a file of a run.
+`refuse_run_file` first, so none can write over a file of a run, an input the
+command or the run reads (compared as files: the same inode under any path or
+link), or (without --force) a file the command did not write itself.
 """
 
 from __future__ import annotations
 
+import os
+import stat
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from fanout.errors import ConfigError
@@ -27,17 +32,79 @@ INFLIGHT_DIR = "inflight"
 ABANDONED_NAME = "abandoned.jsonl"
 """The cost of attempts that never reached the log (in flight at a kill or a cancel), settled on the next start."""
 LOCK_NAME = "run.lock"
-"""Locked by the one `fanout run` that owns the directory (fanout.store.run_lock); the file itself may stay."""
+"""The PID of the one `fanout run` that owns the directory (the lock itself is on the directory: fanout.store.run_lock)."""
 TOOL_CACHE_NAME = "search-cache.sqlite"
 """The search and fetch answers every model of the run shares (fanout.tools.cache), with SQLite's -wal and -shm."""
 EVIDENCE_NAME = "evidence.jsonl"
 """Under --evidence shared, one line per investigation of an edit, every judge of it reads (fanout.store.evidence_log)."""
-_RUN_FILE_PREFIXES = ("checkpoint.", "evidence.", MANIFEST_NAME, SPOOL_NAME, LOCK_NAME, TOOL_CACHE_NAME, ABANDONED_NAME)
+REVIEWS_NAME = "reviews.jsonl"
+"""A reviewer's decisions (`fanout review`), appended like the log (fanout.store.reviews); torn tails go to reviews.torn-N.jsonl."""
+_RUN_FILE_PREFIXES = ("checkpoint.", "evidence.", MANIFEST_NAME, SPOOL_NAME, LOCK_NAME, TOOL_CACHE_NAME, ABANDONED_NAME,
+                      REVIEWS_NAME, "reviews.torn-")
 """A run's own files by the start of their names: the log, its index and the lines set aside from it too."""
 
 
-def refuse_run_file(path: Path, option: str) -> None:
-    """ConfigError when writing `path` (an output option's value) would write over a file of a run directory."""
+OUR_HEAD_BYTES = 4096
+"""How much of an existing output `ours` is shown to tell whether this command wrote it."""
+
+
+def refuse_run_file(
+    path: Path,
+    option: str,
+    *,
+    inputs: Mapping[Path, str] | None = None,
+    ours: Callable[[bytes], bool] | None = None,
+    force: bool = False,
+) -> None:
+    """ConfigError when writing `path` (an output option's value) would destroy something it must not.
+
+    Never a file of a run directory, never one of `inputs` (each path with
+    what it is, "the run's snapshot"), not even with --force: the data they
+    hold is gone once written over. And when `ours` is given, an existing
+    file whose first bytes it does not recognise as this command's own output
+    is refused unless `force`.
+    """
+    _refuse_in_run_dir(path, option)
+    for source, what in (inputs or {}).items():
+        if _same_file(path, source):
+            raise ConfigError(f"{option} {path} is {what}, which this command reads and must not write over; "
+                              "choose another file")
+    if ours is not None and not force:
+        _refuse_foreign(path, option, ours)
+
+
+def _same_file(path: Path, other: Path) -> bool:
+    """The same file under any name: one inode (links, hard links, `..`), or one resolved path if either is missing."""
+    try:
+        return os.path.samefile(path, other)
+    except OSError:
+        return path.resolve() == other.resolve()
+
+
+def _refuse_foreign(path: Path, option: str, ours: Callable[[bytes], bool]) -> None:
+    try:
+        head = _head(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise ConfigError(f"{option} {path} cannot be checked before it is replaced: {exc.strerror or exc}") from None
+    if head is None or not ours(head):
+        raise ConfigError(f"{option} {path} already exists and this command did not write it; choose another "
+                          "file, or pass --force to replace it")
+
+
+def _head(path: Path) -> bytes | None:
+    """The first bytes of a regular file; None for anything else (opened without blocking: a FIFO waits for no one)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, OUR_HEAD_BYTES)
+    finally:
+        os.close(fd)
+
+
+def _refuse_in_run_dir(path: Path, option: str) -> None:
     target = path.resolve()
     folder = target.parent
     if _is_run_dir(folder) and (target.name.startswith(_RUN_FILE_PREFIXES) or target.name in (VERDICT_DIR, INFLIGHT_DIR)):
@@ -49,6 +116,24 @@ def refuse_run_file(path: Path, option: str) -> None:
     else:
         return
     raise ConfigError(f"{option} {path} would write over {what} in the run directory {folder}; choose another file")
+
+
+def own_folder(run_dir: Path, name: str) -> Path:
+    """The run's folder `name` (verdicts/, inflight/), made when missing; ConfigError when it is a symbolic link
+    or not a folder. fanout deletes and replaces files in these folders, and through a link it would do so
+    wherever the link points: a symlinked inflight/ made it delete files outside the run directory."""
+    path = run_dir / name
+    try:
+        path.mkdir(parents=True)
+    except FileExistsError:
+        pass
+    mode = os.lstat(path).st_mode
+    if stat.S_ISLNK(mode):
+        raise ConfigError(f"{path} is a symbolic link; fanout writes and deletes the run's files only inside the run "
+                          "directory: replace the link with a folder (move what it points to there)")
+    if not stat.S_ISDIR(mode):
+        raise ConfigError(f"{path} is not a folder; move it away so fanout can keep the run's {name} files there")
+    return path
 
 
 def _is_run_dir(folder: Path) -> bool:

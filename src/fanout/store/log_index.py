@@ -37,10 +37,20 @@ from itertools import compress
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
+from fanout.bounded import SNAPSHOT_BOUNDS, open_regular, read_errors
+from fanout.errors import ConfigError
 from fanout.store.atomic import removed_on_failure
 from fanout.store.layout import INDEX_NAME, VERDICT_DIR
 from fanout.records import STATUSES, legacy_model_slug, model_slug, parse_record, read_line_head, read_line_key, verdict_file_name
 
+INDEX_BOUNDS = SNAPSHOT_BOUNDS._replace(kind="index")
+"""The saved index: a regular file of at most 1 GiB (about 30 bytes a line of the log); else rebuilt from the log."""
+LOG_BOUNDS = SNAPSHOT_BOUNDS._replace(kind="run log", max_bytes=64 << 30,
+                                     split_hint="a log of a million verdicts is about 10 GB",
+                                     special_hint="fanout writes its log as a regular file; is RUN_DIR a run?")
+"""The log, when read: a regular file (a FIFO there would block the open, /dev/zero be read for ever)."""
+INDEX_HEADER_LIMIT = 1 << 20
+"""Its first line, the JSON header, is read up to this many bytes (it names the models and the views)."""
 FORMAT = "fanout-log-index"
 VERSION = 1
 COST_UNKNOWN = 0x80
@@ -314,10 +324,17 @@ def read_index(path: Path) -> LogIndex:
         index = LogIndex()
     if not path.exists():
         return index
-    with path.open("rb") as fh:
+    with open_log(path) as fh:
         fh.seek(max(index.log_bytes, 0))
         _scan(fh, index, first_line=index.lines + 1)
     return index
+
+
+def open_log(path: Path) -> BinaryIO:
+    """The log opened for reading once it is known to be a regular file; else one ConfigError naming it."""
+    name = f"the run's log {path}"
+    with read_errors(name, "is RUN_DIR the right folder?"):
+        return open_regular(path, name, LOG_BOUNDS)
 
 
 def _scan(fh: BinaryIO, index: LogIndex, *, first_line: int) -> None:
@@ -410,13 +427,13 @@ def _settled_mtime_ns(directory: Path) -> int:
 def _load_saved(path: Path, log: Path) -> LogIndex | None:
     """The saved index, if it is whole and still describes the start of the log; None otherwise."""
     try:
-        with path.open("rb") as fh, log.open("rb") as log_fh:
-            header = json.loads(fh.readline())
+        with open_regular(path, f"the run's index {path}", INDEX_BOUNDS) as fh, open_log(log) as log_fh:
+            header = json.loads(fh.readline(INDEX_HEADER_LIMIT))
             index = _arrays_from(fh, header)
             if index is None or not _fits_log(index, log_fh):
                 return None
-    except (OSError, ValueError, KeyError, TypeError, EOFError):
-        return None
+    except (OSError, ValueError, KeyError, TypeError, EOFError, RecursionError, ConfigError):
+        return None  # a cache: anything but a whole index of this log is rebuilt from the log
     views = header.get("views") or {}
     mtime = views.get("dir_mtime_ns")
     verdict_dir = log.parent / VERDICT_DIR

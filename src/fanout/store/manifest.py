@@ -18,10 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from fanout.version import __version__
+from fanout.bounded import load_yaml
 from fanout.errors import ConfigError
+from fanout.version import __version__
 from fanout.store.atomic import dump_yaml, write_atomically
 from fanout.store.layout import MANIFEST_NAME
 
@@ -41,6 +40,9 @@ class Manifest:
     starts: list[str] = field(default_factory=list)
     changes: list[dict[str, Any]] = field(default_factory=list)
     """Settings a resume changed with --allow-settings-change: what, when, what it was and became."""
+    inputs: list[str] = field(default_factory=list)
+    """Absolute paths of the files the run has read (snapshot, --limits, --gates, --search-config, --labels),
+    over all its starts: no output option of any command may write over one (fanout.store.layout)."""
 
     @property
     def total_pairs(self) -> int:
@@ -51,10 +53,10 @@ def load_manifest(run_dir: Path) -> Manifest | None:
     path = run_dir / MANIFEST_NAME
     if not path.exists():
         return None
+    data = load_yaml(path, f"the run's manifest {path}", fix="is --run-dir the right folder?")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
         return Manifest(**data)
-    except (yaml.YAMLError, TypeError) as exc:
+    except TypeError as exc:
         raise ConfigError(f"{path} is not a fanout manifest ({exc}); is --run-dir the right folder?") from None
 
 
@@ -80,6 +82,7 @@ def reconcile(previous: Manifest | None, current: Manifest, *, pinned: Mapping[s
     if not pin_models:
         current.models = previous.models + [m for m in current.models if m not in previous.models]
     current.starts = previous.starts + current.starts
+    current.inputs = previous.inputs + [p for p in current.inputs if p not in previous.inputs]
     return current
 
 
@@ -98,6 +101,19 @@ def _changes(previous: Manifest, current: Manifest, pinned: Mapping[str, str], p
     if pin_models and previous.models != current.models:
         found.append({"what": f"the models or their order differ (run started with {', '.join(previous.models)})",
                       "was": previous.models, "now": current.models})
+    return found
+
+
+def run_inputs(run_dir: Path) -> dict[Path, str]:
+    """The files a run reads, each with what it is, for refuse_run_file: none may be written over."""
+    try:
+        manifest = load_manifest(run_dir)
+    except ConfigError:
+        return {}  # report reads on without it; an output still may not replace a file it did not write
+    if manifest is None:
+        return {}
+    found = {Path(manifest.snapshot_path): f"the snapshot of the run {run_dir}"}
+    found.update((Path(p), f"an input of the run {run_dir} (its manifest lists it)") for p in manifest.inputs)
     return found
 
 

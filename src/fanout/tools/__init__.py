@@ -11,7 +11,8 @@ Inside: urlguard (which URLs may be opened), blocklist, pacing (per-host
 politeness), body (capped reading), fetch (hops and checks), extract and
 pdf (page text), extract_pool and extract_worker (that text made in worker
 processes bounded in time and memory), providers/ (SearXNG, Wikipedia, Tavily,
-Brave, DuckDuckGo, arXiv and plug-ins), search (priority fallback), cache,
+Brave, DuckDuckGo, arXiv and plug-ins), search (fallback in priority order,
+or aggregate), fusion (canonical URLs, reciprocal rank fusion), cache,
 singleflight, health (the "search is failing" alarm), executor (ToolBox).
 """
 

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
-
+from fanout.bounded import load_yaml
 from fanout.config import package_data
 from fanout.errors import ConfigError
 from fanout.yamlio import SAFE_LOADER
@@ -25,12 +24,7 @@ DEFAULT_BLOCKLIST = "blocked_domains.yaml"
 def load_blocked_domains(path: Path | None = None) -> frozenset[str]:
     """The blocked domains, lower-case, from `path` or the list shipped in the package."""
     source = package_data(DEFAULT_BLOCKLIST) if path is None else Path(path)
-    try:
-        data = yaml.load(source.read_bytes(), Loader=SAFE_LOADER)
-    except OSError as exc:
-        raise ConfigError(f"cannot read the blocked-domains file {source}: {exc.strerror}") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"the blocked-domains file {source} is not valid YAML: {exc}") from exc
+    data = load_yaml(source, f"the blocked-domains file {source}", fix="pass an existing blocked-domains YAML file")
     entries = data.get("domains") if isinstance(data, dict) else None
     if not isinstance(entries, list):
         raise ConfigError(f"the blocked-domains file {source} needs a top-level `domains:` list")

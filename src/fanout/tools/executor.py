@@ -89,6 +89,8 @@ class ToolBox:
             run_cache=cache,
             global_cache=global_cache,
             health=health,
+            mode=settings.search_mode,
+            endpoints=dict(settings.search_endpoints),
         )
 
     @property
@@ -97,8 +99,10 @@ class ToolBox:
         return self.search_chain.health
 
     async def web_search(self, query: str) -> ToolResult:
-        """JSON text: {"results": [{title, url, snippet, provider, engines?, published?}, ...], "provider": name},
-        plus "answers" (direct answers), "warning" (engines that did not answer) and "error" (no provider could)."""
+        """JSON text: {"results": [{title, url, snippet, provider, engines?, published?}, ...], "provider": name}
+        (fallback mode) or {"results": [{title, url, snippet, found_by: [{provider, rank, engines?}], published?},
+        ...], "providers": [names]} (aggregate mode), plus "answers" (direct answers), "failed_providers" (name:
+        why, for providers that gave no answer), "warning" (engines that did not answer) and "error" (none could)."""
         return await _guarded(lambda: self._search(query))
 
     async def web_fetch(self, url: str) -> ToolResult:
@@ -125,6 +129,10 @@ class ToolBox:
             payload["answers"] = list(answer.answers)
         if answer.provider is not None:
             payload["provider"] = answer.provider
+        if answer.providers:
+            payload["providers"] = list(answer.providers)
+        if answer.failed and answer.error is None:  # when none answered, the error names them all
+            payload["failed_providers"] = dict(answer.failed)
         if answer.unanswered:
             payload["warning"] = (f"these search engines did not answer, so the results may be incomplete: "
                                   f"{', '.join(answer.unanswered)}")

@@ -14,12 +14,17 @@ past its size or a worker past `memory_mb`.
 
 Outside `async with` the pool still works, one worker per page, started and
 stopped within the call (`fanout tool web_fetch`, tests): no process outlives
-the call that started it.
+the call that started it. Workers start only when a page first needs one, at
+most `workers` exist at any moment (each is started, used and stopped inside
+one of the `workers` slots, and only as many are kept warm), and none outlives
+this process, however it dies (see extract_worker).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 from contextlib import suppress
@@ -100,7 +105,7 @@ class ExtractionPool:
 
     async def _run(self, job: bytes, url: str) -> _Reply:
         """One job on a warm worker or a new one; the worker is kept only if it finished cleanly."""
-        worker = self._idle.pop() if self._idle else await _Worker.start(self._memory_bytes)
+        worker = self._idle.pop() if self._idle else await _Worker.start(self._memory_bytes, self._timeout_s)
         keep = False
         try:
             with anyio.move_on_after(self._timeout_s):
@@ -108,6 +113,9 @@ class ExtractionPool:
                 keep = self._open and reply.status != "too_large"
                 return reply
         except WorkerLost as exc:
+            await worker.stop()
+            if worker.aborted:
+                raise self._too_large(url) from exc
             raise ToolFailure(f"extraction_failed: the text of {url} could not be read ({exc})") from exc
         finally:
             if keep:
@@ -123,12 +131,16 @@ class ExtractionPool:
         if reply.status == "ok":
             return reply.found
         if reply.status == "too_large":
-            raise ToolFailure(f"extraction_too_large: reading the text of {url} needed more than "
-                              f"{self._memory_mb} MB and was stopped; use another source")
+            raise self._too_large(url)
         if reply.status == "unreadable":
             raise UnreadablePdf(f"unreadable_pdf: {url} is a PDF that could not be opened ({reply.detail}); "
                                 "it may be damaged or encrypted")
         raise ToolFailure(f"extraction_failed: the text of {url} could not be read ({reply.detail})")
+
+
+    def _too_large(self, url: str) -> ToolFailure:
+        return ToolFailure(f"extraction_too_large: reading the text of {url} needed more than "
+                           f"{self._memory_mb} MB and was stopped; use another source")
 
 
 class _Worker:
@@ -139,11 +151,14 @@ class _Worker:
         self._process = process
         self._jobs = process.stdin
         self._replies = BufferedByteReceiveStream(process.stdout)
+        self._stopped = False
 
     @classmethod
-    async def start(cls, memory_bytes: int) -> _Worker:
+    async def start(cls, memory_bytes: int, timeout_s: float) -> _Worker:
+        """The worker is told this process's PID and the page time limit: it dies with us and keeps the limit itself."""
         process = await anyio.open_process(
-            [sys.executable, "-m", WORKER_MODULE, str(memory_bytes)], stderr=subprocess.DEVNULL
+            [sys.executable, "-m", WORKER_MODULE, str(memory_bytes), str(os.getpid()), repr(timeout_s)],
+            stderr=subprocess.DEVNULL,
         )
         worker = cls(process)
         try:
@@ -171,8 +186,18 @@ class _Worker:
         except _LOST as exc:
             raise WorkerLost(f"the extraction worker ended unexpectedly: {type(exc).__name__}") from exc
 
+    @property
+    def aborted(self) -> bool:
+        """Whether native code aborted the worker (SIGABRT): what PDFium does when an allocation fails under the
+        worker's memory limit (a 150 KB PDF whose content inflates to 50 MB did, 512 MB limit), where Python code
+        would have raised MemoryError. Read once the worker is reaped."""
+        return self._process.returncode == -signal.SIGABRT
+
     async def stop(self) -> None:
         """Kill and reap, shielded: this runs while a cancelled verdict unwinds, and must finish."""
+        if self._stopped:
+            return
+        self._stopped = True
         with anyio.CancelScope(shield=True):
             with suppress(ProcessLookupError):
                 self._process.kill()

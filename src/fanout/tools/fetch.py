@@ -17,6 +17,7 @@ import httpx
 from fanout.tools.settings import ToolSettings
 from fanout.errors import ToolFailure
 from fanout.http.addresses import AddressRefused
+from fanout.http.bounded import RAW_BODY
 from fanout.tools.body import ACCEPT_ENCODING, read_capped
 from fanout.tools.pacing import HostPacer
 from fanout.tools.urlguard import Target, UrlGuard
@@ -87,7 +88,7 @@ class PageFetcher:
             "GET",
             pinned.url,
             headers={**REQUEST_HEADERS, **pinned.headers},
-            extensions=pinned.extensions,
+            extensions={**pinned.extensions, RAW_BODY: True},  # read_capped decodes and cuts it at its own cap
             timeout=self._settings.fetch_timeout_s,
         )
         response = await self._http.send(request, stream=True)

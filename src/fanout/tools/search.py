@@ -1,18 +1,22 @@
-"""web_search behind the scenes: providers in priority order, the caches, one flight per query.
+"""web_search behind the scenes: the providers, the caches, one flight per query.
 
 For one query the chain
 1. returns the run's stored answer if this run already answered it (so every
    model sees the same results, whatever the providers do later);
-2. otherwise asks each provider in turn (its cached answer first, run cache
-   then global cache), moving on when one errors, is rate limited (or still
-   cooling down from a rate limit while another can answer), or finds nothing
-   a model may use (blocked domains and non-web URLs are removed first);
+2. otherwise asks the providers (each: its cached answer first, run cache then
+   global cache), in one of two modes:
+   - fallback: in priority order, moving on when one errors, is rate limited
+     (or still cooling down from a rate limit while another can answer), or
+     finds nothing a model may use (blocked domains and non-web URLs are
+     removed first); the answer names the providers that failed before it;
+   - aggregate: all at once, each under its own timeout and cool-down, their
+     hits merged by canonical URL and ordered by reciprocal rank fusion
+     (tools/fusion.py); each hit lists every provider that found it, with its
+     rank there, and the answer names the providers that failed;
 3. stores the answer for the run unless it came out of errors or is partial
-   (some of a metasearch provider's engines did not answer): a degraded
-   answer is asked for again next time instead of being frozen for the run.
-Concurrent identical queries share one pass (SingleFlight). Every hit says
-which provider found it (and, for SearXNG, which engines), and so does the
-answer; a partial answer names the engines that did not answer.
+   (a provider, or some of a metasearch provider's engines, did not answer):
+   a degraded answer is asked for again next time instead of being frozen.
+Concurrent identical queries share one pass (SingleFlight).
 """
 
 from __future__ import annotations
@@ -20,16 +24,19 @@ from __future__ import annotations
 import functools
 import ipaddress
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
+import anyio
 import httpx
 
 from fanout.tools.blocklist import blocked_by
 from fanout.tools.cache import ToolCache, normalise_query
+from fanout.tools.fusion import FusedHit, fuse
 from fanout.tools.health import SearchHealth
 from fanout.tools.providers.base import ProviderResult, SearchHit, SearchProvider, ask_provider
 from fanout.tools.providers.searxng import NO_RESULTS
+from fanout.tools.settings import SEARCH_MODES
 from fanout.tools.singleflight import SingleFlight
 
 UNAVAILABLE = "web search is unavailable"
@@ -43,15 +50,32 @@ _MAX_URL_LENGTH = 65536
 
 class SearchAnswer(NamedTuple):
     results: list[dict[str, Any]]
-    """Up to max_results {title, url, snippet, provider, engines?, published?}, blocked domains removed."""
+    """Up to max_results {title, url, snippet, provider, engines?, published?} (fallback) or
+    {title, url, snippet, found_by: [{provider, rank, engines?}], published?} (aggregate)."""
     provider: str | None
-    """The provider whose answer this is; None when none could answer."""
+    """fallback: the provider whose answer this is; None when none could answer, and in aggregate mode."""
     error: str | None = None
     """Set only when no provider answered at all."""
     answers: tuple[str, ...] = ()
     """Direct answers without a page to cite (SearXNG's `answers`)."""
     unanswered: tuple[str, ...] = ()
-    """Engines of the provider that did not answer (`name (reason)`): the results may be incomplete."""
+    """Engines of a provider that did not answer (`name (reason)`): the results may be incomplete."""
+    failed: Mapping[str, str] = {}
+    """Provider -> why it gave no answer: in fallback mode those asked before the one that answered.
+    Read-only (the default is shared); each answer gets a dict of its own."""
+    providers: tuple[str, ...] = ()
+    """aggregate: the providers that answered, whose hits were fused."""
+
+
+def provider_cache_name(name: str, endpoint: str | None) -> str:
+    """`wikipedia`, or `wikipedia@https://mirror.example/w/api.php`: a mirror's answers are not Wikipedia's,
+    and the global cache is shared by every run, whatever its endpoints."""
+    return name if endpoint is None else f"{name}@{endpoint}"
+
+
+def chain_cache_key(mode: str, names: Sequence[str]) -> str:
+    """Where the run cache keeps the chain's final answer: one per mode and provider list (in order)."""
+    return f"chain:{mode}:{','.join(names)}"
 
 
 class SearchChain:
@@ -65,10 +89,15 @@ class SearchChain:
         run_cache: ToolCache | None = None,
         global_cache: ToolCache | None = None,
         health: SearchHealth | None = None,
+        mode: str = "fallback",
+        endpoints: Mapping[str, str] | None = None,
     ) -> None:
         if not providers:
             raise ValueError("a search chain needs at least one provider")
+        if mode not in SEARCH_MODES:
+            raise ValueError(f"unknown search mode {mode!r}")
         self.providers = list(providers)
+        self.mode = mode
         self._http = http
         self._blocked = blocked
         self._max_results = max_results
@@ -76,7 +105,9 @@ class SearchChain:
         self._global_cache = global_cache
         self.health = health or SearchHealth()
         self._flights: SingleFlight[SearchAnswer] = SingleFlight()
-        self.chain_key = "chain:" + ",".join(p.name for p in self.providers)
+        self._cache_names = {p.name: provider_cache_name(p.name, (endpoints or {}).get(p.name)) for p in self.providers}
+        """Under which name each provider's answers are cached: its own, plus the endpoint when one was set."""
+        self.chain_key = chain_cache_key(mode, list(self._cache_names.values()))
         """The run cache keeps the chain's final answer under this name, next to each provider's own."""
 
     async def search(self, query: str) -> SearchAnswer:
@@ -86,43 +117,89 @@ class SearchChain:
         if self._run_cache is not None:
             stored = await self._run_cache.get_search(self.chain_key, query)
             if stored is not None:
-                return SearchAnswer(stored["results"], stored["provider"], answers=tuple(stored.get("answers", ())))
-        answer, failures = await self._ask_in_order(query)
+                return _stored_answer(stored)
+        if self.mode == "aggregate":
+            answer, failures = await self._ask_all(query)
+        else:
+            answer, failures = await self._ask_in_order(query)
         self.health.record_search(failures, answered=answer.error is None)
         complete = answer.error is None and not answer.unanswered and (answer.results or not failures)
+        if self.mode == "aggregate":
+            complete = complete and not failures
         if self._run_cache is not None and complete:
             await self._run_cache.put_search(self.chain_key, query, answer._asdict())
         return answer
+
+    def _cooling(self, provider: SearchProvider, everyone_cooling: bool) -> str | None:
+        left = self.health.cooling_down(provider.name)
+        if left is not None and not everyone_cooling:
+            return f"skipped: rate-limited, cooling down for {left:.0f} more s"
+        return None
 
     async def _ask_in_order(self, query: str) -> tuple[SearchAnswer, dict[str, str]]:
         failures: dict[str, str] = {}
         first_empty: str | None = None
         everyone_cooling = all(self.health.cooling_down(p.name) for p in self.providers)
         for provider in self.providers:
-            left = self.health.cooling_down(provider.name)
-            if left is not None and not everyone_cooling:
-                failures[provider.name] = f"skipped: rate-limited, cooling down for {left:.0f} more s"
+            skipped = self._cooling(provider, everyone_cooling)
+            if skipped is not None:
+                failures[provider.name] = skipped
                 continue
             result = await self._ask(provider, query)
             if result.error is not None:
                 failures[provider.name] = result.error
                 continue
-            results = self._visible(result.hits, provider.name)
+            results = [_shown(hit, provider.name) for hit in self._visible(result.hits)[: self._max_results]]
             if results or result.answers:
-                return SearchAnswer(results, provider.name, answers=result.answers,
-                                    unanswered=result.unresponsive), failures
+                return SearchAnswer(results, provider.name, answers=result.answers, unanswered=result.unresponsive,
+                                    failed=dict(failures)), failures
             first_empty = first_empty or provider.name
         if first_empty is not None:
-            return SearchAnswer([], first_empty), failures
-        return SearchAnswer([], None, self._error_text(failures)), failures
+            return SearchAnswer([], first_empty, failed=dict(failures)), failures
+        return SearchAnswer([], None, self._error_text(failures), failed=dict(failures)), failures
+
+    async def _ask_all(self, query: str) -> tuple[SearchAnswer, dict[str, str]]:
+        """Every provider at once (each under its own deadline), their hits fused."""
+        everyone_cooling = all(self.health.cooling_down(p.name) for p in self.providers)
+        outcomes: dict[str, ProviderResult] = {}
+        failures: dict[str, str] = {}
+
+        async def ask(provider: SearchProvider) -> None:
+            outcomes[provider.name] = await self._ask(provider, query)
+
+        async with anyio.create_task_group() as group:
+            for provider in self.providers:
+                skipped = self._cooling(provider, everyone_cooling)
+                if skipped is None:
+                    group.start_soon(ask, provider)
+                else:
+                    failures[provider.name] = skipped
+        answered: list[tuple[str, ProviderResult]] = []
+        for provider in self.providers:  # in the configured order, whatever order they finished in
+            result = outcomes.get(provider.name)
+            if result is None:
+                continue
+            if result.error is not None:
+                failures[provider.name] = result.error
+            else:
+                answered.append((provider.name, result))
+        failed = {p.name: failures[p.name] for p in self.providers if p.name in failures}
+        if not answered:
+            return SearchAnswer([], None, self._error_text(failed), failed=failed), failed
+        fused = fuse([(name, self._visible(result.hits)) for name, result in answered])
+        results = [_fused_shown(found) for found in fused[: self._max_results]]
+        answers = tuple(dict.fromkeys(a for _, result in answered for a in result.answers))
+        unanswered = tuple(f"{name}: {engine}" for name, result in answered for engine in result.unresponsive)
+        return SearchAnswer(results, None, answers=answers, unanswered=unanswered, failed=failed,
+                            providers=tuple(name for name, _ in answered)), failed
 
     async def _ask(self, provider: SearchProvider, query: str) -> ProviderResult:
         """The provider's answer: the run cache, the global cache, then upstream."""
         for cache in (self._run_cache, self._global_cache):
-            stored = await cache.get_search(provider.name, query) if cache is not None else None
+            stored = await cache.get_search(self._cache_names[provider.name], query) if cache is not None else None
             if stored is not None:
                 if cache is self._global_cache and self._run_cache is not None:
-                    await self._run_cache.put_search(provider.name, query, stored)
+                    await self._run_cache.put_search(self._cache_names[provider.name], query, stored)
                 return ProviderResult([_stored_hit(hit) for hit in stored["hits"]], answers=tuple(stored.get("answers", ())))
         result = await ask_provider(provider, query, self._http)
         self.health.record_provider(provider.name, result)
@@ -130,20 +207,12 @@ class SearchChain:
             stored = {"hits": [list(hit) for hit in result.hits], "answers": list(result.answers)}
             for cache in (self._run_cache, self._global_cache):
                 if cache is not None:
-                    await cache.put_search(provider.name, query, stored)
+                    await cache.put_search(self._cache_names[provider.name], query, stored)
         return result
 
-    def _visible(self, hits: list[SearchHit], provider: str) -> list[dict[str, Any]]:
-        """What a model may see: web URLs only, no blocked domain, at most max_results."""
-        results: list[dict[str, Any]] = []
-        for hit in hits:
-            if len(results) >= self._max_results:
-                break
-            host = host_if_web(hit.url)
-            if host is None or blocked_by(host, self._blocked):
-                continue
-            results.append(_shown(hit, provider))
-        return results
+    def _visible(self, hits: list[SearchHit]) -> list[SearchHit]:
+        """What a model may see: web URLs only, no blocked domain."""
+        return [hit for hit in hits if (host := host_if_web(hit.url)) is not None and not blocked_by(host, self._blocked)]
 
     def _error_text(self, failures: dict[str, str]) -> str:
         if len(failures) == 1:
@@ -151,6 +220,26 @@ class SearchChain:
             return problem if problem.startswith(NO_RESULTS) else f"{UNAVAILABLE}: {problem}"
         tried = "; ".join(f"{name}: {problem}" for name, problem in failures.items())
         return f"{UNAVAILABLE}: no search provider could answer ({tried})"
+
+
+def _stored_answer(stored: dict[str, Any]) -> SearchAnswer:
+    """The run's stored answer as it was first given (older entries lack `failed` and `providers`)."""
+    return SearchAnswer(stored["results"], stored["provider"], answers=tuple(stored.get("answers", ())),
+                        failed=dict(stored.get("failed") or {}), providers=tuple(stored.get("providers") or ()))
+
+
+def _fused_shown(found: FusedHit) -> dict[str, Any]:
+    hit = found.hit
+    sources = []
+    for source in found.sources:
+        entry: dict[str, Any] = {"provider": source.provider, "rank": source.rank}
+        if source.engines:
+            entry["engines"] = list(source.engines)
+        sources.append(entry)
+    shown: dict[str, Any] = {"title": hit.title, "url": hit.url, "snippet": hit.snippet, "found_by": sources}
+    if hit.published:
+        shown["published"] = hit.published
+    return shown
 
 
 def _shown(hit: SearchHit, provider: str) -> dict[str, Any]:

@@ -10,6 +10,8 @@ from fanout.config import require_count, require_http_url, require_not_negative,
 from fanout.errors import ConfigError
 
 DEFAULT_SEARXNG_URL = "http://127.0.0.1:8080"
+SEARCH_MODES = ("fallback", "aggregate")
+"""fallback: providers in turn, the first with results answers; aggregate: all at once, their hits fused."""
 
 
 _LANGUAGE = re.compile(r"[a-z]{2,3}(-[A-Za-z]{2,4})?|all|auto")
@@ -45,6 +47,11 @@ class ToolSettings:
     """Redirect hops web_fetch follows, each checked like the first URL."""
     search_providers: tuple[str, ...] = ("searxng",)
     """web_search backends in priority order; the next is asked when one fails or finds nothing."""
+    search_mode: str = "fallback"
+    """One of SEARCH_MODES: ask the providers in turn, or all at once and fuse their hits."""
+    search_endpoints: tuple[tuple[str, str], ...] = ()
+    """(provider, URL) pairs replacing a provider's built-in API address (a mirror, a proxy, a loopback
+    test server); checked like any URL fanout is told to open (no private address without permission)."""
     wikipedia_language: str = "en"
     """Which Wikipedia the `wikipedia` provider searches (`de` = de.wikipedia.org)."""
     searxng_language: str | None = None
@@ -85,9 +92,33 @@ class ToolSettings:
         if self.searxng_safesearch not in (None, 0, 1, 2):
             raise ConfigError(f"searxng_safesearch must be 0, 1 or 2 (got {self.searxng_safesearch!r}).")
         require_count(self.searxng_pageno, "searxng_pageno")
+        if self.search_mode not in SEARCH_MODES:
+            raise ConfigError(f"--search-mode must be one of {', '.join(SEARCH_MODES)} (got {self.search_mode!r}).")
+        for name, url in self.search_endpoints:
+            require_endpoint(name, url, allow_private=self.allow_private_urls, allowed_networks=self.allowed_networks)
         require_count(self.extract_workers, "extract_workers")
         require_positive(self.extract_timeout_s, "extract_timeout_s")
         require_count(self.extract_memory_mb, "extract_memory_mb", minimum=128)
         require_count(self.pdf_max_pages, "pdf_max_pages")
         require_count(self.pdf_max_bytes, "pdf_max_bytes")
+
+    def endpoint(self, provider: str) -> str | None:
+        """The address configured for `provider` in place of its built-in one, if any."""
+        return next((url for name, url in self.search_endpoints if name == provider), None)
+
+
+def require_endpoint(name: str, url: str, *, allow_private: bool, allowed_networks: tuple[str, ...]) -> None:
+    """An http(s) URL that is not a cloud metadata endpoint and, unless allowed, not a private address.
+
+    The same rules as web_fetch's guard, judged on the URL as written: an IP
+    address (in any form) or `localhost`. A name is not resolved here (that
+    would mean DNS when a command starts).
+    """
+    require_http_url(url, f"search endpoint {name}")
+    from fanout.tools.urlguard import UrlGuard  # only when endpoints are set: the guard pulls in httpx
+
+    guard = UrlGuard(frozenset(), allow_private=allow_private, allowed_networks=allowed_networks)
+    refusal = guard.endpoint_refusal(url)
+    if refusal is not None:
+        raise ConfigError(f"search endpoint {name} {url}: {refusal}.")
 

@@ -142,6 +142,29 @@ class UrlGuard:
                 )
         return _pinned(target, addresses[0])
 
+    def endpoint_refusal(self, url: str) -> str | None:
+        """Why a configured API address (a search endpoint) may not be used, judged without DNS, or None.
+
+        A metadata host is always refused; a literal non-public address (any
+        form inet_aton reads) or `localhost` only without allow_private_urls or
+        a matching allowed_networks CIDR.
+        """
+        try:
+            host = normalise_host(httpx.URL(url).raw_host.decode("ascii"))
+        except (httpx.InvalidURL, TypeError):
+            return "not a valid URL"
+        literal = _literal_address(host)
+        if host in METADATA_HOSTS or (literal is not None and is_metadata(literal)):
+            return f"{host} is a cloud metadata endpoint"
+        if self._allow_private:
+            return None
+        if host == "localhost" or host.endswith(".localhost"):
+            literal = ipaddress.ip_address("127.0.0.1")
+        kind = self.refusal(literal) if literal is not None else None
+        if kind is None:
+            return None
+        return f"{host} is a {kind} address; pass --allow-private-urls (local testing only)"
+
     def refusal(self, address: IPAddress) -> str | None:
         """Why `address` may not be reached (e.g. "loopback"), or None if it may."""
         if is_metadata(address):

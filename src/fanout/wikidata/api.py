@@ -33,6 +33,7 @@ import httpx
 
 from fanout.version import __version__
 from fanout.errors import ConfigError
+from fanout.http.bounded import BodyTooLarge, EncodingRefused, JsonTooDeep, response_json
 from fanout.retry import RetryPolicy, Sleep, call_with_retries, is_retryable_status, parse_retry_after
 from fanout.secret import Secret
 from fanout.wikidata.credentials import BotPassword, Credentials, OAuthToken
@@ -236,6 +237,8 @@ class WikidataClient:
                 return response
             except httpx.TimeoutException as exc:
                 raise WikidataError(f"{urlsplit(url).hostname} timed out", retryable=True) from exc
+            except (BodyTooLarge, EncodingRefused) as exc:
+                raise WikidataError(str(exc)) from exc
             except httpx.TransportError as exc:
                 raise WikidataError(
                     f"cannot reach {urlsplit(url).hostname}: {type(exc).__name__}", retryable=True
@@ -263,7 +266,9 @@ def _raise_for_status(response: httpx.Response) -> None:
 
 def _json(response: httpx.Response) -> dict[str, Any]:
     try:
-        data = response.json()
+        data = response_json(response)
+    except JsonTooDeep as exc:
+        raise WikidataError(f"{response.request.url.host} answered {exc}") from exc
     except ValueError as exc:
         raise WikidataError(
             f"{response.request.url.host} sent something that is not JSON (HTTP {response.status_code})",

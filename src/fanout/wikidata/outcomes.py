@@ -15,7 +15,7 @@ patrol log entry). The checks, in order:
 4. unknown: the item or the revision cannot be seen any more (deleted or
    suppressed), which itself often means something was wrong.
 
-Known bias, documented in the README: unreverted does not mean correct
+Known bias, documented in docs/wikidata.md: unreverted does not mean correct
 (patrol backlogs are long; a wrong value nobody noticed stands), reverted
 does not always mean wrong (edit wars, reverts for a missing source), and
 recent edits have had little time to be reverted.

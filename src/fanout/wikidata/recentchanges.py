@@ -184,14 +184,7 @@ class ListingPlan:
 
 def parse_namespaces(text: str) -> tuple[str, ...]:
     """`items,lexemes` -> ("items", "lexemes"); refuses names it does not know."""
-    names = tuple(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
-    unknown = [n for n in names if n not in NAMESPACES]
-    if unknown or not names:
-        raise ConfigError(
-            f"--namespaces {text!r}: unknown {', '.join(unknown) or 'empty list'}; "
-            f"choose from {', '.join(NAMESPACES)} (comma-separated)"
-        )
-    return names
+    return _choices(text, "--namespaces", NAMESPACES)
 
 
 def _hidden_note(hidden: tuple[str, ...]) -> str:
@@ -203,13 +196,17 @@ def _hidden_note(hidden: tuple[str, ...]) -> str:
 
 def parse_operations(text: str) -> tuple[str, ...]:
     """`statements,terms` -> ("statements", "terms"); refuses names it does not know."""
+    return _choices(text, "--operations", OPERATION_GROUPS)
+
+
+def _choices(text: str, flag: str, known: Iterable[str]) -> tuple[str, ...]:
+    """A comma-separated list of names from `known`, each once, in the order given."""
+    choices = tuple(known)
     names = tuple(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
-    unknown = [n for n in names if n not in OPERATION_GROUPS]
+    unknown = [n for n in names if n not in choices]
     if unknown or not names:
-        raise ConfigError(
-            f"--operations {text!r}: unknown {', '.join(unknown) or 'empty list'}; "
-            f"choose from {', '.join(OPERATION_GROUPS)} (comma-separated)"
-        )
+        raise ConfigError(f"{flag} {text!r}: unknown {', '.join(unknown) or 'empty list'}; "
+                          f"choose from {', '.join(choices)} (comma-separated)")
     return names
 
 

@@ -27,6 +27,7 @@ from typing import Any, TextIO
 
 import yaml
 
+from fanout.bounded import SNAPSHOT_BOUNDS, read_bounded
 from fanout.errors import ConfigError
 
 FORMAT_VERSION = 1
@@ -105,7 +106,8 @@ class SnapshotWriter:
 
     def _read_good_lines(self) -> list[dict[str, Any]]:
         """Parsed lines; a torn tail (no newline, or not JSON) is cut off the file."""
-        raw = self.partial_path.read_bytes()
+        raw = read_bounded(self.partial_path, f"the partial snapshot {self.partial_path}", SNAPSHOT_BOUNDS,
+                           fix="fetch again with --restart")
         good: list[dict[str, Any]] = []
         good_end = 0
         position = 0
@@ -115,7 +117,7 @@ class SnapshotWriter:
                 break
             try:
                 good.append(json.loads(chunk))
-            except ValueError:
+            except (ValueError, RecursionError):
                 break
             good_end = position
         if good_end < len(raw):

@@ -36,14 +36,17 @@ class ArxivProvider:
     name = "arxiv"
     label = "arXiv"
 
-    def __init__(self, *, max_results: int = 10, timeout_s: float = 15.0, pacer: HostPacer | None = None) -> None:
+    def __init__(self, *, max_results: int = 10, timeout_s: float = 15.0, pacer: HostPacer | None = None,
+                 endpoint: str | None = None) -> None:
+        self.endpoint = endpoint or ENDPOINT
         self.max_results = max_results
         self.timeout_s = timeout_s
         self._pacer = pacer or HostPacer(REQUEST_GAP_S)
 
     @classmethod
     def from_settings(cls, settings: ToolSettings) -> ArxivProvider:
-        return cls(max_results=settings.max_results, timeout_s=settings.search_timeout_s)
+        return cls(max_results=settings.max_results, timeout_s=settings.search_timeout_s,
+                   endpoint=settings.endpoint(cls.name))
 
     async def search(self, query: str, http: httpx.AsyncClient) -> ProviderResult:
         search_query = arxiv_query(query)
@@ -51,9 +54,9 @@ class ArxivProvider:
             return ProviderResult([])
         params = {"search_query": search_query, "start": "0", "max_results": str(self.max_results),
                   "sortBy": "relevance"}
-        request = http.build_request("GET", ENDPOINT, params=params, timeout=self.timeout_s)
+        request = http.build_request("GET", self.endpoint, params=params, timeout=self.timeout_s)
         try:
-            await self._pacer.wait("export.arxiv.org")
+            await self._pacer.wait(request.url.host)
             response = await send(http, request, label=self.label, timeout_s=self.timeout_s)
             if response.status_code != 400:  # a 400 carries an error feed that says more than the status
                 check_status(response, label=self.label)

@@ -21,6 +21,7 @@ import anyio
 import httpx
 
 from fanout.errors import RetryableError
+from fanout.http.bounded import BodyTooLarge, EncodingRefused, JsonTooDeep, response_json
 from fanout.retry import is_retryable_status, parse_retry_after
 from fanout.secret import Secret
 from fanout.tools.providers.keys import key_from_env
@@ -114,6 +115,8 @@ async def send(
         pass
     except httpx.ConnectError as exc:
         raise SearchFailure(f"{label} is unreachable ({type(exc).__name__})", retryable=True) from exc
+    except (BodyTooLarge, EncodingRefused) as exc:  # asking again brings the same body
+        raise SearchFailure(f"{label}: {exc}") from exc
     except httpx.HTTPError as exc:
         raise SearchFailure(f"could not reach {label} ({type(exc).__name__}: {exc})", retryable=True) from exc
     if response is None:
@@ -142,7 +145,9 @@ def check_status(response: httpx.Response, *, label: str, key_variable: str | No
 
 def json_body(response: httpx.Response, *, label: str) -> Any:
     try:
-        return response.json()
+        return response_json(response)
+    except JsonTooDeep as exc:
+        raise SearchFailure(f"{label} answered {exc}") from exc
     except ValueError as exc:
         content_type = response.headers.get("content-type", "no content type")
         raise SearchFailure(f"{label} did not return JSON (got {content_type})", retryable=True) from exc
@@ -175,10 +180,13 @@ class WebApiProvider:
     """The API as the model and the operator read it in an error ("Brave Search")."""
     most_results: ClassVar[int | None] = None
     """The most hits the API returns for one query, when it caps them."""
+    default_endpoint: ClassVar[str] = ""
+    """The API's address; `endpoints:` in the search config replaces it (a mirror, a proxy, a test server)."""
 
-    def __init__(self, *, max_results: int = 10, timeout_s: float = 15.0) -> None:
+    def __init__(self, *, max_results: int = 10, timeout_s: float = 15.0, endpoint: str | None = None) -> None:
         self.max_results = max_results if self.most_results is None else min(max_results, self.most_results)
         self.timeout_s = timeout_s
+        self.endpoint = endpoint or self.default_endpoint
 
     async def search(self, query: str, http: httpx.AsyncClient) -> ProviderResult:
         try:
@@ -203,19 +211,27 @@ def search_options(settings: ToolSettings) -> dict[str, Any]:
     return {"max_results": settings.max_results, "timeout_s": settings.search_timeout_s}
 
 
+def endpoint_option(settings: ToolSettings, name: str) -> dict[str, Any]:
+    """`endpoint=` for a provider whose address the search config replaces; nothing otherwise."""
+    endpoint = settings.endpoint(name)
+    return {} if endpoint is None else {"endpoint": endpoint}
+
+
 class KeyedProvider(WebApiProvider):
     """A WebApiProvider that sends an API key, read from the environment variable `key_variable` only."""
 
     key_variable: ClassVar[str]
 
-    def __init__(self, key: Secret, *, max_results: int = 10, timeout_s: float = 15.0) -> None:
-        super().__init__(max_results=max_results, timeout_s=timeout_s)
+    def __init__(self, key: Secret, *, max_results: int = 10, timeout_s: float = 15.0,
+                 endpoint: str | None = None) -> None:
+        super().__init__(max_results=max_results, timeout_s=timeout_s, endpoint=endpoint)
         self._key = key
 
     @classmethod
     def from_settings(cls, settings: ToolSettings) -> Self:
         """ConfigError naming the variable, before the run starts, when the key is not set."""
-        return cls(key_from_env(cls.key_variable, cls.name), **search_options(settings))
+        return cls(key_from_env(cls.key_variable, cls.name), **search_options(settings),
+                   **endpoint_option(settings, cls.name))
 
     def check(self, response: httpx.Response) -> None:
         """A refused key (401, 403) is named by its variable, for the operator, never by its value."""

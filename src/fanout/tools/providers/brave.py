@@ -28,10 +28,11 @@ class BraveProvider(KeyedProvider):
     label = "Brave Search"
     key_variable = KEY_VARIABLE
     most_results = MAX_COUNT
+    default_endpoint = ENDPOINT
 
     def request(self, query: str, http: httpx.AsyncClient) -> httpx.Request:
         return http.build_request(
-            "GET", ENDPOINT, params={"q": query, "count": str(self.max_results)}, timeout=self.timeout_s,
+            "GET", self.endpoint, params={"q": query, "count": str(self.max_results)}, timeout=self.timeout_s,
             headers={"Accept": "application/json", "X-Subscription-Token": self._key.reveal()},
         )
 

@@ -29,6 +29,8 @@ from fanout.tools.providers.tavily import TavilyProvider
 from fanout.tools.providers.wikipedia import WikipediaProvider
 
 ENTRY_POINT_GROUP = "fanout.search_providers"
+NO_ENDPOINT = {"duckduckgo": "is asked through the ddgs library, which has no address to set"}
+"""Providers whose address the search config cannot replace, and why."""
 ProviderFactory = Callable[[ToolSettings], SearchProvider]
 
 BUILTIN_PROVIDERS: dict[str, ProviderFactory] = {

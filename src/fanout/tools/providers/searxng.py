@@ -27,6 +27,7 @@ import httpx
 
 from fanout.checks import Check
 from fanout.tools.settings import ToolSettings
+from fanout.http.bounded import BodyTooLarge, DeadlinePassed, EncodingRefused, JsonTooDeep, response_json
 from fanout.retry import is_retryable_status, parse_retry_after
 from fanout.tools.providers.base import ProviderResult, SearchFailure, SearchHit, text_of
 
@@ -104,6 +105,8 @@ class SearxngProvider:
                 "or pass --searxng-url)",
                 retryable=True,
             ) from exc
+        except (BodyTooLarge, EncodingRefused) as exc:
+            raise SearchFailure(f"SearXNG at {base}: {exc}") from exc
         except httpx.HTTPError as exc:
             raise SearchFailure(f"could not reach SearXNG at {base} ({type(exc).__name__}: {exc})", retryable=True) from exc
         if response is None:
@@ -117,7 +120,9 @@ class SearxngProvider:
 
 def _json_of(response: httpx.Response, base: str) -> Any:
     try:
-        return response.json()
+        return response_json(response)
+    except JsonTooDeep as exc:
+        raise SearchFailure(f"SearXNG at {base} answered {exc}") from exc
     except ValueError as exc:
         content_type = response.headers.get("content-type", "no content type")
         raise SearchFailure(
@@ -261,6 +266,8 @@ async def check_searxng(http: httpx.AsyncClient, searxng_url: str, *, settings: 
     base = provider.base_url
     try:
         response = await http.send(provider.request(PROBE_QUERY, http))
+    except (BodyTooLarge, EncodingRefused, DeadlinePassed) as exc:
+        return Check("searxng", "FAIL", f"SearXNG at {searxng_url}: {exc}")
     except httpx.HTTPError as exc:
         return Check("searxng", "FAIL", f"SearXNG is unreachable at {searxng_url} ({type(exc).__name__}): start it "
                                         "with `make searxng-up`, point --searxng-url at a running one, or search "
@@ -276,7 +283,9 @@ async def check_searxng(http: httpx.AsyncClient, searxng_url: str, *, settings: 
         return Check("searxng", "FAIL", f"{response.request.url.copy_with(query=None)} answered HTTP "
                                         f"{response.status_code}{hint}")
     try:
-        result = read_answer(response.json(), base)
+        result = read_answer(response_json(response), base)
+    except JsonTooDeep as exc:
+        return Check("searxng", "FAIL", f"{base}/search answered {exc}")
     except ValueError:
         return Check("searxng", "FAIL", f"{base}/search did not answer JSON")
     except SearchFailure as exc:

@@ -57,9 +57,10 @@ async def require_search(http: httpx.AsyncClient, settings: ToolSettings, *, err
         if len(checks) == 1:
             raise ConfigError(checks[0].message)
         raise ConfigError("no search provider works: " + "; ".join(f"{c.name}: {c.message}" for c in checks))
+    carry_on = ("fuses the other providers' hits without it" if settings.search_mode == "aggregate"
+                else "falls back to the next provider")
     for check in failed:
-        print(f"warning: {check.name}: {check.message} (web_search falls back to the next provider)",
-              file=err or sys.stderr)
+        print(f"warning: {check.name}: {check.message} (web_search {carry_on})", file=err or sys.stderr)
     return checks
 
 

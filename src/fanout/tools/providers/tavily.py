@@ -30,12 +30,13 @@ class TavilyProvider(KeyedProvider):
     label = "Tavily"
     key_variable = KEY_VARIABLE
     most_results = MAX_RESULTS
+    default_endpoint = ENDPOINT
 
     def request(self, query: str, http: httpx.AsyncClient) -> httpx.Request:
         body = {"query": query, "max_results": self.max_results, "search_depth": "basic",
                 "include_answer": False, "include_raw_content": False}
         return http.build_request(
-            "POST", ENDPOINT, json=body, timeout=self.timeout_s,
+            "POST", self.endpoint, json=body, timeout=self.timeout_s,
             headers={"Authorization": f"Bearer {self._key.reveal()}"},
         )
 

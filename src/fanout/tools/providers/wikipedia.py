@@ -7,6 +7,11 @@ snippet marks matches with <span class="searchmatch">; we strip the markup.
 The API has no result URLs, so they are built from the titles. API errors
 arrive with HTTP 200 as {"error": {"code", "info"}}. Wikimedia asks for a
 descriptive User-Agent, which the run's HTTP client already sends.
+
+`endpoints: {wikipedia: URL}` points the request at another api.php (a
+mirror, a proxy, the simulator); hits still name Wikipedia's own page URLs,
+unless the API gives a page's `fullurl` (as MediaWiki's prop=info does, and a
+mirror serving its own copies may), which is then taken as it is.
 """
 
 from __future__ import annotations
@@ -19,7 +24,14 @@ import httpx
 
 from fanout.tools.settings import ToolSettings
 from fanout.errors import ConfigError
-from fanout.tools.providers.base import SearchFailure, SearchHit, WebApiProvider, search_options, strip_html
+from fanout.tools.providers.base import (
+    SearchFailure,
+    SearchHit,
+    WebApiProvider,
+    endpoint_option,
+    search_options,
+    strip_html,
+)
 
 LANGUAGE_CODE = re.compile(r"^[a-z][a-z0-9-]{1,19}$")
 """Wikipedia subdomains: `en`, `de`, `zh-yue`, `simple`, `be-tarask`, ..."""
@@ -30,25 +42,26 @@ TITLE_SAFE = "/:(),!*@$;'"
 class WikipediaProvider(WebApiProvider):
     name = "wikipedia"
 
-    def __init__(self, language: str = "en", *, max_results: int = 10, timeout_s: float = 15.0) -> None:
+    def __init__(self, language: str = "en", *, max_results: int = 10, timeout_s: float = 15.0,
+                 endpoint: str | None = None) -> None:
         language = language.strip().lower()
         if not LANGUAGE_CODE.match(language):
             raise ConfigError(f"wikipedia: {language!r} is not a Wikipedia language code (e.g. en, de, zh-yue)")
-        super().__init__(max_results=max_results, timeout_s=timeout_s)
-        self.language = language
         self.origin = f"https://{language}.wikipedia.org"
-        self.label = f"Wikipedia ({language})"
+        super().__init__(max_results=max_results, timeout_s=timeout_s, endpoint=endpoint or f"{self.origin}/w/api.php")
+        self.language = language
+        self.label = f"Wikipedia ({language})" if endpoint is None else f"Wikipedia ({language}) at {endpoint}"
 
     @classmethod
     def from_settings(cls, settings: ToolSettings) -> WikipediaProvider:
-        return cls(settings.wikipedia_language, **search_options(settings))
+        return cls(settings.wikipedia_language, **search_options(settings), **endpoint_option(settings, cls.name))
 
     def request(self, query: str, http: httpx.AsyncClient) -> httpx.Request:
         params = {
             "action": "query", "list": "search", "srsearch": query, "format": "json",
             "srlimit": str(self.max_results), "srprop": "snippet",
         }
-        return http.build_request("GET", f"{self.origin}/w/api.php", params=params, timeout=self.timeout_s)
+        return http.build_request("GET", self.endpoint, params=params, timeout=self.timeout_s)
 
     def hits(self, data: Any) -> list[SearchHit]:
         if isinstance(data, dict) and isinstance(data.get("error"), dict):
@@ -62,7 +75,8 @@ class WikipediaProvider(WebApiProvider):
         if not isinstance(found, list):
             raise SearchFailure(f"{self.label} returned JSON without query.search", retryable=True)
         return [
-            SearchHit(item["title"], self.page_url(item["title"]), strip_html(str(item.get("snippet") or "")))
+            SearchHit(item["title"], _full_url(item) or self.page_url(item["title"]),
+                      strip_html(str(item.get("snippet") or "")))
             for item in found
             if isinstance(item, dict) and isinstance(item.get("title"), str) and item["title"]
         ]
@@ -70,3 +84,8 @@ class WikipediaProvider(WebApiProvider):
     def page_url(self, title: str) -> str:
         """`Douglas Adams` -> https://en.wikipedia.org/wiki/Douglas_Adams (MediaWiki's own URL form)."""
         return f"{self.origin}/wiki/{quote(title.replace(' ', '_'), safe=TITLE_SAFE)}"
+
+
+def _full_url(item: dict[str, Any]) -> str | None:
+    url = item.get("fullurl")
+    return url if isinstance(url, str) and url.startswith(("http://", "https://")) else None

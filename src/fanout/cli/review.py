@@ -1,0 +1,71 @@
+"""`fanout review RUN_DIR`: the review desk in the browser, or `--export FILE` its decisions as labels."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+from pathlib import Path
+
+from fanout.cli.committee_options import add_committee_options, committee_settings
+from fanout.cli.epilog import BAD_INPUT, INTERRUPTED, epilog
+from fanout.errors import ConfigError
+
+EPILOG = epilog(
+    environment=[],
+    exit_codes=["0 exported (--export), or the desk stopped", BAD_INPUT + ", e.g. RUN_DIR is not a run directory "
+                "or the port is in use", INTERRUPTED + " (how the desk is stopped)"],
+    examples=["fanout review runs/exp1", "fanout review runs/exp1 --port 8800 --reviewer ana",
+              "fanout review runs/exp1 --export reviewed.yaml && fanout report runs/exp1 --labels reviewed.yaml"],
+)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="the --run-dir of a `fanout run` (running or done)")
+    parser.add_argument("--port", type=int, default=8766, metavar="N",
+                        help="serve on 127.0.0.1:N (default 8766; 0 picks a free port); never another interface")
+    parser.add_argument("--reviewer", metavar="NAME", help="who decides, as written beside each decision "
+                        "(default: the login name)")
+    parser.add_argument("--export", type=Path, metavar="FILE",
+                        help="write the decisions that stand to FILE in the --labels format (accept = correct, "
+                             "reject = incorrect, unsure left out) and exit, instead of serving the desk")
+    add_committee_options(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.export is not None:
+        return _export(args.run_dir, args.export)
+    if not 0 <= args.port <= 65535:
+        raise ConfigError(f"--port must be between 0 and 65535, got {args.port}")
+    import anyio
+
+    from fanout.analysis import ReportOptions
+    from fanout.review.desk import Desk
+    from fanout.review.server import serve_desk
+
+    desk = Desk(args.run_dir, ReportOptions(**committee_settings(args)))
+    reviewer = args.reviewer if args.reviewer is not None else _login()
+    if len(reviewer) > 100:
+        raise ConfigError("--reviewer is over 100 characters")
+    anyio.run(serve_desk, desk, reviewer, args.port, _announce)
+    return 0
+
+
+def _announce(url: str) -> None:
+    print(f"review desk: {url} (127.0.0.1 only; Ctrl-C stops it)", flush=True)
+
+
+def _export(run_dir: Path, path: Path) -> int:
+    from fanout.analysis.load import load_run
+    from fanout.review.export import export_labels
+
+    load_run(run_dir)  # RUN_DIR must be a run: one line otherwise
+    done = export_labels(run_dir, path)
+    print(f"wrote {done.labels} labels to {path} ({done.unsure} unsure decisions left out)")
+    return 0
+
+
+def _login() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return ""

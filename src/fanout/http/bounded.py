@@ -1,0 +1,251 @@
+"""Every HTTP body fanout receives is bounded: in bytes after decoding, in time as a whole, and in JSON depth.
+
+The run's one client (fanout.http.client) sends every request through
+BoundedTransport, so the bounds hold for chat replies (the openai SDK is
+handed this client), /models, /generation, SearXNG and every search
+provider, and the Wikidata API alike, with no caller having to remember them:
+
+- a byte cap on the decoded body (MAX_BODY_BYTES, or the client's own,
+  fanout.http.client.make_http_client's max_body_bytes). The transport undoes gzip and deflate itself with a
+  bounded output (fanout.http.decode), so a small gzip that inflates to a
+  gigabyte is stopped at the cap, counted after inflating; httpx then sees
+  an unencoded body. A body over the cap raises BodyTooLarge, which keeps
+  the body's first bytes (a chat reply's id is there).
+- a total deadline per request: connection, headers and every byte of the
+  body within the request's read timeout.
+  httpx's timeouts bound each wait between bytes, so an endless body that
+  trickles forever would otherwise never time out. DeadlinePassed is an
+  httpx.ReadTimeout, handled wherever a timeout already is.
+- a depth cap for JSON (parse_json): Python's parser recurses, and a reply
+  nested a hundred thousand deep ends in RecursionError, not in an error
+  anyone handles.
+
+web_fetch asks for the body as sent (RAW_BODY) and caps it itself
+(fanout.tools.body): a page over its cap is cut, not refused. Its requests
+still get the total deadline.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import httpx
+
+from fanout.http.decode import ACCEPT_ENCODING, Decoder, Identity, UnreadableEncoding, decoder_for
+
+MAX_BODY_BYTES = 16 * 1024 * 1024
+"""A body longer than this, decoded, is refused. The largest fanout meets in use: OpenRouter's /models listing
+(about 1 MB in 2026), a Wikidata entity batch (a few MB); a chat reply of a 128k-token answer is under 1 MB."""
+MAX_JSON_DEPTH = 100
+"""Nesting deeper than this is refused. Wikidata entities nest about 10 deep, chat replies and listings 6."""
+HEAD_BYTES = 4096
+"""How much of a refused body is kept for its caller: a chat reply's id and model come first."""
+
+RAW_BODY = "fanout.raw_body"
+"""Request extension: hand the body on as sent, encoded and uncapped (web_fetch decodes and caps it itself)."""
+
+
+class BodyTooLarge(httpx.RemoteProtocolError):
+    """The decoded body went past its cap; `head` is its first HEAD_BYTES bytes, `cap` the cap in bytes."""
+
+    def __init__(self, message: str, *, request: httpx.Request, cap: int, head: bytes) -> None:
+        super().__init__(message, request=request)
+        self.cap = cap
+        self.head = head
+
+
+class EncodingRefused(httpx.RemoteProtocolError):
+    """The body came in a Content-Encoding fanout cannot inflate with a bound (br, zstd), or corrupt."""
+
+
+class DeadlinePassed(httpx.ReadTimeout):
+    """The request as a whole, body included, took longer than its deadline."""
+
+
+class JsonTooDeep(ValueError):
+    """A JSON document nested deeper than its cap."""
+
+
+class BoundedTransport(httpx.AsyncBaseTransport):
+    """Any httpx transport, with each response's body capped and each request's time bounded as a whole."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, *, max_body_bytes: int = MAX_BODY_BYTES) -> None:
+        self._inner = inner
+        self._max_body_bytes = max_body_bytes
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        raw = bool(request.extensions.get(RAW_BODY))
+        if not raw:
+            request.headers["Accept-Encoding"] = ACCEPT_ENCODING  # httpx would offer br and zstd when installed
+        deadline_s = deadline_of(request)
+        ends_at = None if deadline_s is None else anyio.current_time() + deadline_s
+        try:
+            with anyio.fail_after(deadline_s):
+                response = await self._inner.handle_async_request(request)
+        except TimeoutError as exc:
+            raise DeadlinePassed(_late(request, deadline_s), request=request) from exc
+        if raw:
+            return _rebuilt(response, request, _DeadlineStream(response, request, deadline_s, ends_at))
+        try:
+            # A transport that read the body itself (httpx.MockTransport) hands it on decoded already.
+            decoder = Identity() if response.is_stream_consumed else decoder_for(
+                response.headers.get("content-encoding", ""))
+        except UnreadableEncoding as exc:
+            await response.aclose()
+            raise EncodingRefused(f"{request.url.host} answered with a body fanout cannot read: {exc}",
+                                  request=request) from exc
+        stream = _BoundedStream(response, request, deadline_s, ends_at, decoder, self._max_body_bytes)
+        headers = [(k, v) for k, v in response.headers.multi_items()
+                   if k.lower() not in ("content-encoding", "content-length")]
+        return _rebuilt(response, request, stream, headers)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+def deadline_of(request: httpx.Request) -> float | None:
+    """The request's read timeout: the time the caller gave it to be answered, here for the whole answer."""
+    read = (request.extensions.get("timeout") or {}).get("read")
+    return None if read is None else float(read)
+
+
+def _rebuilt(response: httpx.Response, request: httpx.Request, stream: httpx.AsyncByteStream,
+             headers: list[tuple[str, str]] | None = None) -> httpx.Response:
+    return httpx.Response(
+        status_code=response.status_code,
+        headers=response.headers.multi_items() if headers is None else headers,
+        stream=stream,
+        extensions=response.extensions,
+        request=request,
+    )
+
+
+def _late(request: httpx.Request, deadline_s: float | None) -> str:
+    return f"{request.url.host} did not finish answering within the request's {deadline_s:g} s deadline"
+
+
+class _DeadlineStream(httpx.AsyncByteStream):
+    """The inner response's body as sent, each read bounded by what is left of the request's deadline."""
+
+    def __init__(self, inner: httpx.Response, request: httpx.Request, deadline_s: float | None,
+                 ends_at: float | None) -> None:
+        self._inner = inner
+        self._request = request
+        self._deadline_s = deadline_s
+        self._ends_at = ends_at
+
+    async def _chunks(self) -> AsyncIterator[bytes]:
+        chunks = _raw_chunks(self._inner)
+        while True:
+            left = None if self._ends_at is None else max(self._ends_at - anyio.current_time(), 0.0)
+            try:
+                with anyio.fail_after(left):
+                    chunk = await chunks.__anext__()
+            except StopAsyncIteration:
+                return
+            except TimeoutError as exc:
+                raise DeadlinePassed(_late(self._request, self._deadline_s), request=self._request) from exc
+            yield chunk
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._chunks():
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+async def _raw_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
+    """The body as the inner transport delivers it: streamed, or whole when that transport already read it."""
+    if response.is_stream_consumed:
+        yield response.content
+        return
+    async for chunk in response.aiter_raw():
+        yield chunk
+
+
+class _BoundedStream(_DeadlineStream):
+    """The inner body decoded, at most `cap` bytes of it, within the request's deadline."""
+
+    def __init__(self, inner: httpx.Response, request: httpx.Request, deadline_s: float | None,
+                 ends_at: float | None, decoder: Decoder, cap: int) -> None:
+        super().__init__(inner, request, deadline_s, ends_at)
+        self._decoder = decoder
+        self._cap = cap
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        kept = 0
+        head = b""
+        async for chunk in self._chunks():
+            try:
+                # One byte more than fits: getting it proves the body is longer than the cap.
+                piece = self._decoder.decode(chunk, self._cap - kept + 1)
+            except UnreadableEncoding as exc:
+                raise EncodingRefused(f"{self._request.url.host} sent a body fanout cannot read: {exc}",
+                                      request=self._request) from exc
+            kept += len(piece)
+            if len(head) < HEAD_BYTES:
+                # Leading whitespace is OpenRouter's keep-alive while the model works, not the body's head.
+                head += (piece if head else piece.lstrip())[: HEAD_BYTES - len(head)]
+            if kept > self._cap or self._decoder.has_pending():
+                raise BodyTooLarge(
+                    f"{self._request.url.host} sent a body over the {describe_bytes(self._cap)} cap on a response "
+                    "body; it was not read further",
+                    request=self._request, cap=self._cap, head=head,
+                )
+            if piece:
+                yield piece
+
+
+def describe_bytes(count: int) -> str:
+    """A byte count as people say it: 16 MiB, 512 KiB, 300 bytes."""
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if count >= size and count % size == 0:
+            return f"{count // size} {unit}"
+    return f"{count:,} bytes"
+
+
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
+
+
+def json_depth_over(data: bytes, max_depth: int = MAX_JSON_DEPTH) -> bool:
+    """Whether `data`, read as JSON, nests deeper than `max_depth` (strings set aside, brackets counted).
+
+    Only the brackets are walked in Python, and only when there are more
+    opening ones than `max_depth`: a listing of a thousand models has a few
+    thousand, a chat reply a few dozen.
+    """
+    if data.count(b"[") + data.count(b"{") <= max_depth:
+        return False
+    brackets = _NOT_BRACKET.sub(b"", _STRING.sub(b"", data))
+    depth = 0
+    for byte in brackets:
+        depth += 1 if byte in b"[{" else -1
+        if depth > max_depth:
+            return True
+    return False
+
+
+def parse_json(data: bytes | str, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """`json.loads`, refusing nesting deeper than `max_depth` with JsonTooDeep (a ValueError, as json's own are)."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    if json_depth_over(raw, max_depth):
+        raise JsonTooDeep(f"JSON nested deeper than {max_depth} levels")
+    return json.loads(raw)
+
+
+def response_json(response: httpx.Response, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """A read response's body as JSON, depth-capped: what `response.json()` is, bounded."""
+    return parse_json(response.content, max_depth)
+
+
+def failure_text(exc: httpx.HTTPError) -> str:
+    """What to tell the user of a failed request: a bound's own sentence, else the failure's kind."""
+    if isinstance(exc, (BodyTooLarge, EncodingRefused, DeadlinePassed)):
+        return str(exc)
+    return type(exc).__name__

@@ -1,0 +1,193 @@
+"""A reviewer's decisions on a run's edits: `RUN_DIR/reviews.jsonl`, appended like the checkpoint.
+
+`fanout review` appends one JSON line per decision (rcid, decision, note,
+reviewer, time), written and fsynced before the desk answers, so a decision
+the reviewer saw acknowledged survives a crash or a power cut. The file is
+never rewritten in place: a changed decision is one more line, and the latest
+line of an edit stands while the earlier ones stay as its history. The only
+repair is the checkpoint's: a torn last line (a crash mid-write) is set aside
+in `reviews.torn-N.jsonl` and cut off before the next append. Two desks on one
+run take turns through an exclusive `flock` on the file for each append.
+
+Readers (the report, `fanout queue`, the desk itself) take no lock, skip what
+they cannot parse and count it, and refuse a file over READ_CAP bytes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fanout.errors import ConfigError, DiskFull
+from fanout.records import utc_now
+from fanout.store.atomic import DISK_FULL
+from fanout.store.layout import REVIEWS_NAME
+
+DECISIONS = ("accept", "reject", "unsure")
+"""What a reviewer can decide about an edit: the patroller's three stances."""
+TRUTH_OF_DECISION = {"accept": "correct", "reject": "incorrect"}
+"""A decision as ground truth; `unsure` is a reviewer not deciding, so it is no truth at all."""
+NOTE_CAP = 2000
+"""Characters in a note; a longer note is refused, not cut."""
+REVIEWER_CAP = 100
+READ_CAP = 64 * 1024 * 1024
+"""Bytes of reviews.jsonl a reader takes (about 300,000 decisions); more is refused with a message."""
+
+
+@dataclass(frozen=True)
+class Review:
+    """One decision, as its line in reviews.jsonl holds it."""
+
+    rcid: int
+    decision: str
+    """accept | reject | unsure (DECISIONS)."""
+    note: str = ""
+    reviewer: str = ""
+    """Who decided (`fanout review --reviewer`; the login name by default)."""
+    time: str = field(default_factory=utc_now)
+    """When, UTC ISO 8601 to the second."""
+
+
+@dataclass(frozen=True)
+class ReviewLog:
+    """Every decision of a run in the order made; `latest` is what stands."""
+
+    history: list[Review]
+    skipped: int = 0
+    """Lines that were not a decision (a torn tail not yet repaired, a hand edit), left out."""
+
+    @property
+    def latest(self) -> dict[int, Review]:
+        """rcid -> the edit's last decision (the one that stands)."""
+        return {r.rcid: r for r in self.history}
+
+    def truth(self) -> dict[int, str]:
+        """rcid -> correct | incorrect, from the decisions that stand; `unsure` ones are left out."""
+        return {rcid: TRUTH_OF_DECISION[r.decision] for rcid, r in self.latest.items() if r.decision in TRUTH_OF_DECISION}
+
+    @property
+    def reviewers(self) -> list[str]:
+        return sorted({r.reviewer for r in self.latest.values() if r.reviewer})
+
+
+def reviews_path(run_dir: Path) -> Path:
+    return Path(run_dir) / REVIEWS_NAME
+
+
+def check_review(review: Review) -> None:
+    """ValueError naming what is wrong with a decision before it is written."""
+    if review.decision not in DECISIONS:
+        raise ValueError(f"decision must be one of {', '.join(DECISIONS)}, got {review.decision!r}")
+    if len(review.note) > NOTE_CAP:
+        raise ValueError(f"note is {len(review.note)} characters; at most {NOTE_CAP}")
+    if len(review.reviewer) > REVIEWER_CAP:
+        raise ValueError(f"reviewer name is {len(review.reviewer)} characters; at most {REVIEWER_CAP}")
+
+
+def append_review(run_dir: Path, review: Review) -> None:
+    """Append the decision as one line, fsynced before returning; a torn tail left by a crash is repaired first."""
+    check_review(review)
+    line = (json.dumps(asdict(review), ensure_ascii=False) + "\n").encode("utf-8")
+    path = reviews_path(run_dir)
+    with _locked_for_append(path) as fd:
+        _repair_torn_tail(fd, path)
+        try:
+            os.write(fd, line)
+            os.fsync(fd)
+        except OSError as exc:
+            if exc.errno in DISK_FULL:
+                raise DiskFull(path) from exc
+            raise
+
+
+@contextlib.contextmanager
+def _locked_for_append(path: Path) -> Iterator[int]:
+    """The file opened for appending (never through a symlink), held under an exclusive flock."""
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield fd
+    finally:
+        os.close(fd)  # closing drops the flock
+
+
+def _repair_torn_tail(fd: int, path: Path) -> None:
+    """A last line without its newline is a write cut short: keep it aside, then cut it off."""
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+        return
+    start = _last_line_start(fd, size)
+    torn = os.pread(fd, size - start, start)
+    aside = _free_aside_path(path)
+    with aside.open("wb") as out:
+        out.write(torn)
+        out.flush()
+        os.fsync(out.fileno())
+    os.ftruncate(fd, start)
+    os.fsync(fd)
+
+
+def _last_line_start(fd: int, size: int) -> int:
+    """Offset just after the last newline before `size` (0 when the file is one line)."""
+    end = size
+    while end > 0:
+        begin = max(0, end - 65536)
+        chunk = os.pread(fd, end - begin, begin)
+        cut = chunk.rfind(b"\n")
+        if cut >= 0:
+            return begin + cut + 1
+        end = begin
+    return 0
+
+
+def _free_aside_path(path: Path) -> Path:
+    n = 1
+    while (aside := path.with_name(f"reviews.torn-{n}.jsonl")).exists():
+        n += 1
+    return aside
+
+
+def read_reviews(run_dir: Path) -> ReviewLog:
+    """The run's decisions (an empty log when nobody has reviewed); ConfigError for a file too big to read."""
+    path = reviews_path(run_dir)
+    try:
+        with path.open("rb") as fh:
+            data = fh.read(READ_CAP + 1)
+    except FileNotFoundError:
+        return ReviewLog([])
+    except OSError as exc:
+        raise ConfigError(f"{path} cannot be read: {exc.strerror}") from None
+    if len(data) > READ_CAP:
+        raise ConfigError(f"{path} is over {READ_CAP:,} bytes; is it a reviews file of `fanout review`?")
+    history, skipped = [], 0
+    for raw in data.split(b"\n"):
+        if not raw.strip():
+            continue
+        review = _parse(raw)
+        if review is None:
+            skipped += 1
+        else:
+            history.append(review)
+    return ReviewLog(history, skipped)
+
+
+def _parse(raw: bytes) -> Review | None:
+    try:
+        data: Any = json.loads(raw)
+    except (UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    rcid, decision = data.get("rcid"), data.get("decision")
+    if not isinstance(rcid, int) or isinstance(rcid, bool) or decision not in DECISIONS:
+        return None
+    note, reviewer, time = data.get("note"), data.get("reviewer"), data.get("time")
+    if not (isinstance(note, str) and isinstance(reviewer, str) and isinstance(time, str)):
+        return None
+    return Review(rcid, decision, note, reviewer, time)
