@@ -120,6 +120,7 @@ def test_cost_totals_per_verdict_means_and_projection_are_exact() -> None:
         "projected_edits": 100, "projected_cost_usd": 100.0,
         "earlier_attempts": 0, "earlier_cost_usd": 0, "earlier_cost_unknown": 0, "estimated_cost_usd": 0,
         "cached_tokens": 0, "cache_write_tokens": 0, "cache_hit_rate": 0.0, "cache_saved_usd": 0.0,
+        "investigations": 0, "investigation_cost_usd": 0,
     }
 
 

@@ -145,8 +145,8 @@ def test_the_json_of_a_one_edit_run_has_each_typed_row_s_fields_with_their_value
         "model": "m/a", "records": 1, "cost_known": 1, "cost_unknown": 0, "total_cost_usd": 0.5, "mean_cost_usd": 0.5,
         "prompt_tokens": 1000, "completion_tokens": 100, "mean_prompt_tokens": 1000.0, "mean_completion_tokens": 100.0,
         "projected_edits": 500, "projected_cost_usd": 250.0, "earlier_attempts": 0, "earlier_cost_usd": 0,
-        "earlier_cost_unknown": 0, "estimated_cost_usd": 0, "cached_tokens": 0, "cache_write_tokens": 0,
-        "cache_hit_rate": 0.0, "cache_saved_usd": 0.0,
+        "earlier_cost_unknown": 0, "estimated_cost_usd": 0, "investigations": 0, "investigation_cost_usd": 0,
+        "cached_tokens": 0, "cache_write_tokens": 0, "cache_hit_rate": 0.0, "cache_saved_usd": 0.0,
     }
     assert tables["verdicts"][1] == {
         "rcid": 7, "qid": "Q7", "property": "P31", "model": "m/b", "status": "ok", "verdict": "incorrect",

@@ -198,6 +198,9 @@ class VerdictRecord:
     """The model's own confidence in its verdict, 0 to 1, as it stated it in the verdict JSON (under
     `--samples N`, the mean over the samples that gave the majority verdict); None when it stated none,
     and in records written before fanout asked for it. fanout.judging.policy.confidence reads it at one sample."""
+    evidence_id: str | None = None
+    """Under --evidence shared, the EvidenceRecord (evidence.jsonl) this verdict read instead of investigating;
+    None when the model investigated the edit itself."""
 
     @builtins.property  # plain `property` here would name the field above
     def key(self) -> tuple[int, str]:
@@ -350,3 +353,53 @@ def read_line_key(line: bytes) -> tuple[int, str] | None:
 
 def _text(raw: bytes) -> str:
     return json.loads(b'"' + raw + b'"') if b"\\" in raw else raw.decode("utf-8")
+
+
+@dataclass
+class EvidenceRecord:
+    """One shared investigation of one edit (--evidence shared): what every judge of the edit reads.
+
+    Logged once in `evidence.jsonl` (fanout.store.evidence_log) before any judge
+    is asked; each judge's VerdictRecord names it in `evidence_id`. Its cost is
+    the investigation's, attributed to the edit and to no judge.
+    """
+
+    evidence_id: str
+    edit_rcid: int
+    investigator: str
+    """The model that investigated (as requested); its own verdict is one of the judges' records."""
+    status: str
+    """ok; timeout or incomplete (what was gathered before the time ran out or a reply was cut off, still judged);
+    error or refused (nothing fit to judge: the judges' records are errors, and a resume investigates again)."""
+    timestamp: str
+    steps: list[dict[str, str]] = field(default_factory=list)
+    """Each tool call in order, whole: {tool, arguments (the JSON text the model wrote), result (the text it got)}.
+    What every judge reads (fanout.sift.shared.evidence_turns); the investigator's closing summary is not kept."""
+    tool_calls: list[ToolCallLog] = field(default_factory=list)
+    """The calls as the provenance check reads them: a fetched final_url is what a judge may cite as verified."""
+    references: list[str] = field(default_factory=list)
+    """The prefetched reference URLs the edit's context showed every judge."""
+    tool_protocol: str = "native"
+    token_usage: Usage = field(default_factory=Usage)
+    cost_usd: float | None = None
+    cost_source: str | None = None
+    served_model: str | None = None
+    error: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    duration_s: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EvidenceRecord:
+        data = dict(data)
+        data["tool_calls"] = [ToolCallLog(**t) for t in data.get("tool_calls") or []]
+        data["token_usage"] = Usage(**(data.get("token_usage") or {}))
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    @builtins.property
+    def judgeable(self) -> bool:
+        """Whether judges may read it; an error or refusal gave nothing fit to judge, and a resume investigates again."""
+        return self.status not in ("error", "refused")

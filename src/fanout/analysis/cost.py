@@ -19,7 +19,7 @@ without them has its savings unknown (None), never guessed.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import NamedTuple
 
 from fanout.llm.models import KNOWN_MODELS, ModelSpec
@@ -59,6 +59,10 @@ class ModelCost:
     earlier_cost_unknown: int = 0
     estimated_cost_usd: float = 0.0
     """The part of total_cost_usd estimated from tokens and prices, not reported by the endpoint."""
+    investigations: int = 0
+    """Under --evidence shared, the edits' investigations this model made (every judge reads them)."""
+    investigation_cost_usd: float = 0.0
+    """Their known cost: the edits' evidence, apart from this model's verdicts (not in total_cost_usd)."""
     cached_tokens: int = 0
     """Of prompt_tokens, those read from the provider's prompt cache."""
     cache_write_tokens: int = 0
@@ -74,9 +78,10 @@ class ModelCost:
 
 def model_costs(
     records: Iterable[VerdictRecord], models: list[str], project_edits: int, earlier: Iterable[AttemptCost] = (),
-    prices: Mapping[str, ModelSpec] | None = None,
+    prices: Mapping[str, ModelSpec] | None = None, investigations: Iterable[AttemptCost] = (),
 ) -> list[ModelCost]:
-    """Each model's costs; `prices` are the run's model specs (a model missing there is priced from the table)."""
+    """Each model's costs; `prices` are the run's model specs (a model missing there is priced from the table).
+    `investigations` (shared evidence) are shown apart, under the model that investigated."""
     by_model: dict[str, list[VerdictRecord]] = {m: [] for m in models}
     for record in records:
         by_model.setdefault(record.model, []).append(record)
@@ -84,8 +89,15 @@ def model_costs(
     for attempt in earlier:
         by_model.setdefault(attempt.model, [])
         earlier_by_model.setdefault(attempt.model, []).append(attempt)
-    return [_model_cost(model, rows, project_edits, earlier_by_model.get(model, []), _spec(model, prices or {}))
-            for model, rows in by_model.items()]
+    investigated: dict[str, list[AttemptCost]] = {}
+    for investigation in investigations:
+        by_model.setdefault(investigation.model, [])
+        investigated.setdefault(investigation.model, []).append(investigation)
+    costs = [_model_cost(model, rows, project_edits, earlier_by_model.get(model, []), _spec(model, prices or {}))
+             for model, rows in by_model.items()]
+    return [replace(c, investigations=len(investigated.get(c.model, [])),
+                    investigation_cost_usd=sum(i.cost_usd or 0.0 for i in investigated.get(c.model, [])))
+            for c in costs]
 
 
 def _spec(model: str, prices: Mapping[str, ModelSpec]) -> ModelSpec | None:
@@ -136,7 +148,8 @@ def _unknown(attempt: AttemptCost) -> bool:
 
 TOTALS = ("total_cost_usd", "cost_unknown", "earlier_attempts", "earlier_cost_usd", "earlier_cost_unknown",
           "estimated_cost_usd", "prompt_tokens", "completion_tokens", "cached_tokens", "cache_write_tokens",
-          "cache_hit_rate", "cache_saved_usd", "projected_edits", "projected_cost_usd")
+          "cache_hit_rate", "cache_saved_usd", "projected_edits", "projected_cost_usd", "investigations",
+          "investigation_cost_usd")
 """The figures of the run's totals (`report --json`'s totals); a mean per verdict has no total."""
 
 
@@ -167,6 +180,8 @@ def total_cost(costs: list[ModelCost], project_edits: int) -> ModelCost:
         cache_write_tokens=sum(c.cache_write_tokens for c in costs),
         cache_hit_rate=cached / prompt if prompt else None,
         cache_saved_usd=None if any(s is None for s in saved) else sum(s for s in saved if s is not None),
+        investigations=sum(c.investigations for c in costs),
+        investigation_cost_usd=sum(c.investigation_cost_usd for c in costs),
     )
 
 
@@ -185,6 +200,12 @@ def cost_notes(costs: list[ModelCost]) -> list[str]:
     if earlier:
         notes.append(f"The total includes ${sum(c.earlier_cost_usd for c in costs):.4f} for {earlier} earlier "
                      "attempt(s) that were retried or cut off by a stop: they were paid for too.")
+    investigations = sum(c.investigations for c in costs)
+    if investigations:
+        spent = sum(c.investigation_cost_usd for c in costs)
+        notes.append(f"The {investigations} shared investigation(s) cost ${spent:.4f}, shown apart from the verdicts "
+                     f"(column investigation); with them the run cost "
+                     f"${spent + sum(c.total_cost_usd for c in costs):.4f}.")
     if estimated:
         notes.append(f"${estimated:.4f} of the total is estimated from tokens and prices; the endpoint reported "
                      "no cost for those calls.")

@@ -20,6 +20,7 @@ from fanout.llm.models import ModelSpec, model_spec
 from fanout.errors import ConfigError
 from fanout.records import VerdictRecord
 from fanout.store.attempts import read_abandoned
+from fanout.store.evidence_log import read_evidence
 from fanout.store.layout import LOG_NAME, MANIFEST_NAME
 from fanout.store.log_index import LOG_BOUNDS
 
@@ -60,6 +61,13 @@ class RunData:
     """Each model's prices as the run had them (the manifest: the table and --limits), over the table's."""
     manifest: dict[str, Any] = field(default_factory=dict)
     """The manifest as read (empty without one): its settings say how the run chose and asked its models."""
+
+    evidence: dict[str, Any] = field(default_factory=lambda: {"mode": "own"})
+    """The manifest's --evidence entry: {mode: own} or {mode: shared, investigator: M}."""
+    investigations: list[AttemptCost] = field(default_factory=list)
+    """Under shared evidence, each investigation paid for (evidence.jsonl, and any cut off by a stop), by investigator."""
+    investigation_usd: dict[int, float] = field(default_factory=dict)
+    """Under shared evidence, the known cost of each edit's investigations."""
 
     def planned_models(self) -> list[str]:
         """Every model the run was started with (the manifest's), then any other that logged a record: a
@@ -111,11 +119,31 @@ def load_run(run_dir: Path) -> RunData:
     manifest = _read_manifest(run_dir / MANIFEST_NAME, warnings)
     models = _model_order(manifest.get("models"), records)
     edits_in_scope = manifest.get("edits") if isinstance(manifest.get("edits"), int) else None
-    earlier += [AttemptCost(a.model, a.cost_usd, a.cost_source) for a in read_abandoned(run_dir)]
+    abandoned = [AttemptCost(a.model, a.cost_usd, a.cost_source) for a in read_abandoned(run_dir)]
+    earlier += [a for a in abandoned if not a.model.endswith(INVESTIGATION_SUFFIX)]
     snapshot = manifest.get("snapshot_path")
     snapshot_path = Path(snapshot) if isinstance(snapshot, str) and snapshot else None
-    return RunData(run_dir, records, models, _edits(records), edits_in_scope, warnings, earlier, snapshot_path,
-                   _prices(manifest, models), manifest)
+    run = RunData(run_dir, records, models, _edits(records), edits_in_scope, warnings, earlier, snapshot_path,
+                  _prices(manifest, models), manifest)
+    _read_investigations(run, manifest, abandoned)
+    return run
+
+
+INVESTIGATION_SUFFIX = " (investigation)"
+"""How a shared investigation's in-flight calls are named (fanout.engine.runner.investigation_key)."""
+
+
+def _read_investigations(run: RunData, manifest: dict[str, Any], abandoned: list[AttemptCost]) -> None:
+    """A shared run's evidence mode and what its investigations cost, apart from the verdicts (no model's record)."""
+    settings = manifest.get("settings")
+    evidence = settings.get("evidence") if isinstance(settings, dict) else None
+    if isinstance(evidence, dict) and evidence.get("mode") == "shared":
+        run.evidence = dict(evidence)
+    for record in read_evidence(run.run_dir):
+        run.investigations.append(AttemptCost(record.investigator, record.cost_usd, record.cost_source))
+        run.investigation_usd[record.edit_rcid] = run.investigation_usd.get(record.edit_rcid, 0.0) + (record.cost_usd or 0.0)
+    run.investigations += [AttemptCost(a.model.removesuffix(INVESTIGATION_SUFFIX), a.cost_usd, a.cost_source)
+                           for a in abandoned if a.model.endswith(INVESTIGATION_SUFFIX)]
 
 
 def read_latest_records(log: Path) -> tuple[list[VerdictRecord], list[str], list[AttemptCost]]:

@@ -237,8 +237,10 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
                              ballots=ballots, thresholds=options.thresholds, settlements=settlements(run),
                              set_aside=set_aside)
     _say_calibrated(decisions, ballots, applied)
-    costs = model_costs(run.records, run.models, options.project_edits, run.earlier_attempts, run.prices)
-    edit_costs = {rcid: sum(r.cost_usd or 0.0 for r in recs.values()) for rcid, recs in by_edit.items()}
+    costs = model_costs(run.records, run.models, options.project_edits, run.earlier_attempts, run.prices,
+                        run.investigations)
+    edit_costs = {rcid: sum(r.cost_usd or 0.0 for r in recs.values()) + run.investigation_usd.get(rcid, 0.0)
+                  for rcid, recs in by_edit.items()}
     scores = model_scores + _committee_scores(decisions, truth, edit_costs) + _strategy_scores(
         decisions, truth, edit_costs) if labels else []
     edits = {e.rcid: e for e in run.edits}
@@ -638,6 +640,11 @@ def _notes(
     run: RunData, labels: Labels | None, consensus: DawidSkene, sources: Mapping[str, str]
 ) -> dict[str, list[str]]:
     notes: dict[str, list[str]] = {topic: [] for topic in NOTE_TOPICS}
+    if run.evidence.get("mode") == "shared":
+        notes["sample"].append(
+            f"Shared evidence: {run.evidence.get('investigator')} investigated each edit once and every model gave "
+            "its verdict over that same evidence, so these verdicts measure judging, not research "
+            "(an --evidence own run of the same snapshot measures both).")
     if len(run.edits) < FEW_EDITS:
         notes["sample"].append(f"Only {len(run.edits)} edits: agreement statistics and Dawid–Skene estimates are rough.")
     if labels is not None:

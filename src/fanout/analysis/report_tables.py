@@ -310,6 +310,9 @@ def cost_columns(ctx: Context) -> tuple[Column[ModelCost], ...]:
         Column("cache_hit_rate", "cache hit", fmt=share, when=uses_cache),
         Column("cache_saved_usd", "cache saved", show=cache_saved_text, value=lambda c: c.cache_saved_usd,
                when=uses_cache),
+        Column("investigation_cost_usd", "investigation", fmt=money(4),  # shared evidence: apart from the verdicts
+               show=lambda c: money(4)(c.investigation_cost_usd) if c.investigations else "",
+               when=lambda costs: any(c.investigations for c in costs)),
         Column("cost_unknown", "cost unknown", short=""),
         Column("projected_cost_usd", f"next {ctx.project_edits} edits", fmt=money(2)),
     )

@@ -45,6 +45,8 @@ def _header(report: Report) -> str:
         f"{_count(t['edits'], 'edit')}{scope} x {_count(len(report.models), 'model')}: {t['records']} records, "
         f"{t['with_verdict']} with a verdict"
     )
+    if report.run.evidence.get("mode") == "shared":
+        line += f"\nevidence: shared, investigated by {report.run.evidence.get('investigator')}"
     if report.labels is not None:
         line += f"\nlabels: {report.labels.path} ({report.labels.kind}, {t['labelled_edits']} edits labelled)"
     if report.run.simulated():

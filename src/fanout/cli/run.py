@@ -12,7 +12,7 @@ from fanout.cli.model_options import add_model_options, trailing_positional
 from fanout.engine.loop_lag import ENV_VAR as LAG_ENV
 from fanout.errors import ConfigError, DiskFull
 from fanout.engine.options import RunOptions, settings_from
-from fanout.engine.settings import LEAD_PER_SLOT, MAX_SAMPLES, RETRY_CHOICES, RunSettings
+from fanout.engine.settings import EVIDENCE_MODES, LEAD_PER_SLOT, MAX_SAMPLES, RETRY_CHOICES, RunSettings
 from fanout.judging.cascade import CascadeStrategy
 from fanout.judging.registry import STRATEGIES
 from fanout.llm.keys import KEY_HELP
@@ -83,6 +83,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help=f"ask the verdict phase N times (1-{MAX_SAMPLES}) over each investigation, each time with the "
                              "evidence and the six labels in another order; the record keeps the majority verdict and "
                              f"its stability (share of samples agreeing). Each sample is paid for (default {RunSettings.samples})")
+    parser.add_argument("--evidence", metavar="|".join(EVIDENCE_MODES),
+                        help="own: every model investigates each edit itself (default); shared: one investigation per "
+                             "edit, by --investigator, logged once, and every model gives its verdict over that same "
+                             "evidence (verdict phase only): research skill apart from judging skill, at a fraction of the cost")
+    parser.add_argument("--investigator", metavar="MODEL",
+                        help="--evidence shared: the model that investigates each edit, one of --models (default: the "
+                             "cheapest tool-capable model of the run, in the cascade's cost order)")
     # For bench/judging_samples.py only: every sample lists the labels in their natural order, to measure what the swap fixes.
     parser.add_argument("--no-label-swap", dest="swap_labels", action="store_false", help=argparse.SUPPRESS)
     parser.add_argument("--allow-settings-change", "--force", dest="allow_settings_change", action="store_true",
@@ -170,7 +177,7 @@ def settings_from_args(args: argparse.Namespace) -> RunSettings:
         max_turns=args.max_turns, max_lead=args.max_lead, grace_s=args.grace, max_cost_usd=args.max_cost,
         retry=args.retry, strategy=args.strategy, gates_file=args.gates, autopass=args.autopass,
         autopass_verdicts=args.autopass_verdicts, router_accuracy=accuracy, router_accuracy_source=measured_on,
-        samples=args.samples, swap_labels=args.swap_labels,
+        samples=args.samples, swap_labels=args.swap_labels, evidence=args.evidence, investigator=args.investigator,
     ))
     warning = settings.lead_warning()
     if warning is not None:

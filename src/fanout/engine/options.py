@@ -70,6 +70,10 @@ class RunOptions:
     samples: str | None = None
     """A whole number, as --samples takes it."""
     swap_labels: bool = True
+    evidence: str | None = None
+    """own|shared, as --evidence takes it."""
+    investigator: str | None = None
+    """The model that investigates each edit under --evidence shared; None = the cheapest tool-capable one."""
 
 
 def settings_from(options: RunOptions) -> RunSettings:
@@ -92,6 +96,8 @@ def settings_from(options: RunOptions) -> RunSettings:
             strategy=_strategy(options, models),
             samples=_whole_number(options.samples, "--samples", RunSettings.samples),
             swap_labels=options.swap_labels,
+            evidence=_or(options.evidence, RunSettings.evidence),
+            investigator=options.investigator,
         )
         if options.max_lead is None:
             settings = dataclasses.replace(settings, max_lead=settings.lead_for_concurrency())

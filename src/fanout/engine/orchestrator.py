@@ -227,12 +227,20 @@ class SpendCap:
 
     cap_usd: float | None
     spent_usd: float = 0.0
+    elsewhere: Callable[[], float] | None = None
+    """Spend this session outside the verdicts' records (the shared investigations of --evidence shared)."""
+    reached: bool = False
 
     def add(self, cost_usd: float | None) -> bool:
         """Count a verdict's cost; True the first time the cap is reached."""
-        before = self.spent_usd
         self.spent_usd += cost_usd or 0.0
-        return self.cap_usd is not None and before < self.cap_usd <= self.spent_usd
+        if self.cap_usd is None or self.reached or self.total() < self.cap_usd:
+            return False
+        self.reached = True
+        return True
+
+    def total(self) -> float:
+        return self.spent_usd + (self.elsewhere() if self.elsewhere is not None else 0.0)
 
 
 @dataclass
@@ -262,19 +270,21 @@ async def orchestrate(
     progress: ProgressSink | None = None,
     abandoned_usd: float = 0.0,
     tracker: Tracker | None = None,
+    spent_elsewhere: Callable[[], float] | None = None,
 ) -> RunOutcome:
     """Run every pair not already done in the writer's log; return how the run ended.
 
     The spend cap starts from every logged attempt's cost plus `abandoned_usd`,
     the cost of attempts cut off before they were logged (fanout.store.attempts).
-    With a `tracker` (--strategy cascade|router) only the pairs its strategy asks for run.
+    With a `tracker` (--strategy cascade|router) only the pairs its strategy asks for run. `spent_elsewhere`
+    is what this session spent outside the records (shared investigations): the cap counts it too.
     """
     control = control or StopControl()
     progress = progress or ProgressSink()
     models = list(settings.models)
     schedule = _schedule(edits, settings, writer, tracker)
     outcome = RunOutcome()
-    spend = SpendCap(settings.max_cost_usd, writer.index.spent_usd + abandoned_usd)
+    spend = SpendCap(settings.max_cost_usd, writer.index.spent_usd + abandoned_usd, spent_elsewhere)
     if spend.cap_usd is not None and spend.spent_usd >= spend.cap_usd:
         control.request(f"Spend cap ${spend.cap_usd:g} already reached (${spend.spent_usd:.4f} recorded)")
     # Bounded, and a verdict keeps its slot until its record is queued: when the writer falls behind
@@ -387,7 +397,7 @@ async def _run_one(run: _Run, pair: Pair, send: ObjectSendStream[Done]) -> None:
     try:
         try:
             # Fail-safe for a verdict function that overruns its own timeout.
-            with anyio.fail_after(run.settings.verdict_timeout_s * 1.5 + 30):
+            with anyio.fail_after(run.settings.pair_deadline_s()):
                 record = await run.verdict_fn(edit, model)
         except ModelRefused as exc:  # every pair of the model would meet it: none is recorded, a fixed name runs them
             refuse_model(schedule, pair.model, model.name, str(exc), control)
@@ -407,7 +417,7 @@ async def _run_one(run: _Run, pair: Pair, send: ObjectSendStream[Done]) -> None:
         run.progress.finished(model.name)
         control.wakeup.notify()
     if run.spend.add(record.cost_usd) and not control.stopping:
-        control.request(f"Spend cap ${run.spend.cap_usd:g} reached (${run.spend.spent_usd:.4f} spent)",
+        control.request(f"Spend cap ${run.spend.cap_usd:g} reached (${run.spend.total():.4f} spent)",
                         grace_s=run.settings.grace_s)
 
 

@@ -118,6 +118,10 @@ class Tally:
         self.estimated_usd += (entry.cost_usd or 0.0) if entry.cost_source == "estimated" else 0.0
         self.unknown_cost += entry.cost_usd is None or entry.cost_source == "unknown"
 
+    def add_spend(self, usd: float) -> None:
+        """Spend that is no pair's record: a shared investigation (--evidence shared)."""
+        self.spent_usd += usd
+
     def spend_text(self) -> str:
         """`$0.4100`, saying how much of it is estimated and how many attempts' cost is unknown."""
         notes = []

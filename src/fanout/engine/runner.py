@@ -8,10 +8,11 @@ once per run, owned by an AsyncExitStack, and passed down.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from importlib import import_module
@@ -43,6 +44,20 @@ from fanout.judging.strategy import check_resume, describe_settings
 from fanout.engine.orchestrator import RunOutcome, StopControl, VerdictFn, orchestrate
 from fanout.engine.progress import Progress, Tally, show_progress
 from fanout.engine.strategy import Tracker, cost_per_verdict, logged_answers
+from fanout.engine.evidence import Investigate, SharedEvidence, check_evidence_resume, choose_investigator
+from fanout.records import EvidenceRecord
+from fanout.store.evidence_log import EvidenceLog
+
+Judge = Callable[[Edit, ModelSpec, EvidenceRecord], Awaitable[VerdictRecord]]
+
+
+class EvidenceFns(NamedTuple):
+    """Under --evidence shared: the investigation of an edit and one model's verdict over its evidence."""
+
+    investigate: Investigate
+    judge: Judge
+    logged: Callable[[EvidenceRecord], None] | None = None
+    """Told of each investigation once it is in the evidence log."""
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 """Each stops the run the same way: a closed terminal (SIGHUP) gives verdicts in flight their grace too."""
@@ -75,26 +90,31 @@ class RunReport:
     manifest: Manifest
     tracker: Tracker | None = None
     """The strategy's state when the run used --strategy cascade|router: how far its edits went."""
+    evidence: SharedEvidence | None = None
+    """Under --evidence shared: the investigations this session made and what they cost."""
 
 
-async def run(request: RunRequest, *, verdict_fn: VerdictFn | None = None) -> RunReport | None:
+async def run(request: RunRequest, *, verdict_fn: VerdictFn | None = None,
+              evidence_fns: EvidenceFns | None = None) -> RunReport | None:
     """Run (or resume) a snapshot into a run directory. Returns None for a dry run.
 
-    `verdict_fn` replaces the real two-phase verdict (tests of the engine alone);
-    when it is given, no endpoint is contacted.
+    `verdict_fn` replaces the real two-phase verdict, and under --evidence shared `evidence_fns` the real
+    investigation and judging (tests of the engine alone); when one is given, no endpoint is contacted.
     """
-    settings = request.settings
     with spool_snapshot(request.snapshot_path, cache_dir=request.run_dir) as snapshot:
-        return await _checked_run(request, snapshot, verdict_fn)
+        return await _checked_run(request, snapshot, verdict_fn, evidence_fns)
 
 
-async def _checked_run(request: RunRequest, snapshot: SpooledSnapshot, verdict_fn: VerdictFn | None) -> RunReport | None:
+async def _checked_run(request: RunRequest, snapshot: SpooledSnapshot, verdict_fn: VerdictFn | None,
+                       evidence_fns: EvidenceFns | None = None) -> RunReport | None:
     settings = request.settings
     edits = snapshot.edits[: request.limit] if request.limit else snapshot.edits
     prompt = load_prompt()
     previous = load_manifest(request.run_dir)
     if previous is not None:
         check_resume(settings.strategy, previous.settings.get("strategy"))
+        settings = check_evidence_resume(settings, previous.settings.get("evidence"))
+        request = dataclasses.replace(request, settings=settings)
     manifest = reconcile(
         previous,
         Manifest(
@@ -115,14 +135,48 @@ async def _checked_run(request: RunRequest, snapshot: SpooledSnapshot, verdict_f
         describe_plan(request, edits, manifest)
         return None
 
-    api_key = api_key_from_env(settings.base_url) if verdict_fn is None else None
+    scripted = verdict_fn is not None or evidence_fns is not None
+    api_key = api_key_from_env(settings.base_url) if not scripted else None
     async with AsyncExitStack() as stack:
         stack.enter_context(hold_run_lock(request.run_dir))
-        if verdict_fn is None:
+        if not scripted:
             hooks = await _real_clients(stack, settings, api_key, prompt, request.run_dir)
         else:  # the engine alone, as tests drive it
-            hooks = RunHooks(verdict_fn, pricing=Pricing({m.name: m for m in settings.models}))
+            hooks = RunHooks(verdict_fn or _no_verdict, pricing=Pricing({m.name: m for m in settings.models}))
+        if settings.shares_evidence:
+            request, manifest = _name_investigator(request, manifest, hooks.pricing or Pricing())
+            hooks = _sharing(stack, request, hooks, evidence_fns)
         return await _run_in(request, edits, manifest, hooks, snapshot)
+
+
+async def _no_verdict(edit: Edit, model: ModelSpec) -> VerdictRecord:
+    raise AssertionError("a run with --evidence shared judges through its evidence functions")
+
+
+def _name_investigator(request: RunRequest, manifest: Manifest, pricing: Pricing) -> tuple[RunRequest, Manifest]:
+    """A shared run's investigator: the one named, or now (the endpoint's prices and tool support known) the
+    cheapest tool-capable model; pinned in the manifest, so a resume uses the same one."""
+    settings = request.settings
+    if settings.investigator is None:
+        priced = [pricing.models.get(m.name, m) for m in settings.models]
+        settings = dataclasses.replace(settings, investigator=choose_investigator(priced))
+    manifest.settings["evidence"] = settings.evidence_settings()
+    return dataclasses.replace(request, settings=settings), manifest
+
+
+def _sharing(stack: AsyncExitStack, request: RunRequest, hooks: RunHooks, fns: EvidenceFns | None) -> RunHooks:
+    """The verdict of a shared run: the edit's evidence (logged, or investigated now and logged), then the judge."""
+    if fns is None:
+        assert hooks.evidence_fns is not None, "the real clients make the evidence functions of a shared run"
+        fns = hooks.evidence_fns
+    log = stack.enter_context(EvidenceLog(request.run_dir))
+    shared = SharedEvidence(log, str(request.settings.investigator), fns.investigate, fns.logged)
+    judge = fns.judge
+
+    async def verdict(edit: Edit, model: ModelSpec) -> VerdictRecord:
+        return await judge(edit, model, await shared.evidence_for(edit))
+
+    return hooks._replace(verdict=verdict, evidence=shared)
 
 
 def _refuse_shared_view_names(models: list[str]) -> None:
@@ -139,6 +193,10 @@ class RunHooks(NamedTuple):
     search_health: Callable[[], str | None] | None = None
     pricing: Pricing | None = None
     held_back: Callable[[], dict[str, float]] | None = None
+    evidence_fns: EvidenceFns | None = None
+    """Under --evidence shared, the real investigation and judging (_real_clients)."""
+    evidence: SharedEvidence | None = None
+    """Under --evidence shared, the run's evidence (_sharing)."""
 
 
 async def _run_in(
@@ -162,11 +220,17 @@ async def _run_in(
         print(f"Re-created {rebuilt} missing verdict YAML file(s) from the log.", file=out)
     await _settle_cut_off_attempts(run_dir, index, hooks.pricing or Pricing(), out)
     abandoned = abandoned_totals(read_abandoned(run_dir))
+    shared = hooks.evidence
+    if shared is not None:
+        print(describe_shared(shared, settings), file=out, flush=True)
     tracker = await _strategy_tracker(run_dir, index, edits, settings, hooks.pricing)
     # A router asks one model per edit; a cascade at most every model, which is the total its ETA assumes.
     pairs = len(edits) * settings.strategy.most_pairs(len(settings.models))
     tally = Tally.from_index(index, total=pairs, models=[m.name for m in settings.models], abandoned=abandoned,
                              only_models=True)
+    if shared is not None:  # the investigations are spend too, attributed to their edits rather than to a model
+        tally.spent_usd += shared.log.spent_usd
+        shared.on_spent = tally.add_spend
     progress = Progress(tally, health=hooks.search_health, held_back=hooks.held_back,
                         strategy=tracker.summary if tracker is not None else None)
     control = StopControl(on_message=lambda msg: print(msg, file=out, flush=True))
@@ -186,14 +250,25 @@ async def _run_in(
             if lag_log is not None:
                 tg.start_soon(watch_loop_lag, lag_log)
             tg.start_soon(lambda: show_progress(progress, stream=out, interval_s=request.progress_interval_s))
-            outcome = await orchestrate(edits, settings, writer, hooks.verdict, control=control, progress=progress,
-                                        abandoned_usd=abandoned.spent_usd, tracker=tracker)
+            outcome = await orchestrate(
+                edits, settings, writer, hooks.verdict, control=control, progress=progress, tracker=tracker,
+                abandoned_usd=abandoned.spent_usd + (shared.log.spent_usd if shared else 0.0),
+                spent_elsewhere=(lambda: shared.spent_usd) if shared else None,
+            )
             tg.cancel_scope.cancel()
     finally:
         writer.close()
         gc.unfreeze()
     interrupted = control.stopping and (control.reason or "").startswith("Interrupted")
-    return RunReport(outcome, tally, interrupted, manifest, tracker)
+    return RunReport(outcome, tally, interrupted, manifest, tracker, shared)
+
+
+def describe_shared(shared: SharedEvidence, settings: RunSettings) -> str:
+    """The start line of a shared run: who investigates, and what the log already holds."""
+    log = shared.log
+    torn = f"; a torn last line was set aside in {log.torn.name}" if log.torn is not None else ""
+    return (f"Shared evidence: {settings.investigator} investigates each edit once and every model judges that "
+            f"evidence; {log.investigations} investigation(s) already logged (${log.spent_usd:.4f}){torn}.")
 
 
 async def _strategy_tracker(run_dir: Path, index: LogIndex, edits: Sequence[Edit], settings: RunSettings,
@@ -269,6 +344,7 @@ async def _real_clients(
     tools = await stack.enter_async_context(open_run_toolbox(http, settings.tools, run_dir))
 
     log = log_path(run_dir)
+    evidence_fns = _real_evidence_fns(settings, checked, chat, tools, prompt, run_dir) if settings.shares_evidence else None
 
     async def verdict(edit: Edit, model: ModelSpec) -> VerdictRecord:
         attempt = AttemptFile(run_dir, edit.rcid, model.name, log.stat().st_size if log.exists() else 0)
@@ -287,7 +363,52 @@ async def _real_clients(
 
     lookup = chat.generation_cost if is_openrouter(settings.base_url) else None
     pricing = Pricing({**{m.name: m for m in settings.models}, **checked}, lookup)
-    return RunHooks(verdict, tools.health.warning, pricing, chat.held_back)
+    return RunHooks(verdict, tools.health.warning, pricing, chat.held_back, evidence_fns)
+
+
+def _real_evidence_fns(settings: RunSettings, checked: dict[str, ModelSpec], chat: Any, tools: Any, prompt: Any,
+                       run_dir: Path) -> EvidenceFns:
+    """The investigation and the judging of a shared run, each writing its chat calls down as a verdict does (the
+    investigation under the investigator's name and " (investigation)", so a kill cannot hide what it cost)."""
+    from fanout.sift.shared import investigate_edit, judge_evidence
+
+    log = log_path(run_dir)
+    specs = {m.name: checked.get(m.name, m) for m in settings.models}
+
+    async def investigate(edit: Edit, investigator: str) -> EvidenceRecord:
+        model = specs[investigator]
+        key = investigation_key(model.name)
+        attempt = AttemptFile(run_dir, edit.rcid, key, log.stat().st_size if log.exists() else 0)
+        try:
+            record = await investigate_edit(edit, model, chat=chat, tools=tools, prompt=prompt,
+                                            max_turns=settings.max_turns, timeout_s=settings.verdict_timeout_s,
+                                            watcher=attempt)
+        finally:
+            attempt.close()
+        return record
+
+    async def judge(edit: Edit, model: ModelSpec, evidence: EvidenceRecord) -> VerdictRecord:
+        attempt = AttemptFile(run_dir, edit.rcid, model.name, log.stat().st_size if log.exists() else 0)
+        try:
+            return await judge_evidence(edit, specs.get(model.name, model), evidence, chat=chat, prompt=prompt,
+                                        timeout_s=settings.verdict_timeout_s, watcher=attempt,
+                                        samples=settings.samples, swap_labels=settings.swap_labels)
+        except ModelRefused:
+            if not attempt.answered_calls:
+                discard_attempt(run_dir, edit.rcid, model.name)
+            raise
+        finally:
+            attempt.close()
+
+    def logged(record: EvidenceRecord) -> None:  # its calls' cost is in the evidence log now
+        discard_attempt(run_dir, record.edit_rcid, investigation_key(record.investigator))
+
+    return EvidenceFns(investigate, judge, logged)
+
+
+def investigation_key(model: str) -> str:
+    """The name an investigation's in-flight calls are written down under (fanout.store.attempts)."""
+    return f"{model} (investigation)"
 
 
 async def _preflight_while_importing(http: Any, settings: RunSettings, api_key: str | None) -> dict[str, ModelSpec]:
@@ -353,6 +474,10 @@ def describe_plan(request: RunRequest, edits: Sequence[Edit], manifest: Manifest
           f"max lead {request.settings.max_lead} edits; base URL {request.settings.base_url}", file=out)
     if not request.settings.strategy.asks_every_model:
         print(f"Strategy: {describe_settings(manifest.settings['strategy'])}; it asks at most the pairs above.", file=out)
+    if request.settings.shares_evidence:
+        investigator = request.settings.investigator or "the cheapest tool-capable model (chosen when the run starts)"
+        print(f"Evidence: shared; {investigator} investigates each edit once and every model judges that evidence.",
+              file=out)
     print("Dry run: nothing was contacted or written.", file=out)
 
 

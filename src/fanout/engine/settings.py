@@ -31,6 +31,8 @@ RETRY_CHOICES = STATUSES[1:]
 """Record statuses a resume may run again (`ok` never does)."""
 MAX_SAMPLES = 20
 """The most samples of the verdict phase --samples may ask for (each one is paid for)."""
+EVIDENCE_MODES = ("own", "shared")
+"""--evidence: every model investigates each edit itself (`own`), or one investigation per edit is judged by all."""
 LEAD_PER_SLOT = 4
 """Edits of lead per verdict slot and model when --max-lead is not given (see fanout.engine.options.settings_from)."""
 
@@ -64,10 +66,18 @@ class RunSettings:
     swap_labels: bool = True
     """Under samples > 1, list the verdict labels in another order in each sample (fanout.sift.swap);
     False only for the benchmark that measures what the swap fixes (the hidden --no-label-swap)."""
+    evidence: str = "own"
+    """`own`: each model investigates each edit itself; `shared`: one investigation per edit, by `investigator`,
+    and every model of the run gives its verdict over that same evidence (fanout.engine.evidence)."""
+    investigator: str | None = None
+    """The model whose investigation a `shared` run judges; None = the run's cheapest tool-capable model, chosen
+    when the run starts (fanout.engine.evidence.choose_investigator) and pinned in the manifest."""
 
-    PINNED: ClassVar[Mapping[str, str]] = {"samples": "--samples", "swap_labels": "--no-label-swap"}
+    PINNED: ClassVar[Mapping[str, str]] = {"samples": "--samples", "swap_labels": "--no-label-swap",
+                                           "evidence": "--evidence/--investigator"}
     """Settings (keys of `summary`) a resume may not change without --allow-settings-change: each changes what a
-    verdict is. The strategy is pinned apart, not even with that flag (fanout.judging.strategy.check_resume)."""
+    verdict is. The strategy and the evidence are pinned apart, not even with that flag
+    (fanout.judging.strategy.check_resume, fanout.engine.evidence.check_evidence_resume)."""
 
     def __post_init__(self) -> None:
         if not self.models:
@@ -83,6 +93,13 @@ class RunSettings:
             raise ConfigError(f"--samples must be at most {MAX_SAMPLES} (got {self.samples}).")
         require_not_negative(self.grace_s, "--grace")
         require_not_negative(self.max_cost_usd, "--max-cost")
+        if self.evidence not in EVIDENCE_MODES:
+            raise ConfigError(f"--evidence must be one of {', '.join(EVIDENCE_MODES)} (got {self.evidence!r}).")
+        if self.investigator is not None and self.evidence != "shared":
+            raise ConfigError("--investigator needs --evidence shared (an `own` run has no shared investigation).")
+        if self.investigator is not None and self.investigator not in {m.name for m in self.models}:
+            raise ConfigError(f"--investigator {self.investigator} is not one of the run's models "
+                              f"({', '.join(m.name for m in self.models)}); add it to --models or choose one of them.")
         unknown = self.retry_statuses - set(RETRY_CHOICES)
         if unknown:
             raise ConfigError(
@@ -104,11 +121,28 @@ class RunSettings:
             "strategy": self.strategy.settings(),
             "samples": self.samples,
             "swap_labels": self.swap_labels,
+            "evidence": self.evidence_settings(),
             "models": {
                 m.name: {k: v for k, v in dataclasses.asdict(m).items() if k != "name" and v is not None}
                 for m in self.models
             },
         }
+
+    def evidence_settings(self) -> dict[str, Any]:
+        """The evidence mode as the manifest pins it: `{mode: own}` or `{mode: shared, investigator: M}`."""
+        if self.evidence == "own":
+            return {"mode": "own"}
+        return {"mode": "shared", "investigator": self.investigator}
+
+    @property
+    def shares_evidence(self) -> bool:
+        return self.evidence == "shared"
+
+    def pair_deadline_s(self) -> float:
+        """The orchestrator's fail-safe for one pair: its verdict's timeout with room to spare, and under shared
+        evidence room for the edit's investigation too (a judge may wait for it before its own verdict phase)."""
+        phases = 2 if self.shares_evidence else 1
+        return self.verdict_timeout_s * (phases + 0.5) + 30
 
     def lead_for_concurrency(self) -> int:
         """The default lead, or more when `concurrency` needs it.

@@ -117,26 +117,66 @@ def _phase(body: dict[str, Any], messages: list[dict[str, Any]]) -> Phase:
     return "investigate"
 
 
+PROMPTED_RESULT = "Tool result for "
+"""How a tool's result starts when it comes back as a user message: the prompted protocol, and the turns of a
+shared investigation that every judge of an edit reads (fanout.sift.shared)."""
+
+
 def _read_tool_traffic(conv: Conversation, messages: list[dict[str, Any]]) -> None:
+    """What the conversation searched, saw and read: native tool calls and their `tool` results, or actions
+    written as JSON text and answered by `Tool result for` user messages (so a judge of shared evidence meets
+    the pages the investigator found, and nothing else)."""
     calls: dict[str, tuple[str, dict[str, Any] | None]] = {}
+    action: tuple[str, dict[str, Any] | None] | None = None
     for message in messages:
+        if message.get("role") == "assistant" and not message.get("tool_calls"):
+            action = _written_action(message_text(message))
+            if action is not None:
+                _note_call(conv, *action)
+            continue
+        if message.get("role") == "user" and action is not None and message_text(message).startswith(PROMPTED_RESULT):
+            name, args = action
+            _note_result(conv, name, args, message_text(message).split("\n", 1)[-1])
+            action = None
+            continue
         if message.get("role") == "assistant" and message.get("tool_calls"):
             parsed = [_parse_call(c) for c in message["tool_calls"] if isinstance(c, dict)]
             if parsed and all(name in KNOWN_TOOLS and args is not None for _, name, args in parsed):
                 conv.completed_steps += 1
             for call_id, name, args in parsed:
                 calls[call_id] = (name, args)
-                if name == "web_search" and args is not None:
-                    conv.searches.append(str(args.get("query", "")))
-                if name == "web_fetch" and args is not None:
-                    conv.fetch_attempts.append(str(args.get("url", "")))
+                _note_call(conv, name, args, count_step=False)
         elif message.get("role") == "tool":
             name, args = calls.get(str(message.get("tool_call_id")), ("", None))
-            text = message_text(message)
-            if name == "web_search":
-                _add_seen(conv, search_results(text))
-            elif name == "web_fetch" and args is not None and not is_error_text(text):
-                conv.fetched.append(str(args.get("url", "")))
+            _note_result(conv, name, args, message_text(message))
+
+
+def _written_action(text: str) -> tuple[str, dict[str, Any] | None] | None:
+    """A tool call written as `{"tool": ..., "arguments": {...}}` in a reply's text, or None."""
+    try:
+        found = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(found, dict) or not isinstance(found.get("tool"), str):
+        return None
+    args = found.get("arguments")
+    return str(found["tool"]), args if isinstance(args, dict) else None
+
+
+def _note_call(conv: Conversation, name: str, args: dict[str, Any] | None, *, count_step: bool = True) -> None:
+    if count_step and name in KNOWN_TOOLS and args is not None:
+        conv.completed_steps += 1
+    if name == "web_search" and args is not None:
+        conv.searches.append(str(args.get("query", "")))
+    if name == "web_fetch" and args is not None:
+        conv.fetch_attempts.append(str(args.get("url", "")))
+
+
+def _note_result(conv: Conversation, name: str, args: dict[str, Any] | None, text: str) -> None:
+    if name == "web_search":
+        _add_seen(conv, search_results(text))
+    elif name == "web_fetch" and args is not None and not is_error_text(text):
+        conv.fetched.append(str(args.get("url", "")))
 
 
 def _parse_call(call: dict[str, Any]) -> tuple[str, str, dict[str, Any] | None]:

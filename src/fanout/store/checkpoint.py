@@ -102,7 +102,7 @@ def _good_prefix_length(data: bytes) -> int:
 
 def _free_aside_path(path: Path) -> Path:
     n = 1
-    while (aside := path.with_name(f"checkpoint.torn-{n}.jsonl")).exists():
+    while (aside := path.with_name(f"{path.stem}.torn-{n}.jsonl")).exists():  # checkpoint.torn-N, evidence.torn-N
         n += 1
     return aside
 

@@ -35,9 +35,11 @@ LOCK_NAME = "run.lock"
 """The PID of the one `fanout run` that owns the directory (the lock itself is on the directory: fanout.store.run_lock)."""
 TOOL_CACHE_NAME = "search-cache.sqlite"
 """The search and fetch answers every model of the run shares (fanout.tools.cache), with SQLite's -wal and -shm."""
+EVIDENCE_NAME = "evidence.jsonl"
+"""Under --evidence shared, one line per investigation of an edit, every judge of it reads (fanout.store.evidence_log)."""
 REVIEWS_NAME = "reviews.jsonl"
 """A reviewer's decisions (`fanout review`), appended like the log (fanout.store.reviews); torn tails go to reviews.torn-N.jsonl."""
-_RUN_FILE_PREFIXES = ("checkpoint.", MANIFEST_NAME, SPOOL_NAME, LOCK_NAME, TOOL_CACHE_NAME, ABANDONED_NAME,
+_RUN_FILE_PREFIXES = ("checkpoint.", "evidence.", MANIFEST_NAME, SPOOL_NAME, LOCK_NAME, TOOL_CACHE_NAME, ABANDONED_NAME,
                       REVIEWS_NAME, "reviews.torn-")
 """A run's own files by the start of their names: the log, its index and the lines set aside from it too."""
 

@@ -1,0 +1,126 @@
+"""Shared evidence at run time: each edit investigated once, the investigation durable before any judge reads it.
+
+Every judge of an edit (each (edit, model) pair the orchestrator runs, under
+any strategy) asks `SharedEvidence.evidence_for(edit)` first. One lock per
+edit makes the first asker investigate while the others wait; the record is
+appended to `evidence.jsonl` and fsynced (fanout.store.evidence_log) before
+the lock is released, so no judge reads evidence a crash could lose, and
+the next asker, in this session or after a resume, finds it there. A cascade's
+or router's later step is just another judge of the edit: it reuses the
+evidence instead of investigating again.
+
+An investigation that ended in an error (or a refusal) is logged too (it was
+paid for), but no judge reads it: the judges' records are errors, and the next
+start investigates again. Within one session it is not redone for the other
+judges of the edit: they share the error, as they share a success.
+
+The investigator is fixed for the whole run: --investigator, or the run's
+cheapest tool-capable model in the order the cascade uses (prices, as no
+record exists yet), chosen when the run starts and pinned in the manifest.
+A resume can change neither the mode nor the investigator, not even with
+--allow-settings-change: the evidence already logged was gathered by it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+import anyio
+
+from fanout.engine.settings import RunSettings
+from fanout.engine.strategy import price_per_verdict
+from fanout.errors import ConfigError
+from fanout.llm.models import ModelSpec
+from fanout.records import EvidenceRecord
+from fanout.sift.edit import Edit
+from fanout.store.evidence_log import EvidenceLog
+
+Investigate = Callable[[Edit, str], Awaitable[EvidenceRecord]]
+"""An edit's investigation by the model named."""
+
+
+def describe(evidence: Mapping[str, Any]) -> str:
+    """`--evidence shared --investigator M` (or `--evidence own`), from the manifest's entry."""
+    if evidence.get("mode") != "shared":
+        return "--evidence own"
+    investigator = evidence.get("investigator")
+    return "--evidence shared" + (f" --investigator {investigator}" if investigator else "")
+
+
+def check_evidence_resume(settings: RunSettings, recorded: Mapping[str, Any] | None) -> RunSettings:
+    """The settings a resume runs with: the manifest's investigator when none was named; a switch is refused.
+
+    Refused even with --allow-settings-change: a run's verdicts then would rest on two kinds of evidence (or two
+    investigators' evidence), which no comparison of the run could tell apart.
+    """
+    before = dict(recorded) if recorded else {"mode": "own"}
+    if settings.shares_evidence and settings.investigator is None and before.get("mode") == "shared":
+        settings = dataclasses.replace(settings, investigator=before.get("investigator"))
+    now = settings.evidence_settings()
+    if before != now:
+        raise ConfigError(f"cannot resume this run directory with {describe(now)}: it was started with "
+                          f"{describe(before)}. Resume with that, or use a new --run-dir.")
+    return settings
+
+
+def choose_investigator(models: Sequence[ModelSpec]) -> str:
+    """The cheapest model that can call tools natively, by the cascade's cost per verdict (from prices; unknown
+    prices last, then the order given); a model forced to the prompted protocol investigates only when all are."""
+    native = [m for m in models if m.tool_protocol != "prompted"] or list(models)
+    priced = [(price_per_verdict(m), i, m.name) for i, m in enumerate(native)]
+    return min(priced, key=lambda p: (p[0] is None, p[0] or 0.0, p[1]))[2]
+
+
+def with_investigator(settings: RunSettings) -> RunSettings:
+    """Shared settings with their investigator named (the default chosen now, to be pinned in the manifest)."""
+    if not settings.shares_evidence or settings.investigator is not None:
+        return settings
+    return dataclasses.replace(settings, investigator=choose_investigator(settings.models))
+
+
+class SharedEvidence:
+    """The run's evidence: found in the log, or investigated once per edit and logged before it is handed out."""
+
+    def __init__(self, log: EvidenceLog, investigator: str, investigate: Investigate,
+                 logged: Callable[[EvidenceRecord], None] | None = None) -> None:
+        self.log = log
+        self.investigator = investigator
+        self._investigate = investigate
+        self._logged = logged
+        """Told of each investigation once it is in the log (the run discards its in-flight calls file then)."""
+        self._locks: dict[int, anyio.Lock] = {}
+        self._askers: dict[int, int] = {}
+        self._tried: set[int] = set()
+        """Edits investigated in this session: their evidence stands for this session even when it failed."""
+        self.spent_usd = 0.0
+        """What the investigations of this session cost (the log's earlier ones are in log.spent_usd)."""
+        self.investigated = 0
+        self.on_spent: Callable[[float], None] | None = None
+        """Told what each new investigation cost (the progress display's spend)."""
+
+    async def evidence_for(self, edit: Edit) -> EvidenceRecord:
+        rcid = edit.rcid
+        lock = self._locks.setdefault(rcid, anyio.Lock())
+        self._askers[rcid] = self._askers.get(rcid, 0) + 1
+        try:
+            async with lock:
+                found = await anyio.to_thread.run_sync(self.log.get, rcid)
+                if found is not None and (found.judgeable or rcid in self._tried):
+                    return found
+                record = await self._investigate(edit, self.investigator)
+                with anyio.CancelScope(shield=True):  # paid for: it reaches the log even if a stop cancels the judge
+                    await anyio.to_thread.run_sync(self.log.append, record)
+                    if self._logged is not None:
+                        self._logged(record)
+                self._tried.add(rcid)
+                self.investigated += 1
+                self.spent_usd += record.cost_usd or 0.0
+                if self.on_spent is not None:
+                    self.on_spent(record.cost_usd or 0.0)
+                return record
+        finally:
+            self._askers[rcid] -= 1
+            if not self._askers[rcid]:
+                del self._askers[rcid], self._locks[rcid]

@@ -1,0 +1,138 @@
+"""The shared evidence of a run (--evidence shared): one investigation per edit, logged before any judge reads it.
+
+`evidence.jsonl` sits beside the checkpoint and follows its rules: append-only,
+one EvidenceRecord per line, each appended, flushed and fsynced before the
+judges of its edit are asked, a torn last line set aside
+(`evidence.torn-N.jsonl`) and cut off when the log is opened, the latest line
+of an edit winning. A kill between an investigation's line and its judges'
+records therefore loses no investigation: the next start finds the line and
+the judges read it.
+
+Why a file of its own rather than lines in checkpoint.jsonl: the checkpoint,
+its saved index, its views and every reader of it (progress, status, the
+report, the strategies' resume) are keyed by (edit, model) verdicts; an
+investigation is neither a verdict nor any model's answer. Kept apart, none
+of them has to learn to skip it, and the judges' records carry its id
+(`evidence_id`) to join the two.
+
+Only where each edit's latest line lies, its status and its cost are held in
+memory; a record is read back (one pread) when a judge asks for it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+from typing import NamedTuple
+
+from fanout.records import EvidenceRecord, log_line
+from fanout.store.checkpoint import repair_torn_tail
+from fanout.store.layout import EVIDENCE_NAME
+
+
+def evidence_path(run_dir: Path) -> Path:
+    return run_dir / EVIDENCE_NAME
+
+
+class _Line(NamedTuple):
+    start: int
+    end: int
+    status: str
+
+
+class EvidenceLog:
+    """The run's evidence log, open for reading and appending (appends may come from several worker threads)."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.path = evidence_path(run_dir)
+        self.torn: Path | None = repair_torn_tail(self.path)
+        """Where a torn last line was set aside when the log was opened (None: the log was whole)."""
+        self._latest: dict[int, _Line] = {}
+        self.spent_usd = 0.0
+        """The cost of every investigation logged, superseded ones included (each was paid for)."""
+        self.investigations = 0
+        """Lines in the log: investigations made, retried ones included."""
+        self.damaged = 0
+        """Lines that are not evidence records (skipped, like damaged lines of the checkpoint)."""
+        self._lock = threading.Lock()
+        self._scan()
+        self._fh = self.path.open("ab", buffering=0)
+        self._offset = self._fh.seek(0, os.SEEK_END)
+
+    def _scan(self) -> None:
+        if not self.path.exists():
+            return
+        offset = 0
+        with self.path.open("rb") as fh:
+            for line in fh:
+                start, offset = offset, offset + len(line)
+                if not line.strip():
+                    continue
+                try:
+                    data = json.loads(line)
+                    rcid, status, cost = int(data["edit_rcid"]), str(data["status"]), data.get("cost_usd")
+                except (ValueError, KeyError, TypeError):
+                    self.damaged += 1
+                    continue
+                self._note(rcid, _Line(start, offset, status), cost)
+
+    def _note(self, rcid: int, line: _Line, cost: float | None) -> None:
+        self._latest[rcid] = line
+        self.spent_usd += cost or 0.0
+        self.investigations += 1
+
+    def get(self, rcid: int) -> EvidenceRecord | None:
+        """The edit's latest evidence, or None when it has none yet."""
+        line = self._latest.get(rcid)
+        if line is None:
+            return None
+        with self.path.open("rb") as fh:
+            return EvidenceRecord.from_dict(json.loads(os.pread(fh.fileno(), line.end - line.start, line.start)))
+
+    def status(self, rcid: int) -> str | None:
+        line = self._latest.get(rcid)
+        return line.status if line is not None else None
+
+    def append(self, record: EvidenceRecord) -> None:
+        """Durable when this returns: written whole, then fsynced (blocking; run it in a worker thread)."""
+        line = log_line(record.to_dict())
+        with self._lock:
+            fd = self._fh.fileno()
+            written = 0
+            try:
+                while written < len(line):
+                    written += os.write(fd, line[written:])
+                os.fsync(fd)
+            except OSError:
+                os.ftruncate(fd, self._offset)  # nothing half-written stays; the next start would cut it anyway
+                raise
+            start, self._offset = self._offset, self._offset + len(line)
+            self._note(record.edit_rcid, _Line(start, self._offset, record.status), record.cost_usd)
+
+    def close(self) -> None:
+        self._fh.close()
+
+    def __enter__(self) -> EvidenceLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def read_evidence(run_dir: Path) -> list[EvidenceRecord]:
+    """Every evidence line of a run, in log order (the report's reader; a run without shared evidence has none)."""
+    path = evidence_path(run_dir)
+    if not path.exists():
+        return []
+    records = []
+    with path.open("rb") as fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            try:
+                records.append(EvidenceRecord.from_dict(json.loads(line)))
+            except (ValueError, KeyError, TypeError):
+                continue  # a torn or damaged line: the next run sets it aside
+    return records
