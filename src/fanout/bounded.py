@@ -23,6 +23,10 @@ parser hands it over, so a bomb is refused a few hundred bytes in. Every
 refusal is one ConfigError naming the file (and the option that named it)
 and what to do, so the CLI prints one line and exits 2.
 
+JSON from a file, a model's reply or a request body is parsed with
+parse_json, which refuses nesting deeper than MAX_JSON_DEPTH (a JsonTooDeep,
+which is a ValueError) before json.loads can recurse into RecursionError.
+
 This module sits below every other part of fanout: it imports only
 fanout.errors (and PyYAML).
 """
@@ -30,7 +34,9 @@ fanout.errors (and PyYAML).
 from __future__ import annotations
 
 import errno
+import json
 import os
+import re
 import stat
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -286,6 +292,46 @@ def parse_yaml(raw: bytes, bounds: Bounds) -> Any:
         except yaml.YAMLError:
             pass
     return _load_with(BoundedSafeLoader, raw, bounds)
+
+
+# --- JSON ------------------------------------------------------------------------
+
+MAX_JSON_DEPTH = 100
+"""Nesting deeper than this is refused. Wikidata entities nest about 10 deep, chat replies and listings 6."""
+
+
+class JsonTooDeep(ValueError):
+    """A JSON document nested deeper than its cap."""
+
+
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
+
+
+def json_depth_over(data: bytes, max_depth: int = MAX_JSON_DEPTH) -> bool:
+    """Whether `data`, read as JSON, nests deeper than `max_depth` (strings set aside, brackets counted).
+
+    Only the brackets are walked in Python, and only when there are more
+    opening ones than `max_depth`: a listing of a thousand models has a few
+    thousand, a chat reply a few dozen.
+    """
+    if data.count(b"[") + data.count(b"{") <= max_depth:
+        return False
+    brackets = _NOT_BRACKET.sub(b"", _STRING.sub(b"", data))
+    depth = 0
+    for byte in brackets:
+        depth += 1 if byte in b"[{" else -1
+        if depth > max_depth:
+            return True
+    return False
+
+
+def parse_json(data: bytes | str, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """`json.loads`, refusing nesting deeper than `max_depth` with JsonTooDeep (a ValueError, as json's own are)."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    if json_depth_over(raw, max_depth):
+        raise JsonTooDeep(f"JSON nested deeper than {max_depth} levels")
+    return json.loads(raw)
 
 
 # --- the file ------------------------------------------------------------------------
