@@ -10,7 +10,9 @@ in `reviews.torn-N.jsonl` and cut off before the next append. Two desks on one
 run take turns through an exclusive `flock` on the file for each append.
 
 Readers (the report, `fanout queue`, the desk itself) take no lock, skip what
-they cannot parse and count it, and refuse a file over READ_CAP bytes.
+they cannot parse (nesting too deep included) and count it, and refuse, in
+one line, a file over READ_CAP bytes or one that is not a regular file (a
+FIFO would block them).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fanout.bounded import SIDE_FILE_BOUNDS, parse_json, read_bounded
 from fanout.errors import ConfigError, DiskFull
 from fanout.records import utc_now
 from fanout.store.atomic import DISK_FULL
@@ -38,6 +41,11 @@ NOTE_CAP = 2000
 REVIEWER_CAP = 100
 READ_CAP = 64 * 1024 * 1024
 """Bytes of reviews.jsonl a reader takes (about 300,000 decisions); more is refused with a message."""
+REVIEWS_BOUNDS = SIDE_FILE_BOUNDS._replace(
+    kind="run file", max_bytes=READ_CAP, split_hint="is it a reviews file of `fanout review`?",
+    special_hint="fanout writes only regular files there; move it out of the run directory",
+)
+"""reviews.jsonl: a regular file of at most READ_CAP bytes."""
 
 
 @dataclass(frozen=True)
@@ -154,17 +162,13 @@ def _free_aside_path(path: Path) -> Path:
 
 
 def read_reviews(run_dir: Path) -> ReviewLog:
-    """The run's decisions (an empty log when nobody has reviewed); ConfigError for a file too big to read."""
+    """The run's decisions (an empty log when nobody has reviewed); ConfigError for a file too big to read,
+    or not a regular file."""
     path = reviews_path(run_dir)
-    try:
-        with path.open("rb") as fh:
-            data = fh.read(READ_CAP + 1)
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         return ReviewLog([])
-    except OSError as exc:
-        raise ConfigError(f"{path} cannot be read: {exc.strerror}") from None
-    if len(data) > READ_CAP:
-        raise ConfigError(f"{path} is over {READ_CAP:,} bytes; is it a reviews file of `fanout review`?")
+    data = read_bounded(path, f"the run's {REVIEWS_NAME} {path}", REVIEWS_BOUNDS._replace(max_bytes=READ_CAP),
+                        fix="run `fanout review` again")
     history, skipped = [], 0
     for raw in data.split(b"\n"):
         if not raw.strip():
@@ -179,8 +183,8 @@ def read_reviews(run_dir: Path) -> ReviewLog:
 
 def _parse(raw: bytes) -> Review | None:
     try:
-        data: Any = json.loads(raw)
-    except (UnicodeDecodeError, ValueError):
+        data: Any = parse_json(raw)
+    except (UnicodeDecodeError, ValueError, RecursionError):
         return None
     if not isinstance(data, dict):
         return None
