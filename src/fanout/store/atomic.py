@@ -12,6 +12,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 from fanout.errors import DiskFull
 from fanout.yamlio import dump_yaml as dump_yaml  # re-exported: the store's writers take the YAML from here
@@ -44,3 +45,37 @@ def removed_on_failure(tmp: Path, target: Path) -> Iterator[None]:
         if isinstance(exc, OSError) and exc.errno in DISK_FULL:
             raise DiskFull(target) from exc
         raise
+
+
+def write_aside(log: Path, data: bytes) -> Path:
+    """`data` kept in the first free `STEM.torn-N.jsonl` beside the log `STEM.jsonl`, fsynced; returns its path.
+
+    The file is made anew (O_EXCL, O_NOFOLLOW): a name taken by anything, a
+    dangling symlink to a file outside the run included, is skipped, never
+    written through.
+    """
+    stem = log.name.removesuffix(".jsonl")
+    n = 1
+    while True:
+        aside = log.with_name(f"{stem}.torn-{n}.jsonl")
+        try:
+            fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        except FileExistsError:
+            n += 1
+            continue
+        break
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return aside
+
+
+def open_append(path: Path, *, buffering: int = -1) -> BinaryIO:
+    """`path` opened for appending, created if missing, never through a symlink (OSError ELOOP for one): a link
+    left in the run directory must not make a run append to a file outside it."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    return os.fdopen(fd, "ab", buffering=buffering)

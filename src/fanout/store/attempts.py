@@ -38,7 +38,7 @@ from typing import Any, NamedTuple, Protocol
 
 from fanout.bounded import SIDE_FILE_BOUNDS, read_bounded
 from fanout.records import utc_now
-from fanout.store.atomic import DISK_FULL
+from fanout.store.atomic import DISK_FULL, open_append
 from fanout.store.layout import ABANDONED_NAME, INFLIGHT_DIR, own_folder
 from fanout.store.log_index import LogIndex
 
@@ -322,7 +322,7 @@ async def _settle(header: Mapping[str, Any], calls: list[dict[str, Any]], attemp
 
 
 def _append_abandoned(run_dir: Path, entry: Abandoned) -> None:
-    with (run_dir / ABANDONED_NAME).open("ab") as fh:
+    with open_append(run_dir / ABANDONED_NAME) as fh:
         fh.write(json.dumps(asdict(entry), separators=(",", ":")).encode() + b"\n")
         fh.flush()
         os.fsync(fh.fileno())

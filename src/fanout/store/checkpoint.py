@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from fanout.errors import DiskFull
-from fanout.store.atomic import DISK_FULL, dump_yaml, write_atomically
+from fanout.store.atomic import DISK_FULL, dump_yaml, open_append, write_aside, write_atomically
 from fanout.store.attempts import discard_attempt
 from fanout.store.layout import INDEX_NAME, LOG_NAME, VERDICT_DIR, own_folder
 from fanout.store.log_index import DamagedLine, LogEntry, LogIndex, read_index, save_index
@@ -61,8 +61,7 @@ def repair_torn_tail(path: Path) -> Path | None:
     cut = start + _good_prefix_length(data)
     if cut == start + len(data):
         return None
-    aside = _free_aside_path(path)
-    aside.write_bytes(data[cut - start:])
+    aside = write_aside(path, data[cut - start:])
     with path.open("r+b") as fh:
         fh.truncate(cut)
         fh.flush()
@@ -100,13 +99,6 @@ def _good_prefix_length(data: bytes) -> int:
     return end
 
 
-def _free_aside_path(path: Path) -> Path:
-    n = 1
-    while (aside := path.with_name(f"checkpoint.torn-{n}.jsonl")).exists():
-        n += 1
-    return aside
-
-
 def iter_log(path: Path) -> Iterator[VerdictRecord]:
     """Every record in the log, streamed; lines that are not records are skipped.
 
@@ -139,23 +131,15 @@ def set_aside_damaged(path: Path, damaged: list[DamagedLine]) -> Path | None:
     """
     if not damaged:
         return None
-    aside = _free_aside_path(path)
     with path.open("r+b") as fh:
         lines = [os.pread(fh.fileno(), d.end - d.start, d.start) for d in damaged]
-        _write_synced(aside, b"".join(line if line.endswith(b"\n") else line + b"\n" for line in lines))
+        aside = write_aside(path, b"".join(line if line.endswith(b"\n") else line + b"\n" for line in lines))
         for d, line in zip(damaged, lines):
             blank = b" " * (len(line) - 1) + b"\n" if line.endswith(b"\n") else b" " * len(line)
             os.pwrite(fh.fileno(), blank, d.start)
         fh.flush()
         os.fsync(fh.fileno())
     return aside
-
-
-def _write_synced(path: Path, data: bytes) -> None:
-    with path.open("wb") as out:
-        out.write(data)
-        out.flush()
-        os.fsync(out.fileno())
 
 
 class CheckpointWriter:
@@ -171,7 +155,7 @@ class CheckpointWriter:
         self.run_dir = run_dir
         self.verdict_dir = own_folder(run_dir, VERDICT_DIR)  # never a link: views are deleted and replaced here
         self.index = index
-        self._fh = log_path(run_dir).open("ab", buffering=0)
+        self._fh = open_append(log_path(run_dir), buffering=0)
         self._offset = self._fh.seek(0, os.SEEK_END)
         self._saved_at = time.monotonic()
         self.out_of_space: DiskFull | None = None

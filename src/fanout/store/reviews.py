@@ -29,7 +29,7 @@ from typing import Any
 from fanout.bounded import SIDE_FILE_BOUNDS, parse_json, read_bounded
 from fanout.errors import ConfigError, DiskFull
 from fanout.records import utc_now
-from fanout.store.atomic import DISK_FULL
+from fanout.store.atomic import DISK_FULL, write_aside
 from fanout.store.layout import REVIEWS_NAME
 
 DECISIONS = ("accept", "reject", "unsure")
@@ -132,11 +132,7 @@ def _repair_torn_tail(fd: int, path: Path) -> None:
         return
     start = _last_line_start(fd, size)
     torn = os.pread(fd, size - start, start)
-    aside = _free_aside_path(path)
-    with aside.open("wb") as out:
-        out.write(torn)
-        out.flush()
-        os.fsync(out.fileno())
+    write_aside(path, torn)
     os.ftruncate(fd, start)
     os.fsync(fd)
 
@@ -152,13 +148,6 @@ def _last_line_start(fd: int, size: int) -> int:
             return begin + cut + 1
         end = begin
     return 0
-
-
-def _free_aside_path(path: Path) -> Path:
-    n = 1
-    while (aside := path.with_name(f"reviews.torn-{n}.jsonl")).exists():
-        n += 1
-    return aside
 
 
 def read_reviews(run_dir: Path) -> ReviewLog:
