@@ -127,6 +127,7 @@ async def test_an_inflight_file_larger_than_any_attempt_writes_is_read_no_furthe
     (b'{"edit_rcid": 1, "model": 7, "log_bytes": 0}', "model 7 is not a model id"),
     (b'{"edit_rcid": 1, "model": "m/a", "log_bytes": 0, "started_ns": true}', "started_ns true is not a whole number"),
     (b"{torn", "'{torn' is not an attempt's header"),
+    (b"[" * 5000, "'" + "[" * 36 + "... is not an attempt's header"),
 ])
 async def test_a_damaged_inflight_header_is_skipped_with_one_warning_and_the_others_are_settled(tmp_path, header, problem):
     inflight = tmp_path / INFLIGHT_DIR

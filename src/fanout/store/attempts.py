@@ -18,8 +18,9 @@ answered may have been billed too, so it makes the attempt's cost unknown. One l
 
 In-flight files are read as untrusted: only regular files, never through a
 symbolic link, at most INFLIGHT_MAX_BYTES each (a link to /dev/zero grew a
-start to 6.5 GB), and a file whose header is damaged is left in place with
-one warning line (it once ended the start in a traceback).
+start to 6.5 GB), parsed depth-capped (a header of 5 000 `[` once ended
+`fanout status` in a RecursionError), and a file whose header is damaged is
+left in place with one warning line (it once ended the start in a traceback).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
-from fanout.bounded import SIDE_FILE_BOUNDS, read_bounded
+from fanout.bounded import SIDE_FILE_BOUNDS, parse_json, read_bounded
 from fanout.records import utc_now
 from fanout.store.atomic import DISK_FULL, open_append
 from fanout.store.layout import ABANDONED_NAME, INFLIGHT_DIR, own_folder
@@ -266,8 +267,8 @@ def _read_attempt(data: bytes) -> tuple[bool, Any, list[dict[str, Any]]]:
     if not newline:
         return False, None, []
     try:
-        header = json.loads(first)
-    except ValueError:
+        header = parse_json(first)
+    except (ValueError, RecursionError):  # RecursionError: parse_json caps the depth; kept should that cap grow
         header = first.decode("utf-8", "replace")  # named in the warning
     return True, header, list(_json_lines(rest))
 
@@ -295,7 +296,7 @@ def _shown(value: Any) -> str:
 def _json_lines(data: bytes) -> Iterator[dict[str, Any]]:
     for line in data.splitlines():
         try:
-            value = json.loads(line)
+            value = parse_json(line)
         except (ValueError, RecursionError):  # the last line, torn by the kill; or nested past json's depth
             continue
         if isinstance(value, dict):
