@@ -552,3 +552,10 @@ async def test_an_assistant_message_with_tool_calls_goes_back_with_empty_string_
         "tool_calls": [{"id": "call_a", "type": "function",
                         "function": {"name": "web_search", "arguments": '{"query": "q"}'}}],
     }
+
+
+def test_a_reply_nested_past_the_parser_s_depth_is_no_json_object_not_a_recursion_error():
+    for reply in ("[" * 100_000, "{" * 100_000, '{"a": ' * 100_000):
+        assert parse_verdict(reply) == (None, "the reply contains no JSON object")
+    parsed = parse_verdict("[" * 5000 + " then: " + json.dumps(GOOD_VERDICT))
+    assert parsed.verdict is not None and parsed.verdict["verdict"] == GOOD_VERDICT["verdict"]
