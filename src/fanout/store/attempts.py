@@ -86,6 +86,10 @@ class AttemptFile:
         self._fd = -1
         self.answered_calls = 0
         """Calls answered so far: an attempt that has none and ends in a refusal of its model cost nothing."""
+        self.answered_records: list[dict[str, Any]] = []
+        """Each answered call's call_record(), to price an attempt that ends in an unexpected exception."""
+        self.cut_off = 0
+        """Calls sent and neither answered nor failed yet: at an unexpected end, each may have been billed."""
         with _unless_disk_full():  # made anew, never opened through a link left in its place
             path.unlink(missing_ok=True)
             self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_APPEND | os.O_CLOEXEC,
@@ -94,13 +98,18 @@ class AttemptFile:
         self._write({"edit_rcid": edit_rcid, "model": model, "log_bytes": log_bytes, "started_ns": time.time_ns()})
 
     def sent(self) -> None:
+        self.cut_off += 1
         self._write({"e": "sent"})
 
     def answered(self, result: AnsweredCall) -> None:
         self.answered_calls += 1
-        self._write({"e": "answered", **result.call_record()})
+        self.cut_off -= 1
+        record = result.call_record()
+        self.answered_records.append(record)
+        self._write({"e": "answered", **record})
 
     def failed(self) -> None:
+        self.cut_off -= 1
         self._write({"e": "failed"})
 
     def close(self) -> None:
