@@ -328,3 +328,20 @@ def test_a_snapshot_cache_from_before_the_limits_is_not_trusted(tmp_path: Path, 
             return list(spooled.edits)
 
     assert refusal(resume, path).startswith(f"snapshot {path} has a value of 100,001 characters")
+
+
+def test_a_small_snapshot_is_read_without_reserving_the_whole_size_cap(tmp_path: Path) -> None:
+    """read(1 GiB + 1) allocates the whole GiB before it reads 10 bytes: a MemoryError under `ulimit -v 900000`."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "small.yaml"
+    path.write_text("edits: []\n", encoding="utf-8")
+    script = ("import resource, sys\n"
+              "from fanout.errors import ConfigError\n"
+              "from fanout.sift.snapshot import load_snapshot\n"
+              "resource.setrlimit(resource.RLIMIT_AS, (900_000 * 1024, resource.RLIM_INFINITY))\n"
+              "try:\n    load_snapshot(sys.argv[1])\nexcept ConfigError as exc:\n    print(exc)\n")
+    done = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, check=False)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        0, f"snapshot {path} has no edits; the `edits:` list is empty\n", "")

@@ -393,13 +393,13 @@ def read_bounded(path: Path, name: str, bounds: Bounds = SIDE_FILE_BOUNDS, *, fi
     """The bytes of the regular file `path`, at most bounds.max_bytes; any other is one ConfigError."""
     with read_errors(name, fix):
         with open_regular(path, name, bounds) as fh:
-            raw = _read_upto(fh, bounds.max_bytes + 1)
+            raw = read_upto(fh, bounds.max_bytes + 1)
     if len(raw) > bounds.max_bytes:  # it grew since it was opened
         raise _too_big(name, len(raw), bounds)
     return raw
 
 
-def _read_upto(fh: BinaryIO, limit: int) -> bytes:
+def read_upto(fh: BinaryIO, limit: int) -> bytes:
     """At most `limit` bytes, in one read of the size the file has now (read(limit) would allocate all of
     `limit` first: 64 GiB for a log's cap), then in chunks if it grew meanwhile."""
     size = os.fstat(fh.fileno()).st_size

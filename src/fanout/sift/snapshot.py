@@ -65,7 +65,7 @@ from yaml.events import (
 from yaml.nodes import ScalarNode
 from yaml.resolver import Resolver
 
-from fanout.bounded import SNAPSHOT_BOUNDS, parse_yaml
+from fanout.bounded import SNAPSHOT_BOUNDS, parse_yaml, read_upto
 from fanout.errors import ConfigError
 from fanout.sift.edit import Edit, is_term_diff
 from fanout.sift.snapshot_bounds import (
@@ -193,7 +193,7 @@ def _load_composed(path: Path, raw: bytes) -> list[Edit]:
 
 def _read_bytes(path: Path) -> bytes:
     with _open_snapshot(path) as fh, _read_errors(path):
-        raw = fh.read(MAX_SNAPSHOT_BYTES + 1)
+        raw = read_upto(fh, MAX_SNAPSHOT_BYTES + 1)  # read(cap) would reserve the whole GiB first
     if len(raw) > MAX_SNAPSHOT_BYTES:  # it grew since it was opened
         raise _too_big(path, len(raw))
     return raw
