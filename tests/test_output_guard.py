@@ -11,6 +11,7 @@ and every byte of the input.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -21,6 +22,7 @@ import yaml
 
 from fanout.cli import main
 from fanout.config import package_data
+from fanout.errors import ConfigError
 from fanout.engine.settings import RunSettings
 from fanout.llm.models import ModelSpec
 from fanout.engine.runner import RunRequest, run
@@ -241,3 +243,20 @@ def test_sim_labels_out_rewrites_its_own_labels_but_not_another_file_without_for
         "file, or pass --force to replace it"
     )
     assert main([*argv, "--force"]) == 0 and out.read_bytes() == written
+
+
+@pytest.mark.parametrize(("field", "value", "problem"), [
+    ("settings", [], "settings should be a mapping, got []"),
+    ("snapshot_path", 5, "snapshot_path should be text, got 5"),
+    ("edits", True, "edits should be a whole number, got True"),
+    ("inputs", ["a", 7], "inputs should be a list of texts, got ['a', 7]"),
+])
+def test_a_manifest_field_of_the_wrong_type_is_one_line_not_a_crash(run_dir, capsys, field, value, problem) -> None:
+    manifest = yaml.safe_load((run_dir / "manifest.yaml").read_text())
+    manifest[field] = value
+    (run_dir / "manifest.yaml").write_text(yaml.safe_dump(manifest))
+    capsys.readouterr()
+    with pytest.raises(ConfigError, match="^" + re.escape(
+            f"{run_dir / 'manifest.yaml'} is not a fanout manifest ({problem}); is --run-dir the right folder?") + "$"):
+        load_manifest(run_dir)
+    assert main(["report", str(run_dir), "-q", "--json", str(run_dir.parent / "r.json")]) == 0  # reads on without it
