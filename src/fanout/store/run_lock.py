@@ -26,12 +26,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-KERNEL_LOCKS = Path("/proc/locks")
-"""Linux's table of the locks held now: read, it answers who holds a lock without taking one."""
-
 from fanout.errors import ConfigError
 from fanout.store.atomic import DISK_FULL
 from fanout.store.layout import LOCK_NAME
+
+KERNEL_LOCKS = Path("/proc/locks")
+"""Linux's table of the locks held now: read, it answers who holds a lock without taking one."""
 
 
 @contextmanager
