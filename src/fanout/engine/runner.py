@@ -84,7 +84,6 @@ async def run(request: RunRequest, *, verdict_fn: VerdictFn | None = None) -> Ru
     `verdict_fn` replaces the real two-phase verdict (tests of the engine alone);
     when it is given, no endpoint is contacted.
     """
-    settings = request.settings
     with spool_snapshot(request.snapshot_path, cache_dir=request.run_dir) as snapshot:
         return await _checked_run(request, snapshot, verdict_fn)
 
