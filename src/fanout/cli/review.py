@@ -9,6 +9,8 @@ from pathlib import Path
 from fanout.cli.committee_options import add_committee_options, committee_settings
 from fanout.cli.epilog import BAD_INPUT, INTERRUPTED, epilog
 from fanout.errors import ConfigError
+from fanout.review.server import DEFAULT_PORT
+from fanout.store.reviews import REVIEWER_CAP
 
 EPILOG = epilog(
     environment=[],
@@ -21,8 +23,9 @@ EPILOG = epilog(
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="the --run-dir of a `fanout run` (running or done)")
-    parser.add_argument("--port", type=int, default=8766, metavar="N",
-                        help="serve on 127.0.0.1:N (default 8766; 0 picks a free port); never another interface")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, metavar="N",
+                        help=f"serve on 127.0.0.1:N (default {DEFAULT_PORT}; 0 picks a free port); never another "
+                             "interface")
     parser.add_argument("--reviewer", metavar="NAME", help="who decides, as written beside each decision "
                         "(default: the login name)")
     parser.add_argument("--export", type=Path, metavar="FILE",
@@ -47,8 +50,8 @@ def run(args: argparse.Namespace) -> int:
 
     desk = Desk(args.run_dir, ReportOptions(**committee_settings(args)))
     reviewer = args.reviewer if args.reviewer is not None else _login()
-    if len(reviewer) > 100:
-        raise ConfigError("--reviewer is over 100 characters")
+    if len(reviewer) > REVIEWER_CAP:
+        raise ConfigError(f"--reviewer is over {REVIEWER_CAP} characters")
     anyio.run(serve_desk, desk, reviewer, args.port, _announce)
     return 0
 
