@@ -32,7 +32,7 @@ Validation hands each edit on as a typed, immutable fanout.sift.edit.Edit.
 Bad input stops the run before any work with one message that names the file,
 the edit (1-based index and rcid), the field and what to put there, because
 a user fixing a 500-edit file needs to find the line, not read a traceback.
-The file and its YAML are held to fanout.sift.snapshot_bounds' limits (size,
+The file and its YAML are held to fanout.bounded.SNAPSHOT_BOUNDS (size,
 nesting, value length, what aliases repeat) while they are read, so a file
 that would exhaust memory or never end is refused the same way.
 """
