@@ -3,7 +3,7 @@
 Each test writes a real file (a FIFO, a sparse file, a billion laughs) and
 reads it the three ways a snapshot is read: load_snapshot, the event reader
 `fanout run` streams with, and the spool that feeds a run. The limits are
-fanout.sift.snapshot_bounds'.
+fanout.bounded.SNAPSHOT_BOUNDS'.
 """
 
 from __future__ import annotations
@@ -21,11 +21,14 @@ from fanout.cli import main
 from fanout.errors import ConfigError
 from fanout.sift.edit import Edit
 from fanout.sift.snapshot import file_sha256, load_snapshot, stream_snapshot
-from fanout.sift.snapshot_bounds import MAX_NESTING, MAX_REPEATED, MAX_SNAPSHOT_BYTES, MAX_TEXT_CHARS
+from fanout.bounded import SNAPSHOT_BOUNDS
 from fanout.sift import edit_spool
 from fanout.sift.edit_spool import cache_edits, spool_snapshot
 from fanout.store.layout import SPOOL_NAME
 from edits import edit_data
+
+MAX_SNAPSHOT_BYTES, MAX_NESTING = SNAPSHOT_BOUNDS.max_bytes, SNAPSHOT_BOUNDS.max_nesting
+MAX_TEXT_CHARS, MAX_REPEATED = SNAPSHOT_BOUNDS.max_text, SNAPSHOT_BOUNDS.max_repeated
 
 LOCAL = ["--base-url", "http://127.0.0.1:9/v1", "--searxng-url", "http://127.0.0.1:9", "--models", "m/a"]
 

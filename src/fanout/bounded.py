@@ -16,7 +16,8 @@ RecursionError). So every file is read here, within a `Bounds`:
     max_text      characters in one value or key
     max_repeated  nodes and characters that aliases repeat, over the whole file
 
-SNAPSHOT_BOUNDS are a snapshot's (fanout.sift.snapshot), SIDE_FILE_BOUNDS
+SNAPSHOT_BOUNDS are a snapshot's (fanout.sift.snapshot reads it through
+open_regular and read_bounded too), SIDE_FILE_BOUNDS
 every other file's: --limits, --gates, --policy, --search-config, labels,
 the manifest, the blocked domains. The YAML is checked node by node as the
 parser hands it over, so a bomb is refused a few hundred bytes in. Every
@@ -74,6 +75,8 @@ class Bounds(NamedTuple):
     """What to do with a file over max_bytes."""
     special_hint: str = "save it to a file and pass that file"
     """What to do with a FIFO, a device or a socket where a file should be."""
+    size_owner: str = "it"
+    """Who "may have" max_bytes in the message about a file over it: "it", "a snapshot"."""
 
 
 SNAPSHOT_BOUNDS = Bounds(
@@ -344,18 +347,22 @@ def _file_kind(mode: int) -> str:
 
 
 def _too_big(name: str, size: int, bounds: Bounds) -> ConfigError:
-    return ConfigError(f"{name} has {size:,} bytes, more than the {bounds.max_bytes:,} it may have; {bounds.split_hint}")
+    return ConfigError(f"{name} has {size:,} bytes, more than the {bounds.max_bytes:,} {bounds.size_owner} may have; "
+                       f"{bounds.split_hint}")
 
 
 @contextmanager
-def read_errors(name: str, fix: str) -> Iterator[None]:
-    """The file's own problems (missing, a directory, unreadable) as one message each; `name` names file and option."""
+def read_errors(name: str, fix: str, *, missing: str | None = None, directory: str = "pass a file") -> Iterator[None]:
+    """The file's own problems (missing, a directory, unreadable) as one message each; `name` names file and option.
+
+    `missing` replaces the whole "NAME does not exist; FIX" message, `directory` the advice for a directory.
+    """
     try:
         yield
     except FileNotFoundError:
-        raise ConfigError(f"{name} does not exist; {fix}") from None
+        raise ConfigError(missing or f"{name} does not exist; {fix}") from None
     except IsADirectoryError:
-        raise ConfigError(f"{name} is a directory; pass a file") from None
+        raise ConfigError(f"{name} is a directory; {directory}") from None
     except OSError as exc:
         raise ConfigError(f"{name} cannot be read: {exc.strerror or exc}") from None
 
@@ -389,9 +396,11 @@ def open_regular(path: Path, name: str, bounds: Bounds) -> BinaryIO:
     return os.fdopen(fd, "rb")
 
 
-def read_bounded(path: Path, name: str, bounds: Bounds = SIDE_FILE_BOUNDS, *, fix: str = "check the path") -> bytes:
-    """The bytes of the regular file `path`, at most bounds.max_bytes; any other is one ConfigError."""
-    with read_errors(name, fix):
+def read_bounded(path: Path, name: str, bounds: Bounds = SIDE_FILE_BOUNDS, *, fix: str = "check the path",
+                 missing: str | None = None, directory: str = "pass a file") -> bytes:
+    """The bytes of the regular file `path`, at most bounds.max_bytes; any other is one ConfigError
+    (worded by read_errors, to which `fix`, `missing` and `directory` go)."""
+    with read_errors(name, fix, missing=missing, directory=directory):
         with open_regular(path, name, bounds) as fh:
             raw = read_upto(fh, bounds.max_bytes + 1)
     if len(raw) > bounds.max_bytes:  # it grew since it was opened
@@ -411,7 +420,8 @@ def read_upto(fh: BinaryIO, limit: int) -> bytes:
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
-def _yaml_problem(name: str, exc: yaml.YAMLError) -> ConfigError:
+def yaml_problem(name: str, exc: yaml.YAMLError) -> ConfigError:
+    """A YAML error as one line: PyYAML's problem, where it is, and that the syntax there needs fixing."""
     mark = getattr(exc, "problem_mark", None)
     where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
     problem = getattr(exc, "problem", None) or type(exc).__name__
@@ -429,4 +439,4 @@ def load_yaml(path: Path, name: str, bounds: Bounds = SIDE_FILE_BOUNDS, *, fix: 
     except OverLimit as exc:
         raise ConfigError(f"{name} {exc}") from None
     except yaml.YAMLError as exc:
-        raise _yaml_problem(name, exc) from None
+        raise yaml_problem(name, exc) from None
