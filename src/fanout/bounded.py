@@ -386,9 +386,33 @@ def open_regular(path: Path, name: str, bounds: Bounds) -> BinaryIO:
     would wait for a writer, and /dev/zero would be read for ever. Raises
     OSError for read_errors to word.
     """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    def checked(info: os.stat_result) -> bool:
+        check_regular(name, info, bounds)
+        return True
+
+    return _opened(path, checked, follow_links=True)
+
+
+def open_if_regular(path: Path, *, follow_links: bool = True) -> BinaryIO | None:
+    """`path` opened for reading when it is a regular file, else None (a FIFO, a device, a directory; and a
+    symbolic link when not `follow_links`: OSError ELOOP then). Opened as open_regular opens, without blocking."""
     try:
-        check_regular(name, os.fstat(fd), bounds)
+        return _opened(path, lambda info: stat.S_ISREG(info.st_mode), follow_links=follow_links)
+    except _NotRegular:
+        return None
+
+
+class _NotRegular(Exception):
+    pass
+
+
+def _opened(path: Path, accept: Callable[[os.stat_result], bool], *, follow_links: bool) -> BinaryIO:
+    """Open without blocking, let `accept` judge the open descriptor's stat (or raise), then read blocking."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow_links else os.O_NOFOLLOW)
+    fd = os.open(path, flags)
+    try:
+        if not accept(os.fstat(fd)):
+            raise _NotRegular
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)

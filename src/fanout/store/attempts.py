@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
-from fanout.bounded import SIDE_FILE_BOUNDS, parse_json, read_bounded
+from fanout.bounded import SIDE_FILE_BOUNDS, open_if_regular, parse_json, read_bounded, read_upto
 from fanout.records import utc_now
 from fanout.store.atomic import DISK_FULL, open_append
 from fanout.store.layout import ABANDONED_NAME, INFLIGHT_DIR, own_folder
@@ -246,19 +246,13 @@ def _read_inflight(path: Path) -> bytes | None:
     """The file's bytes, at most one more than INFLIGHT_MAX_BYTES; None when it is gone or is not a regular file
     (a symbolic link is not followed; a FIFO does not block the open)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        opened = open_if_regular(path, follow_links=False)
     except OSError:
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        chunks, size = [], 0
-        while size <= INFLIGHT_MAX_BYTES and (chunk := os.read(fd, INFLIGHT_MAX_BYTES + 1 - size)):
-            chunks.append(chunk)
-            size += len(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
+    if opened is None:
+        return None
+    with opened:
+        return read_upto(opened, INFLIGHT_MAX_BYTES + 1)
 
 
 def _file_problem(data: bytes | None) -> str | None:
