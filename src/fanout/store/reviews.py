@@ -29,7 +29,7 @@ from typing import Any
 from fanout.bounded import SIDE_FILE_BOUNDS, parse_json, read_bounded
 from fanout.errors import ConfigError, DiskFull
 from fanout.records import utc_now
-from fanout.store.atomic import DISK_FULL, write_aside
+from fanout.store.atomic import DISK_FULL, cut_torn_tail
 from fanout.store.layout import REVIEWS_NAME
 
 DECISIONS = ("accept", "reject", "unsure")
@@ -104,7 +104,7 @@ def append_review(run_dir: Path, review: Review) -> None:
     line = (json.dumps(asdict(review), ensure_ascii=False) + "\n").encode("utf-8")
     path = reviews_path(run_dir)
     with _locked_for_append(path) as fd:
-        _repair_torn_tail(fd, path)
+        cut_torn_tail(fd, path)  # a last line without its newline is a write cut short
         try:
             os.write(fd, line)
             os.fsync(fd)
@@ -123,31 +123,6 @@ def _locked_for_append(path: Path) -> Iterator[int]:
         yield fd
     finally:
         os.close(fd)  # closing drops the flock
-
-
-def _repair_torn_tail(fd: int, path: Path) -> None:
-    """A last line without its newline is a write cut short: keep it aside, then cut it off."""
-    size = os.fstat(fd).st_size
-    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
-        return
-    start = _last_line_start(fd, size)
-    torn = os.pread(fd, size - start, start)
-    write_aside(path, torn)
-    os.ftruncate(fd, start)
-    os.fsync(fd)
-
-
-def _last_line_start(fd: int, size: int) -> int:
-    """Offset just after the last newline before `size` (0 when the file is one line)."""
-    end = size
-    while end > 0:
-        begin = max(0, end - 65536)
-        chunk = os.pread(fd, end - begin, begin)
-        cut = chunk.rfind(b"\n")
-        if cut >= 0:
-            return begin + cut + 1
-        end = begin
-    return 0
 
 
 def read_reviews(run_dir: Path) -> ReviewLog:
