@@ -246,3 +246,27 @@ def test_status_names_attempts_whose_cost_waits_for_the_next_start(tmp_path):
         "of them: 1 with a verdict, 0 without one (incomplete or invalid_json), 0 error(s), 0 timeout(s)",
         "not running; 1 attempt(s) were cut off when it last stopped: their cost is settled on the next start",
     ]
+
+
+def test_a_verdict_that_raises_unexpectedly_is_logged_with_what_its_answered_calls_cost(tmp_path, monkeypatch, capsys):
+    """A bug after calls were answered: logging its `error` record discards the in-flight file, so the record
+    itself must carry their cost, or spend and --max-cost never count what was paid."""
+    import fanout.sift.verdict
+
+    async def calls_then_a_bug(edit, model, *, watcher, **_):
+        for cost in (0.25, 0.125):
+            watcher.sent()
+            watcher.answered(answered(f"gen-{edit.rcid}-{cost}", cost))
+        raise RuntimeError("a bug after two answered calls")
+
+    monkeypatch.setattr(fanout.sift.verdict, "run_verdict", calls_then_a_bug)
+    with anyio.from_thread.start_blocking_portal() as portal:
+        with portal.wrap_async_context_manager(running_simulator(SimConfig(seed=11))) as sim:
+            code = main(["run", str(SAMPLE), "--run-dir", str(tmp_path), "--base-url", sim.api_base,
+                         "--searxng-url", sim.searxng_url, "--allow-private-urls", "--fetch-delay", "0",
+                         "--limit", "1", "--models", "m/a"])
+    records = [json.loads(line) for line in log_path(tmp_path).read_text().splitlines()]
+    assert [(r["status"], r["cost_usd"], r["cost_source"]) for r in records] == [("error", 0.375, "reported")], (
+        code, capsys.readouterr())
+    assert records[0]["error"] == "verdict failed: RuntimeError: a bug after two answered calls"
+    assert not list((tmp_path / INFLIGHT_DIR).iterdir())

@@ -105,8 +105,9 @@ def test_a_log_line_that_does_not_fit_is_disk_full_and_an_index_that_does_not_fi
     from fanout.store.checkpoint import CheckpointWriter, LogEntry, LogIndex
     from test_orchestrator import MODELS, make_edits, record_for
 
-    (tmp_path / "checkpoint.jsonl").symlink_to("/dev/full")
     writer = CheckpointWriter(tmp_path, LogIndex())
+    writer._fh.close()
+    writer._fh = open("/dev/full", "ab", buffering=0)  # the log is never opened through a link: full in its place
     with pytest.raises(DiskFull, match="^disk full at .*checkpoint.jsonl;"):
         writer.append(record_for(make_edits(1)[0], MODELS[0]))
     assert writer.out_of_space is not None and list((tmp_path / "verdicts").iterdir()) == []

@@ -13,6 +13,7 @@ import dataclasses
 import gzip
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 import anyio
 import httpx
@@ -148,15 +149,31 @@ async def wire() -> AsyncIterator[CountingTransport]:
     yield CountingTransport()
 
 
+class Watcher:
+    """A CallWatcher that writes down what it hears, as the in-flight file (fanout.store.attempts) does."""
+
+    def __init__(self) -> None:
+        self.heard: list[tuple[str, ...]] = []
+
+    def sent(self) -> None:
+        self.heard.append(("sent",))
+
+    def answered(self, result: Any) -> None:
+        self.heard.append(("answered", result.response_id, result.cost_usd))
+
+    def failed(self) -> None:
+        self.heard.append(("failed",))
+
+
 async def chat_failure(handler: Handler, wire: CountingTransport, *, timeout_s: float = 30.0,
-                       generation_lookup: bool = False) -> ProviderError:
+                       generation_lookup: bool = False, watcher: Watcher | None = None) -> ProviderError:
     async with serving(app_answering(handler)) as port, make_http_client(
         2, user_agent="fanout-test", transport=wire, max_body_bytes=CAP
     ) as http:
         chat = ChatClient(base_url=f"http://127.0.0.1:{port}/api/v1", api_key=None, http=http, retry=ONE_TRY,
                           request_timeout_s=timeout_s, generation_lookup=generation_lookup)
         with pytest.raises(ProviderError) as caught:
-            await chat.complete(MODEL, [{"role": "user", "content": "hello"}])
+            await chat.complete(MODEL, [{"role": "user", "content": "hello"}], watcher=watcher)
     return caught.value
 
 
@@ -180,6 +197,17 @@ async def test_a_chat_reply_over_the_cap_without_a_cost_lookup_says_its_cost_is_
     assert str(error).endswith("; its cost is unknown (the usage at its end was never read)")
     assert error.spent is not None
     assert (error.spent.cost_usd, error.spent.cost_source) == (None, "unknown")
+
+
+@pytest.mark.parametrize(("generation_lookup", "heard"), [
+    (True, [("sent",), ("answered", CHAT_ID, 0.0421)]),
+    (False, [("sent",)]),  # unmatched: settled after a kill as cut off, cost unknown
+])
+async def test_an_oversized_reply_is_never_written_down_as_a_failed_call_that_cost_nothing(
+        wire, generation_lookup, heard):
+    watcher = Watcher()
+    await chat_failure(oversized, wire, generation_lookup=generation_lookup, watcher=watcher)
+    assert watcher.heard == heard
 
 
 async def test_a_gzip_bomb_as_a_chat_reply_inflates_no_further_than_the_cap(wire):

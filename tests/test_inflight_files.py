@@ -127,6 +127,7 @@ async def test_an_inflight_file_larger_than_any_attempt_writes_is_read_no_furthe
     (b'{"edit_rcid": 1, "model": 7, "log_bytes": 0}', "model 7 is not a model id"),
     (b'{"edit_rcid": 1, "model": "m/a", "log_bytes": 0, "started_ns": true}', "started_ns true is not a whole number"),
     (b"{torn", "'{torn' is not an attempt's header"),
+    (b"[" * 5000, "'" + "[" * 36 + "... is not an attempt's header"),
 ])
 async def test_a_damaged_inflight_header_is_skipped_with_one_warning_and_the_others_are_settled(tmp_path, header, problem):
     inflight = tmp_path / INFLIGHT_DIR
@@ -170,3 +171,55 @@ def test_an_attempt_file_never_writes_through_a_link_left_in_its_place(tmp_path)
 
     assert outside.read_bytes() == b"keep me\n"
     assert not path.is_symlink() and path.read_bytes().endswith(b'{"e":"sent"}\n')
+
+
+def test_a_torn_log_tail_is_never_set_aside_through_a_dangling_link(tmp_path):
+    from fanout.store.checkpoint import repair_torn_tail
+
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    stolen = tmp_path / "elsewhere.jsonl"
+    (run_dir / "checkpoint.torn-1.jsonl").symlink_to(stolen)  # dangling: .exists() says False
+    log_path(run_dir).write_bytes(b'{"a": 1}\n{"half')
+
+    assert repair_torn_tail(log_path(run_dir)) == run_dir / "checkpoint.torn-2.jsonl"
+    assert (run_dir / "checkpoint.torn-2.jsonl").read_bytes() == b'{"half'
+    assert not os.path.lexists(stolen) and log_path(run_dir).read_bytes() == b'{"a": 1}\n'
+
+
+def test_a_torn_review_is_never_set_aside_through_a_dangling_link(tmp_path):
+    from fanout.store.reviews import Review, append_review
+
+    stolen = tmp_path / "elsewhere.jsonl"
+    (tmp_path / "reviews.torn-1.jsonl").symlink_to(stolen)
+    (tmp_path / "reviews.jsonl").write_bytes(b'{"rcid": 2, "decis')
+    append_review(tmp_path, Review(3, "reject", "", "ana", "2026-11-27T00:00:05Z"))
+
+    assert not os.path.lexists(stolen)
+    assert (tmp_path / "reviews.torn-2.jsonl").read_bytes() == b'{"rcid": 2, "decis'
+
+
+async def test_a_settled_attempt_is_never_appended_through_a_linked_abandoned_file(tmp_path):
+    outside = tmp_path / "precious.txt"
+    outside.write_bytes(b"keep me\n")
+    run_dir = tmp_path / "run"
+    cut_off_attempt(run_dir, 1, "m/a", [answered("gen-1", 0.25)])
+    (run_dir / "abandoned.jsonl").symlink_to(outside)
+
+    with pytest.raises(OSError):
+        await settle(run_dir)
+    assert outside.read_bytes() == b"keep me\n"
+
+
+def test_the_checkpoint_writer_never_appends_through_a_linked_log(tmp_path):
+    from fanout.store.checkpoint import LogIndex
+
+    outside = tmp_path / "precious.txt"
+    outside.write_bytes(b"keep me\n")
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    log_path(run_dir).symlink_to(outside)
+
+    with pytest.raises(OSError):
+        CheckpointWriter(run_dir, LogIndex())
+    assert outside.read_bytes() == b"keep me\n"

@@ -11,6 +11,7 @@ and every byte of the input.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -21,6 +22,7 @@ import yaml
 
 from fanout.cli import main
 from fanout.config import package_data
+from fanout.errors import ConfigError
 from fanout.engine.settings import RunSettings
 from fanout.llm.models import ModelSpec
 from fanout.engine.runner import RunRequest, run
@@ -177,6 +179,36 @@ def test_an_earlier_report_is_replaced_without_force_here_and_in_the_run_directo
         assert main(argv) == 0, capsys.readouterr().err
 
 
+@pytest.mark.parametrize("name", [by_name, by_symlink, by_hard_link])
+def test_review_export_refuses_the_run_s_snapshot_even_with_force(tmp_path, run_dir, snapshot, capsys, name) -> None:
+    before = snapshot.read_bytes()
+    target = name(snapshot, tmp_path)
+    capsys.readouterr()
+    assert main(["review", str(run_dir), "--export", str(target), "--force"]) == 2
+    assert only_error(capsys) == (
+        f"fanout review: error: --export {target} is an input of the run {run_dir} (its manifest lists it), which "
+        "this command reads and must not write over; choose another file"
+    )
+    assert snapshot.read_bytes() == before
+
+
+def test_review_export_replaces_an_earlier_export_but_another_file_only_with_force(tmp_path, run_dir, capsys) -> None:
+    out = tmp_path / "reviewed.yaml"
+    assert main(["review", str(run_dir), "--export", str(out)]) == 0
+    assert main(["review", str(run_dir), "--export", str(out)]) == 0  # its own earlier export
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    capsys.readouterr()
+    assert main(["review", str(run_dir), "--export", str(notes)]) == 2
+    assert only_error(capsys) == (
+        f"fanout review: error: --export {notes} already exists and this command did not write it; choose another "
+        "file, or pass --force to replace it"
+    )
+    assert notes.read_text() == "my notes\n"
+    assert main(["review", str(run_dir), "--export", str(notes), "--force"]) == 0
+    assert yaml.safe_load(notes.read_text())["labels"] == []
+
+
 def test_a_fifo_at_an_output_is_refused_without_waiting_for_a_reader(tmp_path, run_dir, capsys) -> None:
     pipe = tmp_path / "pipe.json"
     os.mkfifo(pipe)
@@ -211,3 +243,20 @@ def test_sim_labels_out_rewrites_its_own_labels_but_not_another_file_without_for
         "file, or pass --force to replace it"
     )
     assert main([*argv, "--force"]) == 0 and out.read_bytes() == written
+
+
+@pytest.mark.parametrize(("field", "value", "problem"), [
+    ("settings", [], "settings should be a mapping, got []"),
+    ("snapshot_path", 5, "snapshot_path should be text, got 5"),
+    ("edits", True, "edits should be a whole number, got True"),
+    ("inputs", ["a", 7], "inputs should be a list of texts, got ['a', 7]"),
+])
+def test_a_manifest_field_of_the_wrong_type_is_one_line_not_a_crash(run_dir, capsys, field, value, problem) -> None:
+    manifest = yaml.safe_load((run_dir / "manifest.yaml").read_text())
+    manifest[field] = value
+    (run_dir / "manifest.yaml").write_text(yaml.safe_dump(manifest))
+    capsys.readouterr()
+    with pytest.raises(ConfigError, match="^" + re.escape(
+            f"{run_dir / 'manifest.yaml'} is not a fanout manifest ({problem}); is --run-dir the right folder?") + "$"):
+        load_manifest(run_dir)
+    assert main(["report", str(run_dir), "-q", "--json", str(run_dir.parent / "r.json")]) == 0  # reads on without it

@@ -138,6 +138,8 @@ BAD = [
     (b"[3, \"accept\"]", JSON, 400, 'expected a JSON object {"rcid", "decision", "note"}'),
     (b'{"rcid": 3, "decision": ', JSON, 400,
      'malformed JSON; send {"rcid": N, "decision": "accept|reject|unsure", "note": "..."}'),
+    (b"[" * 16000, JSON, 400,  # nested past json.loads' recursion: once a 500 with a traceback
+     'malformed JSON; send {"rcid": N, "decision": "accept|reject|unsure", "note": "..."}'),
     (b'{"note": "' + b"x" * 20000 + b'"}', JSON, 413, "body over 16384 bytes"),
     (b"rcid=3&decision=accept", {"Content-Type": "application/x-www-form-urlencoded"}, 415,
      "send the decision as JSON (Content-Type: application/json)"),

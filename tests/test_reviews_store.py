@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -83,8 +84,30 @@ def test_a_reviews_file_over_the_read_cap_is_one_clear_error(tmp_path: Path, mon
     folder = run_dir(tmp_path)
     append_review(folder, Review(1, "accept"))
     monkeypatch.setattr(reviews, "READ_CAP", 10)
-    with pytest.raises(ConfigError, match="reviews.jsonl is over 10 bytes"):
+    with pytest.raises(ConfigError, match="reviews.jsonl has 94 bytes, more than the 10 it may have; is it a "
+                       "reviews file of `fanout review`\\?$"):
         read_reviews(folder)
+
+
+@pytest.mark.timeout(20)  # without the fix the open waits for a writer that never comes
+def test_a_fifo_at_the_reviews_file_is_one_clear_error_not_a_hang(tmp_path: Path) -> None:
+    folder = run_dir(tmp_path)
+    os.mkfifo(folder / "reviews.jsonl")
+    with pytest.raises(ConfigError) as caught:
+        read_reviews(folder)
+    assert str(caught.value) == (f"the run's reviews.jsonl {folder / 'reviews.jsonl'} is a named pipe (FIFO), not a "
+                                 "regular file, so it may never end; fanout writes only regular files there; move it "
+                                 "out of the run directory")
+
+
+def test_a_line_nested_deeper_than_the_parser_can_go_is_skipped_and_counted(tmp_path: Path) -> None:
+    folder = run_dir(tmp_path)
+    append_review(folder, Review(1, "accept"))
+    with (folder / "reviews.jsonl").open("ab") as fh:
+        fh.write(b"[" * 200_000 + b"\n")
+    append_review(folder, Review(2, "reject"))
+    log = read_reviews(folder)
+    assert [(r.rcid, r.decision) for r in log.history] == [(1, "accept"), (2, "reject")] and log.skipped == 1
 
 
 def test_no_output_option_can_write_over_the_reviews_or_their_torn_tails(tmp_path: Path) -> None:

@@ -157,3 +157,19 @@ def test_a_read_only_run_directory_is_refused_in_one_line_with_exit_2_and_nothin
         assert list(locked.iterdir()) == []
     finally:
         locked.chmod(0o755)
+
+
+def test_the_lock_holder_is_found_by_device_and_inode_not_by_inode_alone(tmp_path, monkeypatch):
+    """/proc/locks names a file `MAJOR:MINOR:INODE` (hex device numbers): the same inode on another file system
+    is another directory, whose holder must not be named as this run's."""
+    from fanout.store import run_lock
+
+    info = tmp_path.stat()
+    here = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
+    elsewhere = f"{os.major(info.st_dev) + 1:02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
+    table = tmp_path / "locks"
+    monkeypatch.setattr(run_lock, "KERNEL_LOCKS", table)
+    table.write_text(f"1: FLOCK  ADVISORY  WRITE 4242 {elsewhere} 0 EOF\n")
+    assert lock_holder(tmp_path) is None
+    table.write_text(f"1: FLOCK  ADVISORY  WRITE 4242 {elsewhere} 0 EOF\n2: FLOCK  ADVISORY  WRITE 5151 {here} 0 EOF\n")
+    assert lock_holder(tmp_path) == 5151

@@ -335,3 +335,22 @@ async def test_the_cache_file_is_real_sqlite_in_wal_mode(tmp_path: Path):
         db.close()
     assert mode == "wal"
     assert rows == [("searxng", "q", '{"hits": []}')]
+
+
+async def test_a_resume_finds_the_answers_an_older_run_stored_under_the_chain_key_it_used(http, respx_mock):
+    """Runs before --search-mode kept the fallback chain's answer under `chain:NAMES`; a resume must still find it
+    there (the same answer every model saw), not ask again and hand the next model other results."""
+    route = respx_mock.get(f"{SEARX}/search").mock(side_effect=[searx_answer("https://a.example/1"),
+                                                                searx_answer("https://b.example/2")])
+    first_cache, older_cache = await ToolCache.open(None), await ToolCache.open(None)
+    try:
+        before = await ToolBox(http, SETTINGS, cache=first_cache).web_search("douglas adams")
+        stored = await first_cache.get_search("chain:fallback:searxng", "douglas adams")
+        assert stored is not None
+        await older_cache.put_search("chain:searxng", "douglas adams", stored)  # as an older run wrote it
+
+        after = await ToolBox(http, SETTINGS, cache=older_cache).web_search("Douglas Adams")
+    finally:
+        await first_cache.aclose()
+        await older_cache.aclose()
+    assert (after, route.call_count) == (before, 1)

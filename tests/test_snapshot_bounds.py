@@ -3,7 +3,7 @@
 Each test writes a real file (a FIFO, a sparse file, a billion laughs) and
 reads it the three ways a snapshot is read: load_snapshot, the event reader
 `fanout run` streams with, and the spool that feeds a run. The limits are
-fanout.sift.snapshot_bounds'.
+fanout.bounded.SNAPSHOT_BOUNDS'.
 """
 
 from __future__ import annotations
@@ -21,11 +21,14 @@ from fanout.cli import main
 from fanout.errors import ConfigError
 from fanout.sift.edit import Edit
 from fanout.sift.snapshot import file_sha256, load_snapshot, stream_snapshot
-from fanout.sift.snapshot_bounds import MAX_NESTING, MAX_REPEATED, MAX_SNAPSHOT_BYTES, MAX_TEXT_CHARS
+from fanout.bounded import SNAPSHOT_BOUNDS
 from fanout.sift import edit_spool
 from fanout.sift.edit_spool import cache_edits, spool_snapshot
 from fanout.store.layout import SPOOL_NAME
 from edits import edit_data
+
+MAX_SNAPSHOT_BYTES, MAX_NESTING = SNAPSHOT_BOUNDS.max_bytes, SNAPSHOT_BOUNDS.max_nesting
+MAX_TEXT_CHARS, MAX_REPEATED = SNAPSHOT_BOUNDS.max_text, SNAPSHOT_BOUNDS.max_repeated
 
 LOCAL = ["--base-url", "http://127.0.0.1:9/v1", "--searxng-url", "http://127.0.0.1:9", "--models", "m/a"]
 
@@ -328,3 +331,20 @@ def test_a_snapshot_cache_from_before_the_limits_is_not_trusted(tmp_path: Path, 
             return list(spooled.edits)
 
     assert refusal(resume, path).startswith(f"snapshot {path} has a value of 100,001 characters")
+
+
+def test_a_small_snapshot_is_read_without_reserving_the_whole_size_cap(tmp_path: Path) -> None:
+    """read(1 GiB + 1) allocates the whole GiB before it reads 10 bytes: a MemoryError under `ulimit -v 900000`."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "small.yaml"
+    path.write_text("edits: []\n", encoding="utf-8")
+    script = ("import resource, sys\n"
+              "from fanout.errors import ConfigError\n"
+              "from fanout.sift.snapshot import load_snapshot\n"
+              "resource.setrlimit(resource.RLIMIT_AS, (900_000 * 1024, resource.RLIM_INFINITY))\n"
+              "try:\n    load_snapshot(sys.argv[1])\nexcept ConfigError as exc:\n    print(exc)\n")
+    done = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, check=False)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        0, f"snapshot {path} has no edits; the `edits:` list is empty\n", "")

@@ -29,7 +29,7 @@ from fanout.tools.settings import ToolSettings
 from fanout.sift.edit import Edit
 from fanout.sift.edit_context import build_edit_context
 from fanout.llm.chat import ChatClient
-from fanout.sift.prompt import REPAIR_REQUEST, VERDICT_REQUEST, VERDICT_SCHEMA, Prompt, load_prompt
+from fanout.sift.prompt import REPAIR_REQUEST, VERDICT_REQUEST, Prompt, load_prompt
 from fanout.records import VERDICTS, Usage, VerdictRecord
 from fanout.sim import SimConfig, SimHandle, profile_from_dict, running_simulator
 from fanout.sim.pages import ADS
@@ -580,7 +580,12 @@ async def test_a_verdict_without_a_confidence_is_kept_with_none(edit, http):
     assert (record.status, record.verdict, record.confidence) == ("ok", "incorrect", None)
 
 
-def test_the_verdict_request_asks_for_the_confidence_in_its_schema_and_example():
-    assert VERDICT_SCHEMA["properties"]["confidence"] == {"type": "number", "minimum": 0, "maximum": 1}
-    assert VERDICT_SCHEMA["required"] == ["verdict", "confidence", "rationale", "sources"]
+def test_the_verdict_request_asks_for_the_confidence_in_its_example():
     assert '"confidence": 0.8' in VERDICT_REQUEST and "- confidence: the probability, from 0 to 1" in VERDICT_REQUEST
+
+
+def test_a_reply_nested_past_the_parser_s_depth_is_no_json_object_not_a_recursion_error():
+    for reply in ("[" * 100_000, "{" * 100_000, '{"a": ' * 100_000):
+        assert parse_verdict(reply) == (None, "the reply contains no JSON object")
+    parsed = parse_verdict("[" * 5000 + " then: " + json.dumps(GOOD_VERDICT))
+    assert parsed.verdict is not None and parsed.verdict["verdict"] == GOOD_VERDICT["verdict"]

@@ -16,12 +16,17 @@ RecursionError). So every file is read here, within a `Bounds`:
     max_text      characters in one value or key
     max_repeated  nodes and characters that aliases repeat, over the whole file
 
-SNAPSHOT_BOUNDS are a snapshot's (fanout.sift.snapshot), SIDE_FILE_BOUNDS
+SNAPSHOT_BOUNDS are a snapshot's (fanout.sift.snapshot reads it through
+open_regular and read_bounded too), SIDE_FILE_BOUNDS
 every other file's: --limits, --gates, --policy, --search-config, labels,
 the manifest, the blocked domains. The YAML is checked node by node as the
 parser hands it over, so a bomb is refused a few hundred bytes in. Every
 refusal is one ConfigError naming the file (and the option that named it)
 and what to do, so the CLI prints one line and exits 2.
+
+JSON from a file, a model's reply or a request body is parsed with
+parse_json, which refuses nesting deeper than MAX_JSON_DEPTH (a JsonTooDeep,
+which is a ValueError) before json.loads can recurse into RecursionError.
 
 This module sits below every other part of fanout: it imports only
 fanout.errors (and PyYAML).
@@ -30,7 +35,9 @@ fanout.errors (and PyYAML).
 from __future__ import annotations
 
 import errno
+import json
 import os
+import re
 import stat
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -68,6 +75,8 @@ class Bounds(NamedTuple):
     """What to do with a file over max_bytes."""
     special_hint: str = "save it to a file and pass that file"
     """What to do with a FIFO, a device or a socket where a file should be."""
+    size_owner: str = "it"
+    """Who "may have" max_bytes in the message about a file over it: "it", "a snapshot"."""
 
 
 SNAPSHOT_BOUNDS = Bounds(
@@ -288,6 +297,46 @@ def parse_yaml(raw: bytes, bounds: Bounds) -> Any:
     return _load_with(BoundedSafeLoader, raw, bounds)
 
 
+# --- JSON ------------------------------------------------------------------------
+
+MAX_JSON_DEPTH = 100
+"""Nesting deeper than this is refused. Wikidata entities nest about 10 deep, chat replies and listings 6."""
+
+
+class JsonTooDeep(ValueError):
+    """A JSON document nested deeper than its cap."""
+
+
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
+
+
+def json_depth_over(data: bytes, max_depth: int = MAX_JSON_DEPTH) -> bool:
+    """Whether `data`, read as JSON, nests deeper than `max_depth` (strings set aside, brackets counted).
+
+    Only the brackets are walked in Python, and only when there are more
+    opening ones than `max_depth`: a listing of a thousand models has a few
+    thousand, a chat reply a few dozen.
+    """
+    if data.count(b"[") + data.count(b"{") <= max_depth:
+        return False
+    brackets = _NOT_BRACKET.sub(b"", _STRING.sub(b"", data))
+    depth = 0
+    for byte in brackets:
+        depth += 1 if byte in b"[{" else -1
+        if depth > max_depth:
+            return True
+    return False
+
+
+def parse_json(data: bytes | str, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """`json.loads`, refusing nesting deeper than `max_depth` with JsonTooDeep (a ValueError, as json's own are)."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    if json_depth_over(raw, max_depth):
+        raise JsonTooDeep(f"JSON nested deeper than {max_depth} levels")
+    return json.loads(raw)
+
+
 # --- the file ------------------------------------------------------------------------
 
 
@@ -298,18 +347,22 @@ def _file_kind(mode: int) -> str:
 
 
 def _too_big(name: str, size: int, bounds: Bounds) -> ConfigError:
-    return ConfigError(f"{name} has {size:,} bytes, more than the {bounds.max_bytes:,} it may have; {bounds.split_hint}")
+    return ConfigError(f"{name} has {size:,} bytes, more than the {bounds.max_bytes:,} {bounds.size_owner} may have; "
+                       f"{bounds.split_hint}")
 
 
 @contextmanager
-def read_errors(name: str, fix: str) -> Iterator[None]:
-    """The file's own problems (missing, a directory, unreadable) as one message each; `name` names file and option."""
+def read_errors(name: str, fix: str, *, missing: str | None = None, directory: str = "pass a file") -> Iterator[None]:
+    """The file's own problems (missing, a directory, unreadable) as one message each; `name` names file and option.
+
+    `missing` replaces the whole "NAME does not exist; FIX" message, `directory` the advice for a directory.
+    """
     try:
         yield
     except FileNotFoundError:
-        raise ConfigError(f"{name} does not exist; {fix}") from None
+        raise ConfigError(missing or f"{name} does not exist; {fix}") from None
     except IsADirectoryError:
-        raise ConfigError(f"{name} is a directory; pass a file") from None
+        raise ConfigError(f"{name} is a directory; {directory}") from None
     except OSError as exc:
         raise ConfigError(f"{name} cannot be read: {exc.strerror or exc}") from None
 
@@ -333,9 +386,33 @@ def open_regular(path: Path, name: str, bounds: Bounds) -> BinaryIO:
     would wait for a writer, and /dev/zero would be read for ever. Raises
     OSError for read_errors to word.
     """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    def checked(info: os.stat_result) -> bool:
+        check_regular(name, info, bounds)
+        return True
+
+    return _opened(path, checked, follow_links=True)
+
+
+def open_if_regular(path: Path, *, follow_links: bool = True) -> BinaryIO | None:
+    """`path` opened for reading when it is a regular file, else None (a FIFO, a device, a directory; and a
+    symbolic link when not `follow_links`: OSError ELOOP then). Opened as open_regular opens, without blocking."""
     try:
-        check_regular(name, os.fstat(fd), bounds)
+        return _opened(path, lambda info: stat.S_ISREG(info.st_mode), follow_links=follow_links)
+    except _NotRegular:
+        return None
+
+
+class _NotRegular(Exception):
+    pass
+
+
+def _opened(path: Path, accept: Callable[[os.stat_result], bool], *, follow_links: bool) -> BinaryIO:
+    """Open without blocking, let `accept` judge the open descriptor's stat (or raise), then read blocking."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow_links else os.O_NOFOLLOW)
+    fd = os.open(path, flags)
+    try:
+        if not accept(os.fstat(fd)):
+            raise _NotRegular
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
@@ -343,17 +420,19 @@ def open_regular(path: Path, name: str, bounds: Bounds) -> BinaryIO:
     return os.fdopen(fd, "rb")
 
 
-def read_bounded(path: Path, name: str, bounds: Bounds = SIDE_FILE_BOUNDS, *, fix: str = "check the path") -> bytes:
-    """The bytes of the regular file `path`, at most bounds.max_bytes; any other is one ConfigError."""
-    with read_errors(name, fix):
+def read_bounded(path: Path, name: str, bounds: Bounds = SIDE_FILE_BOUNDS, *, fix: str = "check the path",
+                 missing: str | None = None, directory: str = "pass a file") -> bytes:
+    """The bytes of the regular file `path`, at most bounds.max_bytes; any other is one ConfigError
+    (worded by read_errors, to which `fix`, `missing` and `directory` go)."""
+    with read_errors(name, fix, missing=missing, directory=directory):
         with open_regular(path, name, bounds) as fh:
-            raw = _read_upto(fh, bounds.max_bytes + 1)
+            raw = read_upto(fh, bounds.max_bytes + 1)
     if len(raw) > bounds.max_bytes:  # it grew since it was opened
         raise _too_big(name, len(raw), bounds)
     return raw
 
 
-def _read_upto(fh: BinaryIO, limit: int) -> bytes:
+def read_upto(fh: BinaryIO, limit: int) -> bytes:
     """At most `limit` bytes, in one read of the size the file has now (read(limit) would allocate all of
     `limit` first: 64 GiB for a log's cap), then in chunks if it grew meanwhile."""
     size = os.fstat(fh.fileno()).st_size
@@ -365,7 +444,8 @@ def _read_upto(fh: BinaryIO, limit: int) -> bytes:
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
-def _yaml_problem(name: str, exc: yaml.YAMLError) -> ConfigError:
+def yaml_problem(name: str, exc: yaml.YAMLError) -> ConfigError:
+    """A YAML error as one line: PyYAML's problem, where it is, and that the syntax there needs fixing."""
     mark = getattr(exc, "problem_mark", None)
     where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
     problem = getattr(exc, "problem", None) or type(exc).__name__
@@ -383,4 +463,4 @@ def load_yaml(path: Path, name: str, bounds: Bounds = SIDE_FILE_BOUNDS, *, fix: 
     except OverLimit as exc:
         raise ConfigError(f"{name} {exc}") from None
     except yaml.YAMLError as exc:
-        raise _yaml_problem(name, exc) from None
+        raise yaml_problem(name, exc) from None

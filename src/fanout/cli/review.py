@@ -9,6 +9,8 @@ from pathlib import Path
 from fanout.cli.committee_options import add_committee_options, committee_settings
 from fanout.cli.epilog import BAD_INPUT, INTERRUPTED, epilog
 from fanout.errors import ConfigError
+from fanout.review.server import DEFAULT_PORT
+from fanout.store.reviews import REVIEWER_CAP
 
 EPILOG = epilog(
     environment=[],
@@ -21,19 +23,23 @@ EPILOG = epilog(
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="the --run-dir of a `fanout run` (running or done)")
-    parser.add_argument("--port", type=int, default=8766, metavar="N",
-                        help="serve on 127.0.0.1:N (default 8766; 0 picks a free port); never another interface")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, metavar="N",
+                        help=f"serve on 127.0.0.1:N (default {DEFAULT_PORT}; 0 picks a free port); never another "
+                             "interface")
     parser.add_argument("--reviewer", metavar="NAME", help="who decides, as written beside each decision "
                         "(default: the login name)")
     parser.add_argument("--export", type=Path, metavar="FILE",
                         help="write the decisions that stand to FILE in the --labels format (accept = correct, "
                              "reject = incorrect, unsure left out) and exit, instead of serving the desk")
+    parser.add_argument("--force", action="store_true",
+                        help="let --export replace an existing file that is not an earlier export (never the "
+                             "run's own files or inputs)")
     add_committee_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.export is not None:
-        return _export(args.run_dir, args.export)
+        return _export(args.run_dir, args.export, force=args.force)
     if not 0 <= args.port <= 65535:
         raise ConfigError(f"--port must be between 0 and 65535, got {args.port}")
     import anyio
@@ -44,8 +50,8 @@ def run(args: argparse.Namespace) -> int:
 
     desk = Desk(args.run_dir, ReportOptions(**committee_settings(args)))
     reviewer = args.reviewer if args.reviewer is not None else _login()
-    if len(reviewer) > 100:
-        raise ConfigError("--reviewer is over 100 characters")
+    if len(reviewer) > REVIEWER_CAP:
+        raise ConfigError(f"--reviewer is over {REVIEWER_CAP} characters")
     anyio.run(serve_desk, desk, reviewer, args.port, _announce)
     return 0
 
@@ -54,12 +60,12 @@ def _announce(url: str) -> None:
     print(f"review desk: {url} (127.0.0.1 only; Ctrl-C stops it)", flush=True)
 
 
-def _export(run_dir: Path, path: Path) -> int:
+def _export(run_dir: Path, path: Path, *, force: bool) -> int:
     from fanout.analysis.load import load_run
     from fanout.review.export import export_labels
 
     load_run(run_dir)  # RUN_DIR must be a run: one line otherwise
-    done = export_labels(run_dir, path)
+    done = export_labels(run_dir, path, force=force)
     print(f"wrote {done.labels} labels to {path} ({done.unsure} unsure decisions left out)")
     return 0
 

@@ -77,31 +77,31 @@ class RunOptions:
 
 
 def settings_from(options: RunOptions) -> RunSettings:
-        """The settings a user asked for: each option left as None takes the default above."""
-        require_count(options.per_model_concurrency, "--per-model-concurrency")
-        require_positive(options.requests_per_minute, "--rpm")
-        models = _models(options)
-        settings = RunSettings(
-            models=models,
-            base_url=_or(options.base_url, RunSettings.base_url),
-            tools=_tool_settings(options),
-            concurrency=_or(options.concurrency, RunSettings.concurrency),
-            max_turns=_or(options.max_turns, RunSettings.max_turns),
-            verdict_timeout_s=_or(options.verdict_timeout_s, RunSettings.verdict_timeout_s),
-            chat_timeout_s=_or(options.chat_timeout_s, RunSettings.chat_timeout_s),
-            max_lead=_or(options.max_lead, RunSettings.max_lead),
-            grace_s=_or(options.grace_s, RunSettings.grace_s),
-            max_cost_usd=options.max_cost_usd,
-            retry_statuses=_statuses(options.retry),
-            strategy=_strategy(options, models),
-            samples=_whole_number(options.samples, "--samples", RunSettings.samples),
-            swap_labels=options.swap_labels,
-            evidence=_or(options.evidence, RunSettings.evidence),
-            investigator=options.investigator,
-        )
-        if options.max_lead is None:
-            settings = dataclasses.replace(settings, max_lead=settings.lead_for_concurrency())
-        return settings
+    """The settings a user asked for: each option left as None takes the default above."""
+    require_count(options.per_model_concurrency, "--per-model-concurrency")
+    require_positive(options.requests_per_minute, "--rpm")
+    models = _models(options)
+    settings = RunSettings(
+        models=models,
+        base_url=_or(options.base_url, RunSettings.base_url),
+        tools=_tool_settings(options),
+        concurrency=_or(options.concurrency, RunSettings.concurrency),
+        max_turns=_or(options.max_turns, RunSettings.max_turns),
+        verdict_timeout_s=_or(options.verdict_timeout_s, RunSettings.verdict_timeout_s),
+        chat_timeout_s=_or(options.chat_timeout_s, RunSettings.chat_timeout_s),
+        max_lead=_or(options.max_lead, RunSettings.max_lead),
+        grace_s=_or(options.grace_s, RunSettings.grace_s),
+        max_cost_usd=options.max_cost_usd,
+        retry_statuses=_statuses(options.retry),
+        strategy=_strategy(options, models),
+        samples=_whole_number(options.samples, "--samples", RunSettings.samples),
+        swap_labels=options.swap_labels,
+        evidence=_or(options.evidence, RunSettings.evidence),
+        investigator=options.investigator,
+    )
+    if options.max_lead is None:
+        settings = dataclasses.replace(settings, max_lead=settings.lead_for_concurrency())
+    return settings
 
 
 def _models(options: RunOptions) -> tuple[ModelSpec, ...]:

@@ -46,6 +46,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 
 from fanout.store.checkpoint import CheckpointWriter, LogEntry
 from fanout.engine.settings import RunSettings
+from fanout.llm.cost import CostSource
 from fanout.llm.models import ModelSpec
 from fanout.errors import DiskFull, ModelRefused
 from fanout.sift.edit_spool import edit_rcids
@@ -429,15 +430,18 @@ def refuse_model(schedule: Schedule, index: int, name: str, reason: str, control
                            "and none starts again. Correct the model name and run again.")
 
 
-def failure_record(edit: Edit, model: ModelSpec, exc: BaseException, duration_s: float) -> VerdictRecord:
-    """An `error` record for a verdict that raised: logged, and run again on resume."""
+def failure_record(edit: Edit, model: ModelSpec, exc: BaseException, duration_s: float,
+                   cost: tuple[float | None, CostSource] = (None, "unknown")) -> VerdictRecord:
+    """An `error` record for a verdict that raised: logged, and run again on resume. `cost` is what its calls
+    cost, when the caller knows (fanout.engine.runner prices the calls answered before the exception)."""
     detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
     return new_record(
         edit,
         model.name,
         "error",
         error=f"verdict failed: {detail}" if not isinstance(exc, TimeoutError) else "verdict did not return after its timeout",
-        cost_source="unknown",
+        cost_usd=cost[0],
+        cost_source=cost[1],
         duration_s=round(duration_s, 3),
     )
 

@@ -12,6 +12,7 @@ import dataclasses
 import gc
 import signal
 import sys
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -41,7 +42,7 @@ from fanout.engine.loop_lag import lag_log_path, watch_loop_lag
 from fanout.store.run_lock import hold_run_lock
 from fanout.store.manifest import Manifest, load_manifest, reconcile, write_manifest
 from fanout.judging.strategy import check_resume, describe_settings
-from fanout.engine.orchestrator import RunOutcome, StopControl, VerdictFn, orchestrate
+from fanout.engine.orchestrator import RunOutcome, StopControl, VerdictFn, failure_record, orchestrate
 from fanout.engine.progress import Progress, Tally, show_progress
 from fanout.engine.strategy import Tracker, cost_per_verdict, logged_answers
 from fanout.engine.evidence import Investigate, SharedEvidence, check_evidence_resume, choose_investigator
@@ -344,10 +345,13 @@ async def _real_clients(
     tools = await stack.enter_async_context(open_run_toolbox(http, settings.tools, run_dir))
 
     log = log_path(run_dir)
+    lookup = chat.generation_cost if is_openrouter(settings.base_url) else None
+    pricing = Pricing({**{m.name: m for m in settings.models}, **checked}, lookup)
     evidence_fns = _real_evidence_fns(settings, checked, chat, tools, prompt, run_dir) if settings.shares_evidence else None
 
     async def verdict(edit: Edit, model: ModelSpec) -> VerdictRecord:
         attempt = AttemptFile(run_dir, edit.rcid, model.name, log.stat().st_size if log.exists() else 0)
+        started = time.monotonic()
         try:
             return await run_verdict(
                 edit, checked.get(model.name, model), chat=chat, tools=tools, prompt=prompt,
@@ -358,11 +362,12 @@ async def _real_clients(
             if not attempt.answered_calls:  # refused before anything was generated: nothing to settle
                 discard_attempt(run_dir, edit.rcid, model.name)
             raise
+        except Exception as exc:  # a bug: logging its record discards the in-flight file, so the record keeps its cost
+            cost = await pricing.attempt_cost(model.name, attempt.answered_records, attempt.cut_off)
+            return failure_record(edit, model, exc, time.monotonic() - started, cost)
         finally:
             attempt.close()
 
-    lookup = chat.generation_cost if is_openrouter(settings.base_url) else None
-    pricing = Pricing({**{m.name: m for m in settings.models}, **checked}, lookup)
     return RunHooks(verdict, tools.health.warning, pricing, chat.held_back, evidence_fns)
 
 

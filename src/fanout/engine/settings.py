@@ -13,7 +13,6 @@ import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, ClassVar
 
 from fanout.config import require_count, require_http_url, require_not_negative, require_positive

@@ -16,9 +16,9 @@ provider, and the Wikidata API alike, with no caller having to remember them:
   httpx's timeouts bound each wait between bytes, so an endless body that
   trickles forever would otherwise never time out. DeadlinePassed is an
   httpx.ReadTimeout, handled wherever a timeout already is.
-- a depth cap for JSON (parse_json): Python's parser recurses, and a reply
-  nested a hundred thousand deep ends in RecursionError, not in an error
-  anyone handles.
+- a depth cap for JSON (response_json, through fanout.bounded.parse_json):
+  Python's parser recurses, and a reply nested a hundred thousand deep ends
+  in RecursionError, not in an error anyone handles.
 
 web_fetch asks for the body as sent (RAW_BODY) and caps it itself
 (fanout.tools.body): a page over its cap is cut, not refused. Its requests
@@ -27,21 +27,21 @@ still get the total deadline.
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
 import httpx
 
+from fanout.bounded import MAX_JSON_DEPTH as MAX_JSON_DEPTH  # re-exported: the HTTP parts import these from here
+from fanout.bounded import JsonTooDeep as JsonTooDeep
+from fanout.bounded import json_depth_over as json_depth_over
+from fanout.bounded import parse_json as parse_json
 from fanout.http.decode import ACCEPT_ENCODING, Decoder, Identity, UnreadableEncoding, decoder_for
 
 MAX_BODY_BYTES = 16 * 1024 * 1024
 """A body longer than this, decoded, is refused. The largest fanout meets in use: OpenRouter's /models listing
 (about 1 MB in 2026), a Wikidata entity batch (a few MB); a chat reply of a 128k-token answer is under 1 MB."""
-MAX_JSON_DEPTH = 100
-"""Nesting deeper than this is refused. Wikidata entities nest about 10 deep, chat replies and listings 6."""
 HEAD_BYTES = 4096
 """How much of a refused body is kept for its caller: a chat reply's id and model come first."""
 
@@ -64,10 +64,6 @@ class EncodingRefused(httpx.RemoteProtocolError):
 
 class DeadlinePassed(httpx.ReadTimeout):
     """The request as a whole, body included, took longer than its deadline."""
-
-
-class JsonTooDeep(ValueError):
-    """A JSON document nested deeper than its cap."""
 
 
 class BoundedTransport(httpx.AsyncBaseTransport):
@@ -207,36 +203,6 @@ def describe_bytes(count: int) -> str:
         if count >= size and count % size == 0:
             return f"{count // size} {unit}"
     return f"{count:,} bytes"
-
-
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
-
-
-def json_depth_over(data: bytes, max_depth: int = MAX_JSON_DEPTH) -> bool:
-    """Whether `data`, read as JSON, nests deeper than `max_depth` (strings set aside, brackets counted).
-
-    Only the brackets are walked in Python, and only when there are more
-    opening ones than `max_depth`: a listing of a thousand models has a few
-    thousand, a chat reply a few dozen.
-    """
-    if data.count(b"[") + data.count(b"{") <= max_depth:
-        return False
-    brackets = _NOT_BRACKET.sub(b"", _STRING.sub(b"", data))
-    depth = 0
-    for byte in brackets:
-        depth += 1 if byte in b"[{" else -1
-        if depth > max_depth:
-            return True
-    return False
-
-
-def parse_json(data: bytes | str, max_depth: int = MAX_JSON_DEPTH) -> Any:
-    """`json.loads`, refusing nesting deeper than `max_depth` with JsonTooDeep (a ValueError, as json's own are)."""
-    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
-    if json_depth_over(raw, max_depth):
-        raise JsonTooDeep(f"JSON nested deeper than {max_depth} levels")
-    return json.loads(raw)
 
 
 def response_json(response: httpx.Response, max_depth: int = MAX_JSON_DEPTH) -> Any:

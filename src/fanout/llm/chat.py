@@ -111,9 +111,11 @@ class ChatClient:
         try:
             result = await self._answer(model, messages, tools, json_mode)
         except OversizedReply as exc:
-            if watcher is not None:
-                watcher.failed()
-            raise await self.priced(exc) from exc
+            priced = await self.priced(exc)
+            if watcher is not None and priced.spent is not None and priced.spent.cost_usd is not None:
+                watcher.answered(priced.spent)  # generated, and /generation says what it cost
+            # Else left unmatched: after a kill it counts as cut off, its cost unknown, never as a failed call's $0.
+            raise priced from exc
         except ProviderError:
             if watcher is not None:
                 watcher.failed()

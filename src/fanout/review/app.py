@@ -22,6 +22,7 @@ import jinja2
 from aiohttp import web
 
 from fanout.analysis.html_edit import Neighbours, render_edit_page
+from fanout.bounded import parse_json
 from fanout.review.desk import Desk, edit_detail, edit_rows
 from fanout.review.guard import EDIT_PAGE_POLICY, HOST_KEY, OwnAddress, refusal, same_origin_only
 from fanout.store.reviews import DECISIONS, NOTE_CAP, Review, append_review
@@ -110,7 +111,7 @@ async def decide(request: web.Request) -> web.Response:
     if len(raw) > BODY_CAP:
         return refusal(413, f"body over {BODY_CAP} bytes")
     try:
-        body = json.loads(raw)
+        body = parse_json(raw)  # depth-capped: 16 KB of `[` is a RecursionError to json.loads, a 500
     except (UnicodeDecodeError, ValueError):
         return refusal(400, "malformed JSON; send {\"rcid\": N, \"decision\": \"accept|reject|unsure\", \"note\": \"...\"}")
     problem = _problem(body)

@@ -15,7 +15,8 @@ from typing import NamedTuple
 from fanout.errors import ConfigError
 from fanout.store.atomic import dump_yaml, write_atomically
 from fanout.store.layout import refuse_run_file
-from fanout.store.reviews import TRUTH_OF_DECISION, read_reviews, reviews_path
+from fanout.store.manifest import run_inputs
+from fanout.store.reviews import read_reviews, reviews_path
 
 
 class Exported(NamedTuple):
@@ -24,13 +25,24 @@ class Exported(NamedTuple):
     """Decisions left out because they are unsure."""
 
 
-def export_labels(run_dir: Path, path: Path) -> Exported:
-    """Write the labels file (atomically); ConfigError when `path` is a file of a run."""
-    refuse_run_file(path, "--export")
-    latest = read_reviews(run_dir).latest
-    labels = [{"rcid": r.rcid, "truth": TRUTH_OF_DECISION[r.decision], "note": r.note, "reviewer": r.reviewer,
-               "time": r.time} for r in latest.values() if r.decision in TRUTH_OF_DECISION]
-    data = {"source": f"human decisions of `fanout review` ({reviews_path(run_dir)})", "labels": labels}
+SOURCE_HEAD = "human decisions of `fanout review`"
+"""How an export's `source` starts: the first bytes that tell an earlier export from a file it must not replace."""
+
+
+def is_export(head: bytes) -> bool:
+    """What export_labels writes: YAML whose first key is `source`, saying it holds the desk's decisions."""
+    return head.startswith(f"source: {SOURCE_HEAD}".encode())
+
+
+def export_labels(run_dir: Path, path: Path, *, force: bool = False) -> Exported:
+    """Write the labels file (atomically); ConfigError when `path` is a file or an input of a run (the snapshot),
+    or, unless `force`, an existing file that is not an earlier export."""
+    refuse_run_file(path, "--export", inputs=run_inputs(run_dir), ours=is_export, force=force)
+    log = read_reviews(run_dir)
+    latest, truth = log.latest, log.truth()
+    labels = [{"rcid": r.rcid, "truth": truth[r.rcid], "note": r.note, "reviewer": r.reviewer, "time": r.time}
+              for r in latest.values() if r.rcid in truth]
+    data = {"source": f"{SOURCE_HEAD} ({reviews_path(run_dir)})", "labels": labels}
     try:
         write_atomically(path, dump_yaml(data))
     except OSError as exc:

@@ -94,7 +94,6 @@ def verdict_request(labels: Sequence[str] = VERDICTS) -> str:
     )
 
 
-VERDICT_SCHEMA: dict[str, Any] = verdict_schema()
 VERDICT_REQUEST = verdict_request()
 
 REPAIR_REQUEST = (

@@ -20,6 +20,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from fanout.bounded import parse_json
 from fanout.llm.chat import ToolCall
 from fanout.tools import TOOL_SCHEMAS
 
@@ -71,9 +72,15 @@ def parse_action(text: str | None, turn: int) -> ToolCall | None:
 
 
 def first_json_object(text: str, accept: Callable[[dict[str, Any]], bool] = lambda _: True) -> dict[str, Any] | None:
-    """The whole text as JSON, or the first JSON object inside it (prose, code fences) that `accept` takes."""
+    """The whole text as JSON, or the first JSON object inside it (prose, code fences) that `accept` takes.
+
+    A reply is the model's to write, nested as deep as it likes: the whole is
+    parsed depth-capped, and an object nested past what Python's parser can
+    recurse into ends the search (none found) rather than the verdict in a
+    RecursionError, which would be recorded as an error and paid again.
+    """
     try:
-        whole = json.loads(text)
+        whole = parse_json(text)
     except ValueError:
         whole = None
     if isinstance(whole, dict) and accept(whole):
@@ -85,6 +92,8 @@ def first_json_object(text: str, accept: Callable[[dict[str, Any]], bool] = lamb
             found, _end = decoder.raw_decode(text, start)
         except ValueError:
             found = None
+        except RecursionError:
+            return None  # every later `{` inside this one nests as deep: searching on costs, and finds no verdict
         if isinstance(found, dict) and accept(found):
             return found
         start = text.find("{", start + 1)

@@ -32,7 +32,7 @@ Validation hands each edit on as a typed, immutable fanout.sift.edit.Edit.
 Bad input stops the run before any work with one message that names the file,
 the edit (1-based index and rcid), the field and what to put there, because
 a user fixing a 500-edit file needs to find the line, not read a traceback.
-The file and its YAML are held to fanout.sift.snapshot_bounds' limits (size,
+The file and its YAML are held to fanout.bounded.SNAPSHOT_BOUNDS (size,
 nesting, value length, what aliases repeat) while they are read, so a file
 that would exhaust memory or never end is refused the same way.
 """
@@ -40,13 +40,10 @@ that would exhaust memory or never end is refused the same way.
 from __future__ import annotations
 
 import datetime as dt
-import errno
 import hashlib
-import os
 import re
-import stat
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
@@ -65,21 +62,23 @@ from yaml.events import (
 from yaml.nodes import ScalarNode
 from yaml.resolver import Resolver
 
-from fanout.bounded import SNAPSHOT_BOUNDS, parse_yaml
-from fanout.errors import ConfigError
-from fanout.sift.edit import Edit, is_term_diff
-from fanout.sift.snapshot_bounds import (
-    MAX_NESTING,
-    MAX_SNAPSHOT_BYTES,
-    MAX_TEXT_CHARS,
+from fanout.bounded import (
+    SNAPSHOT_BOUNDS,
     STR_TAG,
     AliasBudget,
     OverLimit,
     alias_loop,
+    open_regular,
+    parse_yaml,
+    read_bounded,
+    read_errors,
     too_deep,
     too_long,
     value_parts,
+    yaml_problem,
 )
+from fanout.errors import ConfigError
+from fanout.sift.edit import Edit, is_term_diff
 from fanout.yamlio import EVENT_PARSER, NotPlain
 
 QID_RE = re.compile(r"Q[1-9][0-9]*")
@@ -191,87 +190,43 @@ def _load_composed(path: Path, raw: bytes) -> list[Edit]:
 # --- the file ------------------------------------------------------------------------
 
 
+FILE_BOUNDS = SNAPSHOT_BOUNDS._replace(special_hint="save the snapshot to a file and pass that file",
+                                       size_owner="a snapshot")
+"""SNAPSHOT_BOUNDS, with the snapshot's own words in the messages about the file."""
+
+
+def _name(path: Path) -> str:
+    return f"snapshot {path}"
+
+
+def _read_errors(path: Path) -> AbstractContextManager[None]:
+    """The file's own problems (missing, a directory, unreadable) as one message each (fanout.bounded.read_errors)."""
+    return read_errors(_name(path), "", missing=_MISSING.format(path=path), directory=_DIRECTORY)
+
+
+_MISSING = ("snapshot file not found: {path}; pass the path of an enriched snapshot YAML "
+            "(`fanout fetch-edits --enrich -o FILE` writes one)")
+_DIRECTORY = "pass the snapshot YAML file inside it"
+
+
 def _read_bytes(path: Path) -> bytes:
-    with _open_snapshot(path) as fh, _read_errors(path):
-        raw = fh.read(MAX_SNAPSHOT_BYTES + 1)
-    if len(raw) > MAX_SNAPSHOT_BYTES:  # it grew since it was opened
-        raise _too_big(path, len(raw))
-    return raw
+    return read_bounded(path, _name(path), FILE_BOUNDS, missing=_MISSING.format(path=path), directory=_DIRECTORY)
 
 
 def _open_snapshot(path: Path) -> BinaryIO:
-    """The snapshot opened for reading, once it is known to be a regular file of at most MAX_SNAPSHOT_BYTES.
-
-    Opened without blocking and checked on the open descriptor: opening a FIFO
-    would wait for a writer, and /dev/zero would be read for ever.
-    """
+    """The snapshot opened for reading, once it is known to be a regular file of at most its size cap
+    (fanout.bounded.open_regular: a FIFO would block the open, /dev/zero never end)."""
     with _read_errors(path):
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        try:
-            _check_file(path, os.fstat(fd))
-            os.set_blocking(fd, True)
-        except BaseException:
-            os.close(fd)
-            raise
-        return os.fdopen(fd, "rb")
-
-
-def _check_file(path: Path, info: os.stat_result) -> None:
-    if stat.S_ISDIR(info.st_mode):
-        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))  # worded by _read_errors
-    if not stat.S_ISREG(info.st_mode):
-        raise ConfigError(
-            f"snapshot {path} is {_file_kind(info.st_mode)}, not a regular file, so it may never end; "
-            "save the snapshot to a file and pass that file"
-        )
-    if info.st_size > MAX_SNAPSHOT_BYTES:
-        raise _too_big(path, info.st_size)
-
-
-def _file_kind(mode: int) -> str:
-    kinds = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
-             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
-    return next((name for test, name in kinds if test(mode)), "a special file")
-
-
-def _too_big(path: Path, size: int) -> ConfigError:
-    return ConfigError(
-        f"snapshot {path} has {size:,} bytes, more than the {MAX_SNAPSHOT_BYTES:,} a snapshot may have; "
-        "split its edits into smaller snapshots, each run in its own --run-dir"
-    )
-
-
-@contextmanager
-def _read_errors(path: Path) -> Iterator[None]:
-    """The file's own problems (missing, a directory, unreadable) as one message each."""
-    try:
-        yield
-    except FileNotFoundError:
-        raise ConfigError(
-            f"snapshot file not found: {path}; pass the path of an enriched snapshot YAML "
-            "(`fanout fetch-edits --enrich -o FILE` writes one)"
-        ) from None
-    except IsADirectoryError:
-        raise ConfigError(f"snapshot {path} is a directory; pass the snapshot YAML file inside it") from None
-    except OSError as exc:
-        raise ConfigError(f"snapshot {path} cannot be read: {exc.strerror}") from exc
+        return open_regular(path, _name(path), FILE_BOUNDS)
 
 
 def _parse_yaml(path: Path, raw: bytes) -> Any:
     try:
-        return _parse_within_bounds(path, raw)
+        return parse_yaml(raw, SNAPSHOT_BOUNDS)
     except OverLimit as exc:
         raise ConfigError(f"snapshot {path} {exc}") from None
-
-
-def _parse_within_bounds(path: Path, raw: bytes) -> Any:
-    try:
-        return parse_yaml(raw, SNAPSHOT_BOUNDS)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or type(exc).__name__
-        raise ConfigError(f"snapshot {path} is not valid YAML: {problem}{where}; fix the syntax there") from exc
+        raise yaml_problem(_name(path), exc) from exc
 
 
 def _edit_list(path: Path, data: Any) -> list[Any]:
@@ -418,14 +373,14 @@ def _build_value(loader: Any, level: int) -> Any:
     if event.tag not in (None, "!"):
         raise NotPlain
     if kind is ScalarEvent:
-        if len(event.value) > MAX_TEXT_CHARS:
+        if len(event.value) > SNAPSHOT_BOUNDS.max_text:
             raise too_long(len(event.value), event.start_mark)
         scalar = _scalar(loader, event)
         _remember(loader, event, scalar)
         return scalar
     if kind is not MappingStartEvent and kind is not SequenceStartEvent:
         raise NotPlain
-    if level >= MAX_NESTING:
+    if level >= SNAPSHOT_BOUNDS.max_nesting:
         raise too_deep(event.start_mark)
     value: Any = {} if kind is MappingStartEvent else []
     _remember(loader, event, value)

@@ -18,8 +18,9 @@ answered may have been billed too, so it makes the attempt's cost unknown. One l
 
 In-flight files are read as untrusted: only regular files, never through a
 symbolic link, at most INFLIGHT_MAX_BYTES each (a link to /dev/zero grew a
-start to 6.5 GB), and a file whose header is damaged is left in place with
-one warning line (it once ended the start in a traceback).
+start to 6.5 GB), parsed depth-capped (a header of 5 000 `[` once ended
+`fanout status` in a RecursionError), and a file whose header is damaged is
+left in place with one warning line (it once ended the start in a traceback).
 """
 
 from __future__ import annotations
@@ -36,9 +37,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
-from fanout.bounded import SIDE_FILE_BOUNDS, read_bounded
+from fanout.bounded import SIDE_FILE_BOUNDS, open_if_regular, parse_json, read_bounded, read_upto
 from fanout.records import utc_now
-from fanout.store.atomic import DISK_FULL
+from fanout.store.atomic import DISK_FULL, open_append
 from fanout.store.layout import ABANDONED_NAME, INFLIGHT_DIR, own_folder
 from fanout.store.log_index import LogIndex
 
@@ -85,6 +86,10 @@ class AttemptFile:
         self._fd = -1
         self.answered_calls = 0
         """Calls answered so far: an attempt that has none and ends in a refusal of its model cost nothing."""
+        self.answered_records: list[dict[str, Any]] = []
+        """Each answered call's call_record(), to price an attempt that ends in an unexpected exception."""
+        self.cut_off = 0
+        """Calls sent and neither answered nor failed yet: at an unexpected end, each may have been billed."""
         with _unless_disk_full():  # made anew, never opened through a link left in its place
             path.unlink(missing_ok=True)
             self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_APPEND | os.O_CLOEXEC,
@@ -93,13 +98,18 @@ class AttemptFile:
         self._write({"edit_rcid": edit_rcid, "model": model, "log_bytes": log_bytes, "started_ns": time.time_ns()})
 
     def sent(self) -> None:
+        self.cut_off += 1
         self._write({"e": "sent"})
 
     def answered(self, result: AnsweredCall) -> None:
         self.answered_calls += 1
-        self._write({"e": "answered", **result.call_record()})
+        self.cut_off -= 1
+        record = result.call_record()
+        self.answered_records.append(record)
+        self._write({"e": "answered", **record})
 
     def failed(self) -> None:
+        self.cut_off -= 1
         self._write({"e": "failed"})
 
     def close(self) -> None:
@@ -236,19 +246,13 @@ def _read_inflight(path: Path) -> bytes | None:
     """The file's bytes, at most one more than INFLIGHT_MAX_BYTES; None when it is gone or is not a regular file
     (a symbolic link is not followed; a FIFO does not block the open)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        opened = open_if_regular(path, follow_links=False)
     except OSError:
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        chunks, size = [], 0
-        while size <= INFLIGHT_MAX_BYTES and (chunk := os.read(fd, INFLIGHT_MAX_BYTES + 1 - size)):
-            chunks.append(chunk)
-            size += len(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
+    if opened is None:
+        return None
+    with opened:
+        return read_upto(opened, INFLIGHT_MAX_BYTES + 1)
 
 
 def _file_problem(data: bytes | None) -> str | None:
@@ -266,8 +270,8 @@ def _read_attempt(data: bytes) -> tuple[bool, Any, list[dict[str, Any]]]:
     if not newline:
         return False, None, []
     try:
-        header = json.loads(first)
-    except ValueError:
+        header = parse_json(first)
+    except (ValueError, RecursionError):  # RecursionError: parse_json caps the depth; kept should that cap grow
         header = first.decode("utf-8", "replace")  # named in the warning
     return True, header, list(_json_lines(rest))
 
@@ -295,7 +299,7 @@ def _shown(value: Any) -> str:
 def _json_lines(data: bytes) -> Iterator[dict[str, Any]]:
     for line in data.splitlines():
         try:
-            value = json.loads(line)
+            value = parse_json(line)
         except (ValueError, RecursionError):  # the last line, torn by the kill; or nested past json's depth
             continue
         if isinstance(value, dict):
@@ -322,7 +326,7 @@ async def _settle(header: Mapping[str, Any], calls: list[dict[str, Any]], attemp
 
 
 def _append_abandoned(run_dir: Path, entry: Abandoned) -> None:
-    with (run_dir / ABANDONED_NAME).open("ab") as fh:
+    with open_append(run_dir / ABANDONED_NAME) as fh:
         fh.write(json.dumps(asdict(entry), separators=(",", ":")).encode() + b"\n")
         fh.flush()
         os.fsync(fh.fileno())

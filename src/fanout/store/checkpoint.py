@@ -21,10 +21,9 @@ import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from fanout.errors import DiskFull
-from fanout.store.atomic import DISK_FULL, dump_yaml, write_atomically
+from fanout.store.atomic import DISK_FULL, cut_torn_tail, dump_yaml, open_append, write_aside, write_atomically
 from fanout.store.attempts import discard_attempt
 from fanout.store.layout import INDEX_NAME, LOG_NAME, VERDICT_DIR, own_folder
 from fanout.store.log_index import DamagedLine, LogEntry, LogIndex, read_index, save_index
@@ -40,7 +39,6 @@ SAVE_EVERY_S = 60.0
 SAVE_GROWTH = 0.1
 """... and only once the log has grown by this fraction since the last save (at least SAVE_MIN_LINES)."""
 SAVE_MIN_LINES = 1000
-TAIL_CHUNK = 64 * 1024
 
 
 def log_path(run_dir: Path) -> Path:
@@ -48,63 +46,27 @@ def log_path(run_dir: Path) -> Path:
 
 
 def repair_torn_tail(path: Path) -> Path | None:
-    """Cut a partial last line (no newline, or not JSON) off the log and keep it aside.
+    """Cut a partial last line (no newline, or not JSON) off the log and keep it aside (store.atomic.cut_torn_tail).
 
     Only the tail can be torn: the single writer appends whole lines, so an
     incomplete line can only be the last one a crash interrupted. Only the
     tail is read, however long the log.
     """
-    if not path.exists() or path.stat().st_size == 0:
+    if not path.exists():
         return None
-    with path.open("rb") as fh:
-        start, data = _tail_with_two_lines(fh)
-    cut = start + _good_prefix_length(data)
-    if cut == start + len(data):
-        return None
-    aside = _free_aside_path(path)
-    aside.write_bytes(data[cut - start:])
-    with path.open("r+b") as fh:
-        fh.truncate(cut)
-        fh.flush()
-        os.fsync(fh.fileno())
-    return aside
-
-
-def _tail_with_two_lines(fh: Any) -> tuple[int, bytes]:
-    """The end of the file from where it holds its last complete line and whatever follows (or all of it)."""
-    size = fh.seek(0, os.SEEK_END)
-    start = size
-    while True:
-        start = max(0, start - TAIL_CHUNK)
-        fh.seek(start)
-        data = fh.read(size - start)
-        end = data.rfind(b"\n")
-        if start == 0 or (end > 0 and data.rfind(b"\n", 0, end) >= 0):
-            return start, data
-
-
-def _good_prefix_length(data: bytes) -> int:
-    """Length of `data` up to and including its last complete, parseable line.
-
-    `data` is the whole log, or a tail of it that holds the newline before its
-    last complete line (see _tail_with_two_lines), which gives the same cut.
-    """
-    end = data.rfind(b"\n") + 1
-    if end == 0:
-        return 0
-    last_start = data.rfind(b"\n", 0, end - 1) + 1
+    fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
     try:
-        json.loads(data[last_start:end])
+        return cut_torn_tail(fd, path, _parses)
+    finally:
+        os.close(fd)
+
+
+def _parses(line: bytes) -> bool:
+    try:
+        json.loads(line)
     except (ValueError, RecursionError):  # RecursionError: nested past json's depth, no record either
-        return last_start
-    return end
-
-
-def _free_aside_path(path: Path) -> Path:
-    n = 1
-    while (aside := path.with_name(f"{path.stem}.torn-{n}.jsonl")).exists():  # checkpoint.torn-N, evidence.torn-N
-        n += 1
-    return aside
+        return False
+    return True
 
 
 def iter_log(path: Path) -> Iterator[VerdictRecord]:
@@ -139,23 +101,15 @@ def set_aside_damaged(path: Path, damaged: list[DamagedLine]) -> Path | None:
     """
     if not damaged:
         return None
-    aside = _free_aside_path(path)
     with path.open("r+b") as fh:
         lines = [os.pread(fh.fileno(), d.end - d.start, d.start) for d in damaged]
-        _write_synced(aside, b"".join(line if line.endswith(b"\n") else line + b"\n" for line in lines))
+        aside = write_aside(path, b"".join(line if line.endswith(b"\n") else line + b"\n" for line in lines))
         for d, line in zip(damaged, lines):
             blank = b" " * (len(line) - 1) + b"\n" if line.endswith(b"\n") else b" " * len(line)
             os.pwrite(fh.fileno(), blank, d.start)
         fh.flush()
         os.fsync(fh.fileno())
     return aside
-
-
-def _write_synced(path: Path, data: bytes) -> None:
-    with path.open("wb") as out:
-        out.write(data)
-        out.flush()
-        os.fsync(out.fileno())
 
 
 class CheckpointWriter:
@@ -171,7 +125,7 @@ class CheckpointWriter:
         self.run_dir = run_dir
         self.verdict_dir = own_folder(run_dir, VERDICT_DIR)  # never a link: views are deleted and replaced here
         self.index = index
-        self._fh = log_path(run_dir).open("ab", buffering=0)
+        self._fh = open_append(log_path(run_dir), buffering=0)
         self._offset = self._fh.seek(0, os.SEEK_END)
         self._saved_at = time.monotonic()
         self.out_of_space: DiskFull | None = None

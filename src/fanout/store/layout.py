@@ -15,6 +15,7 @@ import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from fanout.bounded import open_if_regular
 from fanout.errors import ConfigError
 
 LOG_NAME = "checkpoint.jsonl"
@@ -95,13 +96,11 @@ def _refuse_foreign(path: Path, option: str, ours: Callable[[bytes], bool]) -> N
 
 def _head(path: Path) -> bytes | None:
     """The first bytes of a regular file; None for anything else (opened without blocking: a FIFO waits for no one)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        return os.read(fd, OUR_HEAD_BYTES)
-    finally:
-        os.close(fd)
+    opened = open_if_regular(path)
+    if opened is None:
+        return None
+    with opened:
+        return opened.read(OUR_HEAD_BYTES)
 
 
 def _refuse_in_run_dir(path: Path, option: str) -> None:

@@ -55,9 +55,35 @@ def load_manifest(run_dir: Path) -> Manifest | None:
         return None
     data = load_yaml(path, f"the run's manifest {path}", fix="is --run-dir the right folder?")
     try:
-        return Manifest(**data)
+        manifest = Manifest(**data)
     except TypeError as exc:
         raise ConfigError(f"{path} is not a fanout manifest ({exc}); is --run-dir the right folder?") from None
+    problem = _field_problem(manifest)
+    if problem is not None:
+        raise ConfigError(f"{path} is not a fanout manifest ({problem}); is --run-dir the right folder?")
+    return manifest
+
+
+_TEXT, _TEXTS = (str, "text"), (list, "a list of texts")
+_FIELD_TYPES: dict[str, tuple[type, str]] = {
+    "snapshot_path": _TEXT, "snapshot_sha256": _TEXT, "edits": (int, "a whole number"), "models": _TEXTS,
+    "prompt_sha256": _TEXT, "settings": (dict, "a mapping"), "fanout_version": _TEXT, "starts": _TEXTS,
+    "changes": (list, "a list of mappings"), "inputs": _TEXTS,
+}
+"""What each field of a manifest holds: one of another type (`settings: []`) once crashed resume and report."""
+
+
+def _field_problem(manifest: Manifest) -> str | None:
+    """The first field whose value is not of the type fanout writes, named; None when every one is."""
+    for name, (kind, what) in _FIELD_TYPES.items():
+        value = getattr(manifest, name)
+        items = value if isinstance(value, list) else []
+        item_kind = dict if name == "changes" else str
+        if (not isinstance(value, kind) or isinstance(value, bool)
+                or any(not isinstance(item, item_kind) for item in items)):
+            shown = repr(value)
+            return f"{name} should be {what}, got {shown if len(shown) <= 40 else shown[:37] + '...'}"
+    return None
 
 
 def reconcile(previous: Manifest | None, current: Manifest, *, pinned: Mapping[str, str], pin_models: bool,

@@ -10,7 +10,9 @@ in `reviews.torn-N.jsonl` and cut off before the next append. Two desks on one
 run take turns through an exclusive `flock` on the file for each append.
 
 Readers (the report, `fanout queue`, the desk itself) take no lock, skip what
-they cannot parse and count it, and refuse a file over READ_CAP bytes.
+they cannot parse (nesting too deep included) and count it, and refuse, in
+one line, a file over READ_CAP bytes or one that is not a regular file (a
+FIFO would block them).
 """
 
 from __future__ import annotations
@@ -24,9 +26,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fanout.bounded import SIDE_FILE_BOUNDS, parse_json, read_bounded
 from fanout.errors import ConfigError, DiskFull
 from fanout.records import utc_now
-from fanout.store.atomic import DISK_FULL
+from fanout.store.atomic import DISK_FULL, cut_torn_tail
 from fanout.store.layout import REVIEWS_NAME
 
 DECISIONS = ("accept", "reject", "unsure")
@@ -38,6 +41,11 @@ NOTE_CAP = 2000
 REVIEWER_CAP = 100
 READ_CAP = 64 * 1024 * 1024
 """Bytes of reviews.jsonl a reader takes (about 300,000 decisions); more is refused with a message."""
+REVIEWS_BOUNDS = SIDE_FILE_BOUNDS._replace(
+    kind="run file", max_bytes=READ_CAP, split_hint="is it a reviews file of `fanout review`?",
+    special_hint="fanout writes only regular files there; move it out of the run directory",
+)
+"""reviews.jsonl: a regular file of at most READ_CAP bytes."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +104,7 @@ def append_review(run_dir: Path, review: Review) -> None:
     line = (json.dumps(asdict(review), ensure_ascii=False) + "\n").encode("utf-8")
     path = reviews_path(run_dir)
     with _locked_for_append(path) as fd:
-        _repair_torn_tail(fd, path)
+        cut_torn_tail(fd, path)  # a last line without its newline is a write cut short
         try:
             os.write(fd, line)
             os.fsync(fd)
@@ -117,54 +125,14 @@ def _locked_for_append(path: Path) -> Iterator[int]:
         os.close(fd)  # closing drops the flock
 
 
-def _repair_torn_tail(fd: int, path: Path) -> None:
-    """A last line without its newline is a write cut short: keep it aside, then cut it off."""
-    size = os.fstat(fd).st_size
-    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
-        return
-    start = _last_line_start(fd, size)
-    torn = os.pread(fd, size - start, start)
-    aside = _free_aside_path(path)
-    with aside.open("wb") as out:
-        out.write(torn)
-        out.flush()
-        os.fsync(out.fileno())
-    os.ftruncate(fd, start)
-    os.fsync(fd)
-
-
-def _last_line_start(fd: int, size: int) -> int:
-    """Offset just after the last newline before `size` (0 when the file is one line)."""
-    end = size
-    while end > 0:
-        begin = max(0, end - 65536)
-        chunk = os.pread(fd, end - begin, begin)
-        cut = chunk.rfind(b"\n")
-        if cut >= 0:
-            return begin + cut + 1
-        end = begin
-    return 0
-
-
-def _free_aside_path(path: Path) -> Path:
-    n = 1
-    while (aside := path.with_name(f"reviews.torn-{n}.jsonl")).exists():
-        n += 1
-    return aside
-
-
 def read_reviews(run_dir: Path) -> ReviewLog:
-    """The run's decisions (an empty log when nobody has reviewed); ConfigError for a file too big to read."""
+    """The run's decisions (an empty log when nobody has reviewed); ConfigError for a file too big to read,
+    or not a regular file."""
     path = reviews_path(run_dir)
-    try:
-        with path.open("rb") as fh:
-            data = fh.read(READ_CAP + 1)
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         return ReviewLog([])
-    except OSError as exc:
-        raise ConfigError(f"{path} cannot be read: {exc.strerror}") from None
-    if len(data) > READ_CAP:
-        raise ConfigError(f"{path} is over {READ_CAP:,} bytes; is it a reviews file of `fanout review`?")
+    data = read_bounded(path, f"the run's {REVIEWS_NAME} {path}", REVIEWS_BOUNDS._replace(max_bytes=READ_CAP),
+                        fix="run `fanout review` again")
     history, skipped = [], 0
     for raw in data.split(b"\n"):
         if not raw.strip():
@@ -179,8 +147,8 @@ def read_reviews(run_dir: Path) -> ReviewLog:
 
 def _parse(raw: bytes) -> Review | None:
     try:
-        data: Any = json.loads(raw)
-    except (UnicodeDecodeError, ValueError):
+        data: Any = parse_json(raw)
+    except (UnicodeDecodeError, ValueError, RecursionError):
         return None
     if not isinstance(data, dict):
         return None

@@ -26,12 +26,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-KERNEL_LOCKS = Path("/proc/locks")
-"""Linux's table of the locks held now: read, it answers who holds a lock without taking one."""
-
 from fanout.errors import ConfigError
 from fanout.store.atomic import DISK_FULL
 from fanout.store.layout import LOCK_NAME
+
+KERNEL_LOCKS = Path("/proc/locks")
+"""Linux's table of the locks held now: read, it answers who holds a lock without taking one."""
 
 
 @contextmanager
@@ -113,7 +113,7 @@ def _write_pid(run_dir: Path) -> None:
 def _holder(run_dir: Path, dir_fd: int) -> str:
     """The holder's PID as text: from the kernel's table, else as the holder wrote it, else "unknown"."""
     if KERNEL_LOCKS.exists():
-        pid = _kernel_holder(os.fstat(dir_fd).st_ino)
+        pid = _kernel_holder(os.fstat(dir_fd))
         if pid is not None:
             return str(pid)
     return str(_written_pid(run_dir) or "unknown")
@@ -141,15 +141,18 @@ def lock_holder(run_dir: Path) -> int | None:
     try:
         if not KERNEL_LOCKS.exists():
             return _probe(run_dir)
-        return _kernel_holder(run_dir.stat().st_ino)
+        return _kernel_holder(run_dir.stat())
     except (FileNotFoundError, NotADirectoryError):  # no directory: no run holds it
         return None
 
 
-def _kernel_holder(inode: int) -> int | None:
+def _kernel_holder(info: os.stat_result) -> int | None:
+    """The PID holding a flock on the file `info` describes: its device and inode, as the kernel writes them
+    (an inode number alone is the same on another file system, and its holder is someone else's run)."""
+    file_id = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
     for line in KERNEL_LOCKS.read_text().splitlines():
         fields = line.split()  # "3: FLOCK  ADVISORY  WRITE 23640 fe:00:2146364 0 EOF"; a waiter's line has "->"
-        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5].rsplit(":", 1)[-1] == str(inode):
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == file_id:
             return int(fields[4])
     return None
 

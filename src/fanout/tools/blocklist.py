@@ -16,7 +16,6 @@ from pathlib import Path
 from fanout.bounded import load_yaml
 from fanout.config import package_data
 from fanout.errors import ConfigError
-from fanout.yamlio import SAFE_LOADER
 
 DEFAULT_BLOCKLIST = "blocked_domains.yaml"
 

@@ -109,15 +109,18 @@ class SearchChain:
         """Under which name each provider's answers are cached: its own, plus the endpoint when one was set."""
         self.chain_key = chain_cache_key(mode, list(self._cache_names.values()))
         """The run cache keeps the chain's final answer under this name, next to each provider's own."""
+        self._older_keys = [f"chain:{','.join(self._cache_names.values())}"] if mode == "fallback" else []
+        """Where runs from before --search-mode kept a fallback chain's answer: a resume of one reads it there."""
 
     async def search(self, query: str) -> SearchAnswer:
         return await self._flights.run(normalise_query(query), lambda: self._answer(query))
 
     async def _answer(self, query: str) -> SearchAnswer:
         if self._run_cache is not None:
-            stored = await self._run_cache.get_search(self.chain_key, query)
-            if stored is not None:
-                return _stored_answer(stored)
+            for key in (self.chain_key, *self._older_keys):
+                stored = await self._run_cache.get_search(key, query)
+                if stored is not None:
+                    return _stored_answer(stored)
         if self.mode == "aggregate":
             answer, failures = await self._ask_all(query)
         else:
