@@ -1,0 +1,310 @@
+"""The bounds kinds of `make chaos`: bad bodies from every kind of endpoint, bad files for every input.
+
+  bad bodies   a loopback server plays each endpoint fanout talks to (a chat
+               endpoint's /models and /chat/completions, SearXNG, the Wikidata
+               API) and answers it with an endless trickle, a body over the cap,
+               a gzip bomb or JSON nested 100,000 deep; everything else it
+               passes on to the simulator. `fanout run`, `fanout check`,
+               `fanout tool web_search` and `fanout fetch-edits` are pointed at it;
+  bad inputs   /dev/zero, a FIFO nobody writes, a 5,000-deep YAML list and a
+               1 GB file given as every file input of `fanout run` and
+               `fanout report`.
+Each command must end within WALL_S, print no traceback, keep its peak RSS
+under RSS_BOUND_MB, and leave a run directory with whole lines, no pair twice
+and no temp file; a bad input must be refused with exit 2 in one line, with
+nothing written.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import subprocess
+import sys
+import time
+import zlib
+from collections import Counter
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import aiohttp
+import anyio
+from aiohttp import web
+
+RSS_BOUND_MB = 400
+"""The peak resident memory (VmHWM) any one fanout process may reach under these kinds."""
+WALL_S = 120.0
+"""Any one command must have ended by then: a hang is what this bound finds."""
+BODIES = ("endless", "oversized", "gzip bomb", "deep JSON")
+ENDPOINTS = {"models": "/models", "chat": "/chat/completions", "searxng": "/search", "wikidata": "/w/api.php"}
+"""Each endpoint under test and the path ending its bad answers go to; other paths pass on to the simulator."""
+OVER_CAP_BYTES = 20 * 1024 * 1024
+"""Over fanout's 16 MiB cap on a decoded body."""
+BOMB_BYTES = 1024 * 1024 * 1024
+"""What the gzip bomb inflates to (about 1 MB on the wire)."""
+DEEP = 100_000
+BIG_INPUT_BYTES = 1024 * 1024 * 1024
+TRICKLE = b"x" * 1024
+"""The endless body's piece, sent every 10 ms: 100 kB/s, far from the cap, so only a total deadline ends it."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One command's end: exit code (None: killed at WALL_S), its output, peak RSS in MB, seconds taken."""
+
+    returncode: int | None
+    output: str
+    peak_mb: float
+    seconds: float
+
+
+def gzip_bomb() -> bytes:
+    """BOMB_BYTES of spaces inside a JSON string, gzipped piece by piece (never whole in memory)."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    piece = b" " * (1024 * 1024)
+    parts = [packer.compress(b'{"pad": "')]
+    parts += [packer.compress(piece) for _ in range(BOMB_BYTES // len(piece))]
+    parts += [packer.compress(b'"}'), packer.flush()]
+    return b"".join(parts)
+
+
+class BadServer:
+    """Answers `/{body}/{endpoint}/...` badly where the path ends as the endpoint's does; passes the rest on."""
+
+    def __init__(self, upstream: str) -> None:
+        self.upstream = upstream
+        self.bomb = gzip_bomb()
+        self.over_cap = b'{"pad": "' + b"x" * OVER_CAP_BYTES + b'"}'
+        self.deep = b"[" * DEEP + b"]" * DEEP
+        self.served = Counter[str]()
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        body_slug, endpoint, rest = request.match_info["body"], request.match_info["endpoint"], request.match_info["rest"]
+        if ("/" + rest).endswith(ENDPOINTS[endpoint]):
+            self.served[f"{body_slug} {endpoint}"] += 1
+            return await self.bad(request, body_slug.replace("-", " "))
+        return await self.pass_on(request, "/" + rest)
+
+    async def bad(self, request: web.Request, body: str) -> web.StreamResponse:
+        if body == "oversized":
+            return web.Response(body=self.over_cap, content_type="application/json")
+        if body == "gzip bomb":
+            return web.Response(body=self.bomb, content_type="application/json", headers={"Content-Encoding": "gzip"})
+        if body == "deep JSON":
+            return web.Response(body=self.deep, content_type="application/json")
+        response = web.StreamResponse(headers={"Content-Type": "application/json"})
+        await response.prepare(request)
+        await response.write(b'{"pad": "')
+        while True:  # until the client hangs up
+            await response.write(TRICKLE)
+            await anyio.sleep(0.01)
+
+    async def pass_on(self, request: web.Request, path: str) -> web.Response:
+        async with aiohttp.ClientSession(auto_decompress=False) as session:
+            async with session.request(request.method, self.upstream + path, params=request.query,
+                                       data=await request.read(), headers=passed_headers(request.headers)) as answer:
+                headers = {k: v for k, v in answer.headers.items() if k.lower() in ("content-type", "content-encoding")}
+                return web.Response(status=answer.status, body=await answer.read(), headers=headers)
+
+
+def passed_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    return {k: v for k, v in headers.items() if k.lower() in ("content-type", "authorization", "accept")}
+
+
+@asynccontextmanager
+async def bad_server(upstream: str) -> AsyncIterator[tuple[str, BadServer]]:
+    server = BadServer(upstream)
+    app = web.Application(client_max_size=64 * 1024 * 1024)
+    app.router.add_route("*", "/{body}/{endpoint}/{rest:.*}", server.handle)
+    runner = web.AppRunner(app, access_log=None, handler_cancellation=True, shutdown_timeout=1.0)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        yield f"http://127.0.0.1:{runner.addresses[0][1]}", server
+    finally:
+        await runner.cleanup()
+
+
+def peak_mb(pid: int) -> float | None:
+    """VmHWM of a live process in MB; None once it is gone."""
+    try:
+        for line in (Path("/proc") / str(pid) / "status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+async def run_measured(cmd: list[str]) -> Outcome:
+    """Run `cmd` to its end (killed at WALL_S), its output, and its peak RSS read from /proc while it runs."""
+    started = time.monotonic()
+    peak = 0.0
+    async with await anyio.open_process(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                        stdin=subprocess.DEVNULL) as process:
+        chunks: list[bytes] = []
+
+        async def read_output() -> None:
+            assert process.stdout is not None
+            async for chunk in process.stdout:
+                chunks.append(chunk)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(read_output)
+            with anyio.move_on_after(WALL_S):
+                while process.returncode is None:
+                    peak = max(peak, peak_mb(process.pid) or 0.0)
+                    with anyio.move_on_after(0.05):
+                        await process.wait()
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+                returncode = None
+            else:
+                returncode = process.returncode
+    return Outcome(returncode, b"".join(chunks).decode(errors="replace"), peak, time.monotonic() - started)
+
+
+def fanout(*args: str) -> list[str]:
+    return [sys.executable, "-m", "fanout", *args]
+
+
+def outcome_problems(outcome: Outcome) -> list[str]:
+    """What every command under these kinds must do: end, print no traceback, stay under the RSS bound."""
+    problems = []
+    if outcome.returncode is None:
+        problems.append(f"still running after {WALL_S:g} s (killed)")
+    if "Traceback" in outcome.output:
+        problems.append("printed a traceback: " + outcome.output[-600:])
+    if outcome.peak_mb > RSS_BOUND_MB:
+        problems.append(f"peak RSS {outcome.peak_mb:.0f} MB, over {RSS_BOUND_MB} MB")
+    return problems
+
+
+def summary(outcome: Outcome) -> str:
+    last = next((line for line in reversed(outcome.output.splitlines()) if line.strip()), "")
+    return f"exit {outcome.returncode}, {outcome.seconds:.1f} s, peak {outcome.peak_mb:.0f} MB: {last[:160]}"
+
+
+def files_of(folder: Path) -> dict[str, tuple[int, int]]:
+    """Each file under `folder` with its size and mtime, to see that nothing was written."""
+    if not folder.exists():
+        return {}
+    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns) for p in folder.rglob("*") if p.is_file()}
+
+
+Check = Callable[[Outcome], list[str]]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One command of a kind: its name for the figures, the command, and what else it must hold beyond
+    outcome_problems (given the outcome)."""
+
+    name: str
+    cmd: list[str]
+    check: Check
+
+
+async def try_cases(kind: str, cases: list[Case], tried: Counter[str], held: Counter[str]) -> list[str]:
+    """Run each case; count it under `kind` as tried, and as held when nothing broke."""
+    problems = []
+    for case in cases:
+        outcome = await run_measured(case.cmd)
+        found = outcome_problems(outcome) + case.check(outcome)
+        tried[kind] += 1
+        held[kind] += not found
+        print(f"chaos: {kind}: {case.name}: {summary(outcome)}{' FAIL' if found else ''}", flush=True)
+        problems += [f"{kind}: {case.name}: {p}" for p in found]
+    return problems
+
+
+def body_cases(bad: str, sim_api: str, sim_searxng: str, snapshot: Path, base: Path,
+               run_dir_problems: Callable[[Path], list[str]]) -> list[Case]:
+    """Every command against every endpoint kind it talks to, for each bad body."""
+    model = "deepseek/deepseek-v3.2"
+    cases = []
+    for body in BODIES:
+        slug = body.replace(" ", "-")
+
+        def at(endpoint: str, path: str = "") -> str:
+            return f"{bad}/{slug}/{endpoint}{path}"
+
+        def run(endpoint: str, base_url: str, searxng_url: str) -> Case:
+            run_dir = base / f"bodies-{slug}-{endpoint}"
+            cmd = fanout("run", str(snapshot), "--run-dir", str(run_dir), "-m", model, "--limit", "2",
+                         "--base-url", base_url, "--searxng-url", searxng_url, "--allow-private-urls",
+                         "--fetch-delay", "0", "--request-timeout", "5", "--timeout", "30", "--grace", "2")
+            return Case(f"{body} from {endpoint}: fanout run", cmd, lambda _: run_dir_problems(run_dir))
+
+        def fine(_: Outcome) -> list[str]:
+            return []
+
+        cases += [
+            Case(f"{body} from models: fanout check",
+                 fanout("check", "-m", model, "--base-url", at("models", "/api/v1"), "--searxng-url", sim_searxng), fine),
+            run("models", at("models", "/api/v1"), sim_searxng),
+            run("chat", at("chat", "/api/v1"), sim_searxng),
+            Case(f"{body} from searxng: fanout tool web_search",
+                 fanout("tool", "web_search", "ada whitlock", "--searxng-url", at("searxng")), fine),
+            Case(f"{body} from searxng: fanout check",
+                 fanout("check", "-m", model, "--base-url", sim_api, "--searxng-url", at("searxng")), fine),
+            run("searxng", sim_api, at("searxng")),
+            Case(f"{body} from wikidata: fanout fetch-edits",
+                 fanout("fetch-edits", "--api-url", at("wikidata", "/w/api.php"), "--limit", "2", "--allow-private-urls",
+                        "-o", str(base / f"bodies-{slug}-snapshot.yaml")), fine),
+        ]
+    return cases
+
+
+def bad_sources(base: Path) -> dict[str, Path]:
+    """/dev/zero, a FIFO nobody writes to, a YAML list 5,000 deep, and a regular file of 1 GB (sparse)."""
+    fifo = base / "inputs-fifo.yaml"
+    if not fifo.exists():
+        os.mkfifo(fifo)
+    deep = base / "inputs-deep.yaml"
+    deep.write_text("[" * 5000 + "]" * 5000 + "\n")
+    big = base / "inputs-big.yaml"
+    with big.open("wb") as file:
+        file.truncate(BIG_INPUT_BYTES)  # sparse: costs no disk
+    return {"/dev/zero": Path("/dev/zero"), "a FIFO": fifo, "a 5,000-deep YAML": deep, "a 1 GB file": big}
+
+
+def input_cases(snapshot: Path, finished_run: Path, sim_api: str, sim_searxng: str, base: Path) -> list[Case]:
+    """Each bad source as each file input of `fanout run` and `fanout report`: exit 2, one line, nothing written."""
+    cases = []
+    for source_name, source in bad_sources(base).items():
+        slug = source_name.replace("/", "").replace(" ", "-").replace(",", "")
+
+        def run(flag: str, *args: str, snapshot: Path = snapshot) -> Case:
+            run_dir = base / f"inputs-{slug}-{flag.strip('-') or 'snapshot'}"
+            cmd = fanout("run", str(snapshot), "--run-dir", str(run_dir), "-m", "deepseek/deepseek-v3.2",
+                         "--base-url", sim_api, "--searxng-url", sim_searxng, "--allow-private-urls", *args)
+            return Case(f"{source_name} as {flag or 'the snapshot'} of fanout run", cmd,
+                        lambda outcome: refused(outcome) + ([f"{run_dir} was created"] if run_dir.exists() else []))
+
+        def report(flag: str) -> Case:
+            before = files_of(finished_run)
+            cmd = fanout("report", str(finished_run), flag, str(source), "--html", "--json")
+            return Case(f"{source_name} as {flag} of fanout report", cmd,
+                        lambda outcome: refused(outcome) + (["the run directory changed"] if files_of(finished_run) != before else []))
+
+        cases += [
+            run("", snapshot=source),
+            run("--limits", "--limits", str(source)),
+            run("--search-config", "--search-config", str(source)),
+            run("--gates", "--strategy", "router", "--gates", str(source)),
+            run("--labels", "--strategy", "router", "--router-accuracy", str(finished_run), "--labels", str(source)),
+            report("--labels"),
+            report("--policy"),
+        ]
+    return cases
+
+
+def refused(outcome: Outcome) -> list[str]:
+    lines = [line for line in outcome.output.splitlines() if line.strip()]
+    if outcome.returncode == 2 and len(lines) == 1:
+        return []
+    return [f"not refused in one line with exit 2 (exit {outcome.returncode}, {len(lines)} lines): {outcome.output[-400:]}"]
