@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -37,6 +38,14 @@ RSS_BOUND_MB = 400
 """The peak resident memory (VmHWM) any one fanout process may reach under these kinds."""
 WALL_S = 120.0
 """Any one command must have ended by then: a hang is what this bound finds."""
+WIKIDATA_STOP_S = 30.0
+"""An endless Wikidata body is a timeout, retried for about 7 minutes: stopped by Ctrl-C after this instead."""
+PREFLIGHT_STOP_S = 6.0
+"""Well inside the pre-flight's 15 s deadline on an endless body."""
+STOP_GRACE_S = 10.0
+"""How soon a command sent its stop signal must have ended."""
+CASES_AT_ONCE = 3
+"""Commands run side by side (each alone is mostly waiting on a deadline)."""
 BODIES = ("endless", "oversized", "gzip bomb", "deep JSON")
 ENDPOINTS = {"models": "/models", "chat": "/chat/completions", "searxng": "/search", "wikidata": "/w/api.php"}
 """Each endpoint under test and the path ending its bad answers go to; other paths pass on to the simulator."""
@@ -138,8 +147,10 @@ def peak_mb(pid: int) -> float | None:
     return None
 
 
-async def run_measured(cmd: list[str]) -> Outcome:
-    """Run `cmd` to its end (killed at WALL_S), its output, and its peak RSS read from /proc while it runs."""
+async def run_measured(cmd: list[str], stop_after: float | None = None,
+                       stop_signal: signal.Signals = signal.SIGINT) -> Outcome:
+    """Run `cmd` to its end (killed at WALL_S; sent `stop_signal` at `stop_after` when given), its output, and its
+    peak RSS read from /proc while it runs."""
     started = time.monotonic()
     peak = 0.0
     async with await anyio.open_process(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -156,6 +167,9 @@ async def run_measured(cmd: list[str]) -> Outcome:
             with anyio.move_on_after(WALL_S):
                 while process.returncode is None:
                     peak = max(peak, peak_mb(process.pid) or 0.0)
+                    if stop_after is not None and time.monotonic() - started > stop_after:
+                        process.send_signal(stop_signal)
+                        stop_after = None
                     with anyio.move_on_after(0.05):
                         await process.wait()
             if process.returncode is None:
@@ -183,6 +197,14 @@ def outcome_problems(outcome: Outcome) -> list[str]:
     return problems
 
 
+def stopped_in_one_line(outcome: Outcome) -> list[str]:
+    """Stopped by Ctrl-C or SIGTERM: exit 130 and a last line that says so (not killed by the signal)."""
+    last = next((line for line in reversed(outcome.output.splitlines()) if line.strip()), "")
+    if outcome.returncode == 130 and ("interrupted" in last or "stopped" in last):
+        return []
+    return [f"the signal did not stop it in one line (exit {outcome.returncode}): {outcome.output[-300:]}"]
+
+
 def summary(outcome: Outcome) -> str:
     last = next((line for line in reversed(outcome.output.splitlines()) if line.strip()), "")
     return f"exit {outcome.returncode}, {outcome.seconds:.1f} s, peak {outcome.peak_mb:.0f} MB: {last[:160]}"
@@ -206,18 +228,31 @@ class Case:
     name: str
     cmd: list[str]
     check: Check
+    stop_after: float | None = None
+    """Seconds after which the command is sent `stop_signal`: for one whose own bound is longer than a chaos run
+    should wait, or to stop it where it waits; it must then end within STOP_GRACE_S, as its stop is documented."""
+    stop_signal: signal.Signals = signal.SIGINT
 
 
 async def try_cases(kind: str, cases: list[Case], tried: Counter[str], held: Counter[str]) -> list[str]:
-    """Run each case; count it under `kind` as tried, and as held when nothing broke."""
-    problems = []
-    for case in cases:
-        outcome = await run_measured(case.cmd)
+    """Run the cases, CASES_AT_ONCE at a time; count each under `kind` as tried, and as held when nothing broke."""
+    problems: list[str] = []
+    limiter = anyio.CapacityLimiter(CASES_AT_ONCE)
+
+    async def one(case: Case) -> None:
+        async with limiter:
+            outcome = await run_measured(case.cmd, case.stop_after, case.stop_signal)
         found = outcome_problems(outcome) + case.check(outcome)
+        if case.stop_after is not None and outcome.seconds > case.stop_after + STOP_GRACE_S:
+            found.append(f"took {outcome.seconds - case.stop_after:.1f} s to end after {case.stop_signal.name}")
         tried[kind] += 1
         held[kind] += not found
         print(f"chaos: {kind}: {case.name}: {summary(outcome)}{' FAIL' if found else ''}", flush=True)
-        problems += [f"{kind}: {case.name}: {p}" for p in found]
+        problems.extend(f"{kind}: {case.name}: {p}" for p in found)
+
+    async with anyio.create_task_group() as group:
+        for case in cases:
+            group.start_soon(one, case)
     return problems
 
 
@@ -232,12 +267,16 @@ def body_cases(bad: str, sim_api: str, sim_searxng: str, snapshot: Path, base: P
         def at(endpoint: str, path: str = "") -> str:
             return f"{bad}/{slug}/{endpoint}{path}"
 
-        def run(endpoint: str, base_url: str, searxng_url: str) -> Case:
-            run_dir = base / f"bodies-{slug}-{endpoint}"
+        def run(endpoint: str, base_url: str, searxng_url: str, sigterm: bool = False) -> Case:
+            run_dir = base / f"bodies-{slug}-{endpoint}{'-sigterm' if sigterm else ''}"
             cmd = fanout("run", str(snapshot), "--run-dir", str(run_dir), "-m", model, "--limit", "2",
                          "--base-url", base_url, "--searxng-url", searxng_url, "--allow-private-urls",
-                         "--fetch-delay", "0", "--request-timeout", "5", "--timeout", "30", "--grace", "2")
-            return Case(f"{body} from {endpoint}: fanout run", cmd, lambda _: run_dir_problems(run_dir))
+                         "--fetch-delay", "0", "--request-timeout", "3", "--timeout", "12", "--grace", "2")
+            if not sigterm:
+                return Case(f"{body} from {endpoint}: fanout run", cmd, lambda _: run_dir_problems(run_dir))
+            return Case(f"{body} from {endpoint}: fanout run, SIGTERM in the pre-flight", cmd,
+                        lambda outcome: stopped_in_one_line(outcome) + run_dir_problems(run_dir),
+                        stop_after=PREFLIGHT_STOP_S, stop_signal=signal.SIGTERM)
 
         def fine(_: Outcome) -> list[str]:
             return []
@@ -252,9 +291,17 @@ def body_cases(bad: str, sim_api: str, sim_searxng: str, snapshot: Path, base: P
             Case(f"{body} from searxng: fanout check",
                  fanout("check", "-m", model, "--base-url", sim_api, "--searxng-url", at("searxng")), fine),
             run("searxng", sim_api, at("searxng")),
+        ]
+        if body == "endless":  # stopped where it waits: before the log, the run's own watcher is not up yet
+            cases += [run("models", at("models", "/api/v1"), sim_searxng, sigterm=True),
+                      run("searxng", sim_api, at("searxng"), sigterm=True)]
+        cases += [
             Case(f"{body} from wikidata: fanout fetch-edits",
                  fanout("fetch-edits", "--api-url", at("wikidata", "/w/api.php"), "--limit", "2", "--allow-private-urls",
-                        "-o", str(base / f"bodies-{slug}-snapshot.yaml")), fine),
+                        "-o", str(base / f"bodies-{slug}-snapshot.yaml")),
+                 stopped_in_one_line if body == "endless" else fine,
+                 # Each request's deadline is 60 s, asked 6 times (fanout.wikidata.api): about 7 minutes in all.
+                 stop_after=WIKIDATA_STOP_S if body == "endless" else None),
         ]
     return cases
 
