@@ -15,7 +15,7 @@ After the kill loop come the sweeps of scripts/chaos_bounds.py:
   bad bodies      every command against every kind of endpoint answering with
                   an endless trickle, a body over the cap, a gzip bomb or JSON
                   nested 100,000 deep;
-  bad inputs      /dev/zero, a FIFO, a 5,000-deep YAML and a 1 GB file as every input
+  bad inputs      /dev/zero, a FIFO, a 5,000-deep YAML and a file over 1 GiB as every input
                   of `fanout run` and `fanout report`;
 each command must end, print no traceback and stay under the RSS bound.
 Between disturbances, every line of the log but a torn last one must be a
