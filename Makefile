@@ -11,7 +11,7 @@ help:
 	@echo "make demo          the whole pipeline offline, against the bundled simulator"
 	@echo "make test          the type checker (mypy --strict), the layer contracts (lint-imports), then the test suite"
 	@echo "make e2e           demo run interrupted with Ctrl-C, resumed, and checked"
-	@echo "make chaos         kill fanout run, delete its lock, kill workers' owners at random moments (ARGS=--kills N), then check"
+	@echo "make chaos         kill fanout run, delete its lock, kill workers' owners at random moments (ARGS=--kills N), then check; bad bodies and inputs"
 	@echo "make e2e-live      three edits through the four real models (needs OPENROUTER_API_KEY and SearXNG)"
 	@echo "make peers         real verdicts through llama-cpp-python's server from PyPI (ARGS=--record FILE re-records)"
 	@echo "make bench         throughput, overhead and scale benchmarks (ARGS=--quick for a short pass)"

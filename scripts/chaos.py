@@ -11,6 +11,13 @@ in one of these kinds:
                   must be gone within 1 s;
   web_fetch busy  kill -9 of `fanout tool web_fetch` while its worker is busy on a
                   slow page (about 6 s of CPU, served here): gone within 1 s.
+After the kill loop come the sweeps of scripts/chaos_bounds.py:
+  bad bodies      every command against every kind of endpoint answering with
+                  an endless trickle, a body over the cap, a gzip bomb or JSON
+                  nested 100,000 deep;
+  bad inputs      /dev/zero, a FIFO, a 5,000-deep YAML and a file over 1 GiB as every input
+                  of `fanout run` and `fanout report`;
+each command must end, print no traceback and stay under the RSS bound.
 Between disturbances, every line of the log but a torn last one must be a
 record and no pair may be logged twice; at the end one more start must finish
 the run with exactly one record and one matching YAML view per pair, no temp
@@ -18,7 +25,7 @@ file, and no extraction worker left. When a run finishes before all the
 disturbances are spent, the next round starts on a fresh run directory. Each
 kind's figures are printed: tried (the moment came as planned) and held.
 
-    python scripts/chaos.py [--kills 60] [--seed N] [--keep DIR]
+    python scripts/chaos.py [--kills 60] [--seed N] [--keep DIR] [--kinds KIND,...]
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ import yaml
 from aiohttp import web
 from anyio.abc import Process
 
+from chaos_bounds import bad_server, body_cases, input_cases, try_cases
 from fanout.config import package_data
 from fanout.llm.models import DEFAULT_MODELS
 from fanout.sim import SimConfig, profile_from_dict, running_simulator
@@ -50,8 +58,12 @@ SAMPLE = package_data("sample_snapshot.yaml")
 PAIRS = {(int(e["rcid"]), m.name) for e in yaml.safe_load(SAMPLE.read_text())["edits"] for m in DEFAULT_MODELS}
 STOPS = (signal.SIGKILL, signal.SIGKILL, signal.SIGTERM, signal.SIGINT)
 KINDS = {"stop": 4, "lock deleted": 2, "workers up": 2, "web_fetch busy": 1}
-"""Each kind and its weight in the random choice."""
+"""Each kind of the kill loop and its weight in the random choice."""
+SWEEPS = ("bad bodies", "bad inputs")
+"""The kinds tried once each, every case in turn, after the kill loop (scripts/chaos_bounds.py)."""
 WORKER = b"fanout.tools.extract_worker"
+INPUTS_MODEL = DEFAULT_MODELS[0].name
+"""The one model of the finished run `fanout report` reads under the bad inputs kind."""
 SLOW_PAGE = b"<html><body>" + b"<p>x" * 200_000
 """About 6.5 s of CPU for trafilatura, within its 512 MB."""
 BUSY_CPU_S = 1.0
@@ -64,36 +76,77 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kills", type=int, default=60, help="how many times the run is stopped (default 60)")
     parser.add_argument("--seed", type=int, default=int(time.time()), help="seed of the kill moments (printed)")
     parser.add_argument("--keep", type=Path, help="folder for the rounds' run directories, kept (default: a temporary one)")
+    parser.add_argument("--kinds", type=kinds_argument, default=[*KINDS, *SWEEPS], metavar="KIND,...",
+                        help=f"only these kinds (default all: {', '.join([*KINDS, *SWEEPS])})")
     args = parser.parse_args(argv)
-    print(f"chaos: {args.kills} stops, seed {args.seed}", flush=True)
+    print(f"chaos: {args.kills} stops, seed {args.seed}, kinds {', '.join(args.kinds)}", flush=True)
     tried, held = Counter[str](), Counter[str]()
     with tempfile.TemporaryDirectory(prefix="fanout-chaos-") as tmp:
-        problems = anyio.run(chaos, args.keep or Path(tmp), args.kills, random.Random(args.seed), tried, held)
+        problems = anyio.run(chaos, args.keep or Path(tmp), args.kills, random.Random(args.seed), args.kinds, tried, held)
     for problem in problems:
         print(f"FAIL: {problem}")
-    for kind in KINDS:
+    for kind in args.kinds:
         print(f"chaos: {kind}: tried {tried[kind]}, held {held[kind]}")
     print("chaos: OK" if not problems else f"chaos: {len(problems)} problem(s); seed {args.seed}")
     return 1 if problems else 0
 
 
-async def chaos(base: Path, kills: int, rng: random.Random, tried: Counter[str], held: Counter[str]) -> list[str]:
-    """Rounds of disturbances on a fresh run directory each, until `kills` are done; each round is then finished
-    and checked. `tried` and `held` count, per kind, the disturbances that came as planned and those that held."""
+def kinds_argument(value: str) -> list[str]:
+    kinds = [kind.strip() for kind in value.split(",") if kind.strip()]
+    unknown = [kind for kind in kinds if kind not in (*KINDS, *SWEEPS)]
+    if unknown or not kinds:
+        raise argparse.ArgumentTypeError(f"unknown kind(s) {unknown}; choose from {', '.join([*KINDS, *SWEEPS])}")
+    return kinds
+
+
+async def chaos(base: Path, kills: int, rng: random.Random, kinds: list[str],
+                tried: Counter[str], held: Counter[str]) -> list[str]:
+    """The kill loop over the chosen kinds of KINDS, then the chosen sweeps; `tried` and `held` count, per kind,
+    the disturbances that came as planned and those that held."""
     config = SimConfig(seed=rng.randrange(1 << 30), profile=profile_from_dict(
         {"defaults": {"latency": {"median_s": 0.3, "p95_s": 0.9}}}))
     problems: list[str] = []
+    async with running_simulator(config) as sim:
+        loop_kinds = {kind: weight for kind, weight in KINDS.items() if kind in kinds}
+        if loop_kinds and kills > 0:
+            problems += await kill_loop(sim.api_base, sim.searxng_url, base, kills, rng, loop_kinds, tried, held)
+        if "bad bodies" in kinds:
+            async with bad_server(sim.base_url) as (bad, _):
+                cases = body_cases(bad, sim.api_base, sim.searxng_url, SAMPLE, base, run_dir_problems)
+                problems += await try_cases("bad bodies", cases, tried, held)
+        if "bad inputs" in kinds:
+            finished = base / "inputs-finished-run"
+            done = await anyio.run_process(
+                [sys.executable, "-m", "fanout", "run", str(SAMPLE), "--run-dir", str(finished), "-m", INPUTS_MODEL,
+                 "--base-url", sim.api_base, "--searxng-url", sim.searxng_url, "--allow-private-urls",
+                 "--fetch-delay", "0", "--concurrency", "4"], check=False, stderr=subprocess.STDOUT)
+            if done.returncode != 0:
+                problems.append(f"bad inputs: the run to report on exited {done.returncode}: {done.stdout.decode()[-600:]}")
+            else:
+                cases = input_cases(SAMPLE, finished, sim.api_base, sim.searxng_url, base)
+                problems += await try_cases("bad inputs", cases, tried, held)
+        left = [pid for pid in our_workers() if alive(pid)]
+        if left:
+            problems.append(f"extraction worker(s) left running at the end: {left}")
+    return problems
+
+
+async def kill_loop(api_base: str, searxng_url: str, base: Path, kills: int, rng: random.Random,
+                    kinds: dict[str, int], tried: Counter[str], held: Counter[str]) -> list[str]:
+    """Rounds of disturbances on a fresh run directory each, until `kills` are done; each round is then finished
+    and checked."""
+    problems: list[str] = []
     stops = Counter[str]()
-    async with running_simulator(config) as sim, slow_site() as site:
+    async with slow_site() as site:
         for round_no in range(1, kills + 1):
             if sum(stops.values()) >= kills:
                 break
             run_dir = base / f"round-{round_no}"
             cmd = [sys.executable, "-m", "fanout", "run", str(SAMPLE), "--run-dir", str(run_dir),
-                   "--base-url", sim.api_base, "--searxng-url", sim.searxng_url, "--allow-private-urls",
+                   "--base-url", api_base, "--searxng-url", searxng_url, "--allow-private-urls",
                    "--fetch-delay", "0", "--concurrency", "4", "--grace", "2"]
             while sum(stops.values()) < kills and len(logged_keys(run_dir)) < len(PAIRS):
-                kind = rng.choices(list(KINDS), weights=list(KINDS.values()))[0]
+                kind = rng.choices(list(kinds), weights=list(kinds.values()))[0]
                 stopped, found = await disturb(kind, cmd, run_dir, site, rng)
                 stops[kind] += 1
                 found += log_problems(run_dir)
@@ -294,6 +347,12 @@ def log_problems(run_dir: Path) -> list[str]:
                 problems.append(f"line {number} of the log is damaged")
     twice = [key for key, n in Counter(logged_keys(run_dir)).items() if n > 1]
     return problems + [f"{key} logged {Counter(logged_keys(run_dir))[key]} times" for key in twice]
+
+
+def run_dir_problems(run_dir: Path) -> list[str]:
+    """After a run that met a bad body: whole lines, no pair twice, no temp file."""
+    leftovers = [p.name for p in run_dir.rglob("*.tmp")] if run_dir.exists() else []
+    return log_problems(run_dir) + ([f"temp files left: {leftovers}"] if leftovers else [])
 
 
 def final_problems(run_dir: Path) -> list[str]:

@@ -18,9 +18,10 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
-from typing import Any, NamedTuple, TextIO
+from typing import Any, NamedTuple, TextIO, TypeVar
 
 import anyio
+from anyio.abc import TaskStatus
 
 from fanout.store.checkpoint import (
     CheckpointWriter, LogIndex, log_path, read_index, repair_torn_tail, restore_missing_views, set_aside_damaged,
@@ -62,6 +63,7 @@ class EvidenceFns(NamedTuple):
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 """Each stops the run the same way: a closed terminal (SIGHUP) gives verdicts in flight their grace too."""
+T = TypeVar("T")
 
 
 @dataclass
@@ -141,7 +143,8 @@ async def _checked_run(request: RunRequest, snapshot: SpooledSnapshot, verdict_f
     async with AsyncExitStack() as stack:
         stack.enter_context(hold_run_lock(request.run_dir))
         if not scripted:
-            hooks = await _real_clients(stack, settings, api_key, prompt, request.run_dir)
+            hooks = await _stoppable(_real_clients(stack, settings, api_key, prompt, request.run_dir),
+                                     request.handle_signals)
         else:  # the engine alone, as tests drive it
             hooks = RunHooks(verdict_fn or _no_verdict, pricing=Pricing({m.name: m for m in settings.models}))
         if settings.shares_evidence:
@@ -320,6 +323,41 @@ async def _watch_signals(control: StopControl, grace_s: float) -> None:
         async for signum in signals:
             name = signal.Signals(signum).name
             control.request(f"Interrupted ({name})", grace_s=grace_s)
+
+
+async def _stoppable(setup: Awaitable[T], handle_signals: bool) -> T:
+    """The pre-flight, stopped by SIGTERM or SIGHUP as by Ctrl-C (KeyboardInterrupt: `fanout run: interrupted`).
+
+    The run's own watcher starts after it, with the log; before, nothing is
+    logged, so there is nothing to wind down. Without this, SIGTERM during a
+    slow pre-flight (an endless /models or SearXNG body) killed the process
+    without a word (exit 143), found by `make chaos`.
+    """
+    if not handle_signals:
+        return await setup
+    stopped: list[int] = []
+    done: list[T] = []
+
+    async def watch(scope: anyio.CancelScope, *, task_status: TaskStatus[None]) -> None:
+        with anyio.open_signal_receiver(*SIGNALS) as signals:
+            task_status.started()  # listening before the pre-flight's first request goes out
+            async for signum in signals:
+                stopped.append(signum)
+                scope.cancel()
+                return
+
+    try:
+        async with anyio.create_task_group() as tg:
+            await tg.start(watch, tg.cancel_scope)
+            done.append(await setup)
+            tg.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise
+    if stopped:
+        raise KeyboardInterrupt
+    return done[0]
 
 
 async def _real_clients(

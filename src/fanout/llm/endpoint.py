@@ -126,8 +126,8 @@ def read_completion(content: bytes) -> ChatCompletion:
         pass
     try:
         data = parse_json(text)
-    except JsonTooDeep as exc:
-        raise malformed_body(str(exc)) from exc
+    except JsonTooDeep as exc:  # a server's own nesting, not a cut: asking again brings (and may bill) the same
+        raise ProviderError(f"the endpoint answered 200 with {exc}", status=UNKNOWN_BODY_ERROR_STATUS) from exc
     except ValueError as exc:
         raise malformed_body("a body that is not JSON") from exc
     if not isinstance(data, dict):
