@@ -211,3 +211,34 @@ def test_sim_labels_out_rewrites_its_own_labels_but_not_another_file_without_for
         "file, or pass --force to replace it"
     )
     assert main([*argv, "--force"]) == 0 and out.read_bytes() == written
+
+
+@pytest.mark.parametrize("name", [by_name, by_symlink, by_hard_link, by_dotdot])
+def test_review_export_naming_the_run_s_snapshot_is_refused_even_with_force(
+    tmp_path, run_dir, snapshot, capsys, name
+) -> None:
+    # `fanout review RUN --export today.yaml` replaced the run's snapshot with an empty labels file.
+    before = snapshot.read_bytes()
+    target = name(snapshot, tmp_path)
+    capsys.readouterr()
+    assert main(["review", str(run_dir), "--export", str(target), "--force"]) == 2
+    assert only_error(capsys) == (
+        f"fanout review: error: --export {target} is an input of the run {run_dir} (its manifest lists it), which "
+        "this command reads and must not write over; choose another file"
+    )
+    assert snapshot.read_bytes() == before
+
+
+def test_review_export_replaces_its_own_export_freely_and_another_file_only_with_force(
+    tmp_path, run_dir, capsys
+) -> None:
+    other = tmp_path / "notes.yaml"
+    other.write_text("my notes\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["review", str(run_dir), "--export", str(other)]) == 2
+    assert only_error(capsys) == (f"fanout review: error: --export {other} already exists and this command did not "
+                                  "write it; choose another file, or pass --force to replace it")
+    assert other.read_text(encoding="utf-8") == "my notes\n"
+    assert main(["review", str(run_dir), "--export", str(other), "--force"]) == 0
+    assert main(["review", str(run_dir), "--export", str(other)]) == 0  # its own export now: no --force needed
+    assert yaml.safe_load(other.read_text(encoding="utf-8"))["labels"] == []

@@ -28,12 +28,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--export", type=Path, metavar="FILE",
                         help="write the decisions that stand to FILE in the --labels format (accept = correct, "
                              "reject = incorrect, unsure left out) and exit, instead of serving the desk")
+    parser.add_argument("--force", action="store_true",
+                        help="let --export replace an existing file it did not write (never a file or input of the run)")
     add_committee_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.export is not None:
-        return _export(args.run_dir, args.export)
+        return _export(args.run_dir, args.export, force=args.force)
     if not 0 <= args.port <= 65535:
         raise ConfigError(f"--port must be between 0 and 65535, got {args.port}")
     import anyio
@@ -54,12 +56,12 @@ def _announce(url: str) -> None:
     print(f"review desk: {url} (127.0.0.1 only; Ctrl-C stops it)", flush=True)
 
 
-def _export(run_dir: Path, path: Path) -> int:
+def _export(run_dir: Path, path: Path, *, force: bool) -> int:
     from fanout.analysis.load import load_run
     from fanout.review.export import export_labels
 
     load_run(run_dir)  # RUN_DIR must be a run: one line otherwise
-    done = export_labels(run_dir, path)
+    done = export_labels(run_dir, path, force=force)
     print(f"wrote {done.labels} labels to {path} ({done.unsure} unsure decisions left out)")
     return 0
 

@@ -15,6 +15,7 @@ from typing import NamedTuple
 from fanout.errors import ConfigError
 from fanout.store.atomic import dump_yaml, write_atomically
 from fanout.store.layout import refuse_run_file
+from fanout.store.manifest import run_inputs
 from fanout.store.reviews import TRUTH_OF_DECISION, read_reviews, reviews_path
 
 
@@ -24,9 +25,15 @@ class Exported(NamedTuple):
     """Decisions left out because they are unsure."""
 
 
-def export_labels(run_dir: Path, path: Path) -> Exported:
-    """Write the labels file (atomically); ConfigError when `path` is a file of a run."""
-    refuse_run_file(path, "--export")
+SOURCE_HEAD = b"source: human decisions of `fanout review`"
+"""How an exported file starts (dump_yaml keeps the keys in order): what --export may replace without --force."""
+
+
+def export_labels(run_dir: Path, path: Path, *, force: bool = False) -> Exported:
+    """Write the labels file (atomically); ConfigError when `path` is a file of a run, one of the run's inputs
+    (`--export today.yaml` once replaced the run's snapshot), or, without `force`, a file it did not export."""
+    refuse_run_file(path, "--export", inputs=run_inputs(run_dir), ours=lambda head: head.startswith(SOURCE_HEAD),
+                    force=force)
     latest = read_reviews(run_dir).latest
     labels = [{"rcid": r.rcid, "truth": TRUTH_OF_DECISION[r.decision], "note": r.note, "reviewer": r.reviewer,
                "time": r.time} for r in latest.values() if r.decision in TRUTH_OF_DECISION]
