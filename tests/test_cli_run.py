@@ -20,6 +20,7 @@ from fanout.errors import ConfigError
 from fanout.judging.cascade import CascadeStrategy
 from fanout.llm.models import ModelSpec
 from fanout.records import VerdictRecord
+from fanout.tools.settings import ToolSettings
 from fanout.engine.runner import RunRequest, run
 
 SAMPLE = package_data("sample_snapshot.yaml")
@@ -213,6 +214,25 @@ def test_a_resume_that_changes_samples_is_refused_naming_it_and_leaves_the_run_a
         "cannot resume this run directory: --samples was 1 and is now 3. Resume with the settings it started with, "
         "use a new --run-dir, or --allow-settings-change to mix them knowingly (the manifest then records both).")
     assert {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()} == before
+
+
+def test_a_resume_that_changes_the_search_mode_is_refused_naming_it(tmp_path):
+    # Resuming a fallback run with --search-mode aggregate was accepted and the manifest overwritten: the first
+    # verdicts read one provider's hits, the rest fused hits, and nothing said so.
+    run_dir = tmp_path / "run"
+    scripted_settings_run(run_dir, RunSettings(models=(ModelSpec("m/a"),)))
+    before = {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()}
+    aggregate = RunSettings(models=(ModelSpec("m/a"),), tools=ToolSettings(search_mode="aggregate"))
+    with pytest.raises(ConfigError) as refused:
+        scripted_settings_run(run_dir, aggregate)
+    assert str(refused.value) == (
+        "cannot resume this run directory: --search-mode was fallback and is now aggregate. Resume with the settings "
+        "it started with, use a new --run-dir, or --allow-settings-change to mix them knowingly (the manifest then "
+        "records both).")
+    assert {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()} == before
+    scripted_settings_run(run_dir, aggregate, allow=True)
+    [change] = yaml.safe_load((run_dir / "manifest.yaml").read_text())["changes"]
+    assert (change["was"], change["now"]) == ("fallback", "aggregate")
 
 
 def test_allow_settings_change_resumes_and_the_manifest_records_what_changed(tmp_path):

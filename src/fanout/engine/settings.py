@@ -65,9 +65,10 @@ class RunSettings:
     """Under samples > 1, list the verdict labels in another order in each sample (fanout.sift.swap);
     False only for the benchmark that measures what the swap fixes (the hidden --no-label-swap)."""
 
-    PINNED: ClassVar[Mapping[str, str]] = {"samples": "--samples", "swap_labels": "--no-label-swap"}
+    PINNED: ClassVar[Mapping[str, str]] = {"samples": "--samples", "swap_labels": "--no-label-swap",
+                                           "search_mode": "--search-mode"}
     """Settings (keys of `summary`) a resume may not change without --allow-settings-change: each changes what a
-    verdict is. The strategy is pinned apart, not even with that flag (fanout.judging.strategy.check_resume)."""
+    verdict is (--search-mode what evidence a model reads: fused hits or one provider's). The strategy is pinned apart, not even with that flag (fanout.judging.strategy.check_resume)."""
 
     def __post_init__(self) -> None:
         if not self.models:
