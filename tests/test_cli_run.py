@@ -168,6 +168,18 @@ def test_a_dry_run_shows_the_plan_and_what_a_resume_would_skip_and_writes_nothin
     assert {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()} == before
 
 
+@pytest.mark.parametrize(("models", "limit", "done"), [(["m/a"], "1", 1), (["m/c"], "2", 0), (["m/a", "m/b"], "1", 1)])
+def test_a_dry_run_counts_as_done_only_the_pairs_it_plans(tmp_path, capsys, models, limit, done):
+    # The count was the whole log's: `-m m/a --limit 1` on this run said "Pairs: 1; already done in RUN: 2".
+    run_dir = tmp_path / "run"
+    scripted_run(SAMPLE, run_dir)
+    capsys.readouterr()
+    assert main(["run", str(SAMPLE), "--run-dir", str(run_dir), *LOCAL, "--models", *models, "--limit", limit,
+                 "--dry-run"]) == 0
+    pairs = len(models) * int(limit)
+    assert f"Pairs: {pairs}; already done in {run_dir}: {done}\n" in capsys.readouterr().out
+
+
 def test_a_dry_run_against_openrouter_needs_no_key_because_it_contacts_nothing(tmp_path, capsys):
     run_dir = tmp_path / "run"
     code = main(["run", str(SAMPLE), "--run-dir", str(run_dir), "--limit", "2", "--dry-run"])

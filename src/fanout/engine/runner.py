@@ -339,8 +339,11 @@ def describe_plan(request: RunRequest, edits: Sequence[Edit], manifest: Manifest
     out = request.out
     path = log_path(request.run_dir)
     index = read_index(path) if path.exists() else None
-    done = index.done_count(request.settings.retry_statuses) if index else 0
     models = request.settings.models
+    # Only the pairs planned here: `-m X --limit 1` on a 4-model run said "Pairs: 1; already done: 12".
+    rcids = {edit.rcid for edit in edits}
+    retry = request.settings.retry_statuses
+    done = sum(len(index.done_rcids(m.name, retry) & rcids) for m in models) if index else 0
     print(f"Snapshot: {request.snapshot_path} ({len(edits)} edits, sha256 {manifest.snapshot_sha256[:12]})", file=out)
     print(f"Models ({len(models)}): " + ", ".join(m.name for m in models), file=out)
     print(f"Pairs: {len(edits) * len(models)}; already done in {request.run_dir}: {done}", file=out)
