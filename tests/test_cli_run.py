@@ -115,6 +115,13 @@ def test_openrouter_without_a_key_stops_before_any_work(tmp_path, capsys):
          "--searxng-url must be an http:// or https:// URL with a host (got 'http://127.0.0.1:99999')."),
         (["--searxng-url", "http://127.0.0.1:port"],
          "--searxng-url must be an http:// or https:// URL with a host (got 'http://127.0.0.1:port')."),
+        # a pasted newline or tab ended in httpx.InvalidURL's traceback at the first request
+        (["--base-url", "http://127.0.0.1:1/v1\nx"],
+         "--base-url must be an http:// or https:// URL with a host (got 'http://127.0.0.1:1/v1\\nx')."),
+        (["--searxng-url", "http://127.0.0.1:1/\t"],
+         "--searxng-url must be an http:// or https:// URL with a host (got 'http://127.0.0.1:1/\\t')."),
+        (["--base-url", " http://127.0.0.1:1/v1"],
+         "--base-url must be an http:// or https:// URL with a host (got ' http://127.0.0.1:1/v1')."),
     ],
 )
 def test_each_bad_flag_is_refused_in_one_line_with_the_fix_before_anything_is_written(tmp_path, capsys, flags, expected):
