@@ -62,3 +62,39 @@ def test_sim_port_out_of_range_is_one_line(capsys, port) -> None:
     # --port 99999 ended in "OverflowError: bind(): port must be 0-65535." from the socket.
     assert main(["sim", "--port", port, "--profile", "clean"]) == 2
     assert capsys.readouterr().err.strip() == f"fanout sim: error: --port must be between 0 and 65535 (got {port})"
+
+
+@pytest.mark.parametrize("key", ["sk-or-v1-abc\nX-Evil: 1", "sk-or-v1-abc\xffdef", "sk or key"])
+@pytest.mark.parametrize("command", ["run", "check"])
+def test_a_key_no_http_header_can_carry_is_one_line_that_never_shows_it(tmp_path, capsys, monkeypatch, key, command):
+    # A line break in FANOUT_API_KEY ended in h11's "Forbidden control character" traceback, a non-ASCII letter
+    # in UnicodeEncodeError's, both at the pre-flight's first request.
+    monkeypatch.setenv("FANOUT_API_KEY", key)
+    local = ["--base-url", "http://127.0.0.1:9/v1", "--searxng-url", "http://127.0.0.1:9"]
+    args = (["run", str(package_data("sample_snapshot.yaml")), "--run-dir", str(tmp_path / "run")] if command == "run"
+            else ["check"])
+    assert main([*args, *local, "-m", "m/a"]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"fanout {command}: error: FANOUT_API_KEY holds a character an HTTP header cannot carry (a space, "
+                   "a line break or a non-ASCII letter); export the key alone, as the provider shows it\n")
+    assert "abc" not in err and not (tmp_path / "run").exists()
+
+
+def test_a_key_with_surrounding_whitespace_is_used_trimmed() -> None:
+    from fanout.llm.keys import api_key_for
+
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("FANOUT_API_KEY", "  local-key\n")
+        assert api_key_for("http://127.0.0.1:9/v1") == "local-key"
+
+
+@pytest.mark.parametrize("contact", ["me@example.org\nX-Evil: 1", "m\xe9@example.org"])
+def test_fetch_edits_contact_no_user_agent_can_carry_is_one_line(tmp_path, capsys, contact) -> None:
+    # --contact with a line break ended in h11's traceback, with a non-ASCII letter in UnicodeEncodeError's.
+    out = tmp_path / "edits.yaml"
+    assert main(["fetch-edits", "-o", str(out), "--api-url", "http://127.0.0.1:9/w/api.php", "--allow-private-urls",
+                 "--contact", contact, "--limit", "1"]) == 2
+    assert capsys.readouterr().err == (
+        f"fanout fetch-edits: error: --contact {contact!r} holds a line break or a non-ASCII character, which a "
+        "User-Agent header cannot carry; give a plain e-mail address or URL\n")
+    assert list(tmp_path.iterdir()) == []
