@@ -37,6 +37,7 @@ from fanout.store.attempts import (
 )
 from fanout.sift.edit_spool import SpooledSnapshot, edit_rcids, spool_snapshot
 from fanout.engine.loop_lag import lag_log_path, watch_loop_lag
+from fanout.store.layout import refuse_linked_files
 from fanout.store.run_lock import hold_run_lock
 from fanout.store.manifest import Manifest, load_manifest, reconcile, write_manifest
 from fanout.judging.strategy import check_resume, describe_settings
@@ -146,6 +147,7 @@ async def _run_in(
     snapshot: SpooledSnapshot | None = None,
 ) -> RunReport:
     run_dir, out, settings = request.run_dir, request.out, request.settings
+    refuse_linked_files(run_dir)
     write_manifest(run_dir, manifest)
     if snapshot is not None:
         snapshot.keep_in(run_dir)  # a resume of a big snapshot then skips the YAML parse
