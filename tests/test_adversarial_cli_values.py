@@ -98,3 +98,18 @@ def test_fetch_edits_contact_no_user_agent_can_carry_is_one_line(tmp_path, capsy
         f"fanout fetch-edits: error: --contact {contact!r} holds a line break or a non-ASCII character, which a "
         "User-Agent header cannot carry; give a plain e-mail address or URL\n")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("variable", ["TAVILY_API_KEY", "BRAVE_API_KEY"])
+def test_a_search_key_no_request_can_carry_is_refused_naming_the_variable_not_the_key(monkeypatch, variable) -> None:
+    # TAVILY_API_KEY with an invalid byte made every search fail "unexpectedly (UnicodeEncodeError ...)".
+    from fanout.errors import ConfigError
+    from fanout.tools.providers.keys import key_from_env
+
+    monkeypatch.setenv(variable, "tvly-abc\udcffdef")
+    with pytest.raises(ConfigError) as refused:
+        key_from_env(variable, "tavily")
+    assert str(refused.value) == (f"{variable} holds a character an HTTP request cannot carry (a space, a line break "
+                                  "or a non-ASCII letter); export the key alone, as the provider shows it")
+    monkeypatch.setenv(variable, " tvly-abc\n")
+    assert key_from_env(variable, "tavily").reveal() == "tvly-abc"
