@@ -32,6 +32,17 @@ def test_the_packaged_sample_truth_format_is_read_too(tmp_path: Path) -> None:
     assert load_labels(path).truth == {5: "incorrect"}
 
 
+def test_an_edit_labelled_twice_with_different_truths_is_refused_and_the_same_truth_twice_is_kept(tmp_path: Path) -> None:
+    # The last label silently won, changing every accuracy the report scores against it.
+    path = write_yaml(tmp_path / "l.yaml", {"labels": [{"rcid": 7, "truth": "correct"}, {"rcid": 7, "truth": "incorrect"}]})
+    with pytest.raises(ConfigError) as refused:
+        load_labels(path)
+    assert str(refused.value) == (f"{path}: labels[1] labels rcid 7 incorrect, but an earlier entry labels it correct; "
+                                  "keep one truth per edit.")
+    same = write_yaml(tmp_path / "s.yaml", {"labels": [{"rcid": 7, "truth": "correct"}, {"rcid": 7, "truth": "correct"}]})
+    assert load_labels(same).truth == {7: "correct"}
+
+
 def test_outcomes_map_reverted_to_incorrect_and_the_rest_to_correct_with_the_bias_noted(tmp_path: Path) -> None:
     path = tmp_path / "o.json"
     path.write_text('{"outcomes": [{"rcid": 1, "outcome": "reverted", "revid": 9}, {"rcid": 2, "outcome": "patrolled"},'

@@ -20,6 +20,7 @@ from fanout.errors import ConfigError
 from fanout.judging.cascade import CascadeStrategy
 from fanout.llm.models import ModelSpec
 from fanout.records import VerdictRecord
+from fanout.tools.settings import ToolSettings
 from fanout.engine.runner import RunRequest, run
 
 SAMPLE = package_data("sample_snapshot.yaml")
@@ -114,6 +115,13 @@ def test_openrouter_without_a_key_stops_before_any_work(tmp_path, capsys):
          "--searxng-url must be an http:// or https:// URL with a host (got 'http://127.0.0.1:99999')."),
         (["--searxng-url", "http://127.0.0.1:port"],
          "--searxng-url must be an http:// or https:// URL with a host (got 'http://127.0.0.1:port')."),
+        # a pasted newline or tab ended in httpx.InvalidURL's traceback at the first request
+        (["--base-url", "http://127.0.0.1:1/v1\nx"],
+         "--base-url must be an http:// or https:// URL with a host (got 'http://127.0.0.1:1/v1\\nx')."),
+        (["--searxng-url", "http://127.0.0.1:1/\t"],
+         "--searxng-url must be an http:// or https:// URL with a host (got 'http://127.0.0.1:1/\\t')."),
+        (["--base-url", " http://127.0.0.1:1/v1"],
+         "--base-url must be an http:// or https:// URL with a host (got ' http://127.0.0.1:1/v1')."),
     ],
 )
 def test_each_bad_flag_is_refused_in_one_line_with_the_fix_before_anything_is_written(tmp_path, capsys, flags, expected):
@@ -167,6 +175,18 @@ def test_a_dry_run_shows_the_plan_and_what_a_resume_would_skip_and_writes_nothin
     assert {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()} == before
 
 
+@pytest.mark.parametrize(("models", "limit", "done"), [(["m/a"], "1", 1), (["m/c"], "2", 0), (["m/a", "m/b"], "1", 1)])
+def test_a_dry_run_counts_as_done_only_the_pairs_it_plans(tmp_path, capsys, models, limit, done):
+    # The count was the whole log's: `-m m/a --limit 1` on this run said "Pairs: 1; already done in RUN: 2".
+    run_dir = tmp_path / "run"
+    scripted_run(SAMPLE, run_dir)
+    capsys.readouterr()
+    assert main(["run", str(SAMPLE), "--run-dir", str(run_dir), *LOCAL, "--models", *models, "--limit", limit,
+                 "--dry-run"]) == 0
+    pairs = len(models) * int(limit)
+    assert f"Pairs: {pairs}; already done in {run_dir}: {done}\n" in capsys.readouterr().out
+
+
 def test_a_dry_run_against_openrouter_needs_no_key_because_it_contacts_nothing(tmp_path, capsys):
     run_dir = tmp_path / "run"
     code = main(["run", str(SAMPLE), "--run-dir", str(run_dir), "--limit", "2", "--dry-run"])
@@ -213,6 +233,25 @@ def test_a_resume_that_changes_samples_is_refused_naming_it_and_leaves_the_run_a
         "cannot resume this run directory: --samples was 1 and is now 3. Resume with the settings it started with, "
         "use a new --run-dir, or --allow-settings-change to mix them knowingly (the manifest then records both).")
     assert {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()} == before
+
+
+def test_a_resume_that_changes_the_search_mode_is_refused_naming_it(tmp_path):
+    # Resuming a fallback run with --search-mode aggregate was accepted and the manifest overwritten: the first
+    # verdicts read one provider's hits, the rest fused hits, and nothing said so.
+    run_dir = tmp_path / "run"
+    scripted_settings_run(run_dir, RunSettings(models=(ModelSpec("m/a"),)))
+    before = {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()}
+    aggregate = RunSettings(models=(ModelSpec("m/a"),), tools=ToolSettings(search_mode="aggregate"))
+    with pytest.raises(ConfigError) as refused:
+        scripted_settings_run(run_dir, aggregate)
+    assert str(refused.value) == (
+        "cannot resume this run directory: --search-mode was fallback and is now aggregate. Resume with the settings "
+        "it started with, use a new --run-dir, or --allow-settings-change to mix them knowingly (the manifest then "
+        "records both).")
+    assert {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()} == before
+    scripted_settings_run(run_dir, aggregate, allow=True)
+    [change] = yaml.safe_load((run_dir / "manifest.yaml").read_text())["changes"]
+    assert (change["was"], change["now"]) == ("fallback", "aggregate")
 
 
 def test_allow_settings_change_resumes_and_the_manifest_records_what_changed(tmp_path):

@@ -179,36 +179,6 @@ def test_an_earlier_report_is_replaced_without_force_here_and_in_the_run_directo
         assert main(argv) == 0, capsys.readouterr().err
 
 
-@pytest.mark.parametrize("name", [by_name, by_symlink, by_hard_link])
-def test_review_export_refuses_the_run_s_snapshot_even_with_force(tmp_path, run_dir, snapshot, capsys, name) -> None:
-    before = snapshot.read_bytes()
-    target = name(snapshot, tmp_path)
-    capsys.readouterr()
-    assert main(["review", str(run_dir), "--export", str(target), "--force"]) == 2
-    assert only_error(capsys) == (
-        f"fanout review: error: --export {target} is an input of the run {run_dir} (its manifest lists it), which "
-        "this command reads and must not write over; choose another file"
-    )
-    assert snapshot.read_bytes() == before
-
-
-def test_review_export_replaces_an_earlier_export_but_another_file_only_with_force(tmp_path, run_dir, capsys) -> None:
-    out = tmp_path / "reviewed.yaml"
-    assert main(["review", str(run_dir), "--export", str(out)]) == 0
-    assert main(["review", str(run_dir), "--export", str(out)]) == 0  # its own earlier export
-    notes = tmp_path / "notes.txt"
-    notes.write_text("my notes\n")
-    capsys.readouterr()
-    assert main(["review", str(run_dir), "--export", str(notes)]) == 2
-    assert only_error(capsys) == (
-        f"fanout review: error: --export {notes} already exists and this command did not write it; choose another "
-        "file, or pass --force to replace it"
-    )
-    assert notes.read_text() == "my notes\n"
-    assert main(["review", str(run_dir), "--export", str(notes), "--force"]) == 0
-    assert yaml.safe_load(notes.read_text())["labels"] == []
-
-
 def test_a_fifo_at_an_output_is_refused_without_waiting_for_a_reader(tmp_path, run_dir, capsys) -> None:
     pipe = tmp_path / "pipe.json"
     os.mkfifo(pipe)
@@ -260,3 +230,34 @@ def test_a_manifest_field_of_the_wrong_type_is_one_line_not_a_crash(run_dir, cap
             f"{run_dir / 'manifest.yaml'} is not a fanout manifest ({problem}); is --run-dir the right folder?") + "$"):
         load_manifest(run_dir)
     assert main(["report", str(run_dir), "-q", "--json", str(run_dir.parent / "r.json")]) == 0  # reads on without it
+
+
+@pytest.mark.parametrize("name", [by_name, by_symlink, by_hard_link, by_dotdot])
+def test_review_export_naming_the_run_s_snapshot_is_refused_even_with_force(
+    tmp_path, run_dir, snapshot, capsys, name
+) -> None:
+    # `fanout review RUN --export today.yaml` replaced the run's snapshot with an empty labels file.
+    before = snapshot.read_bytes()
+    target = name(snapshot, tmp_path)
+    capsys.readouterr()
+    assert main(["review", str(run_dir), "--export", str(target), "--force"]) == 2
+    assert only_error(capsys) == (
+        f"fanout review: error: --export {target} is an input of the run {run_dir} (its manifest lists it), which "
+        "this command reads and must not write over; choose another file"
+    )
+    assert snapshot.read_bytes() == before
+
+
+def test_review_export_replaces_its_own_export_freely_and_another_file_only_with_force(
+    tmp_path, run_dir, capsys
+) -> None:
+    other = tmp_path / "notes.yaml"
+    other.write_text("my notes\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["review", str(run_dir), "--export", str(other)]) == 2
+    assert only_error(capsys) == (f"fanout review: error: --export {other} already exists and this command did not "
+                                  "write it; choose another file, or pass --force to replace it")
+    assert other.read_text(encoding="utf-8") == "my notes\n"
+    assert main(["review", str(run_dir), "--export", str(other), "--force"]) == 0
+    assert main(["review", str(run_dir), "--export", str(other)]) == 0  # its own export now: no --force needed
+    assert yaml.safe_load(other.read_text(encoding="utf-8"))["labels"] == []

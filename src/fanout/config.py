@@ -56,6 +56,8 @@ def require_http_url(value: str, name: str) -> None:
         parts = urlsplit(value)
         # .port raises ValueError for a port that is not a number in range
         usable = parts.scheme in ("http", "https") and bool(parts.hostname) and parts.port != 0
+        # httpx refuses control characters (a pasted newline) with a traceback at the first request
+        usable = usable and value == value.strip() and not any(c < " " or c == "\x7f" for c in value)
     except (TypeError, ValueError, AttributeError):
         usable = False
     if not usable:

@@ -80,6 +80,10 @@ def _from_labels(path: Path, key: str, entries: list[Any]) -> Labels:
             raise ConfigError(
                 f"{path}: {key}[{index}] (rcid {rcid}): truth must be one of {', '.join(TRUTHS)}, got {value!r}."
             )
+        if truth.get(rcid, value) != value:
+            # the last one silently won: a scoring input that changes every accuracy without a word
+            raise ConfigError(f"{path}: {key}[{index}] labels rcid {rcid} {value}, but an earlier entry labels it "
+                              f"{truth[rcid]}; keep one truth per edit.")
         truth[rcid] = value
     return Labels(path, "labels", truth)
 

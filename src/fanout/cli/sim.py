@@ -11,6 +11,7 @@ import asyncio
 import errno
 import ipaddress
 import json
+import math
 import signal
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -70,8 +71,11 @@ def run(args: argparse.Namespace) -> int:
     from fanout.sim import SimConfig, load_corpus, load_profile, with_overrides
 
     profile = with_overrides(load_profile(args.profile), args.fault)
-    if args.latency_scale is not None and args.latency_scale < 0:
-        raise ConfigError("--latency-scale must be 0 or more")
+    # NaN passes `< 0` and inf made every simulated reply wait forever, so both are refused by name.
+    if args.latency_scale is not None and not (0 <= args.latency_scale < math.inf):
+        raise ConfigError(f"--latency-scale must be a finite number of 0 or more (got {args.latency_scale:g})")
+    if not 0 <= args.port <= 65535:
+        raise ConfigError(f"--port must be between 0 and 65535 (got {args.port})")
     corpus = load_corpus()
     if args.labels_out is not None:
         text = labels_text(args.labels_out, corpus.labels())

@@ -40,6 +40,7 @@ from fanout.store.attempts import (
 )
 from fanout.sift.edit_spool import SpooledSnapshot, edit_rcids, spool_snapshot
 from fanout.engine.loop_lag import lag_log_path, watch_loop_lag
+from fanout.store.layout import refuse_linked_files
 from fanout.store.run_lock import hold_run_lock
 from fanout.store.manifest import Manifest, load_manifest, reconcile, write_manifest
 from fanout.judging.strategy import check_resume, describe_settings
@@ -208,6 +209,7 @@ async def _run_in(
     snapshot: SpooledSnapshot | None = None,
 ) -> RunReport:
     run_dir, out, settings = request.run_dir, request.out, request.settings
+    refuse_linked_files(run_dir)
     write_manifest(run_dir, manifest)
     if snapshot is not None:
         snapshot.keep_in(run_dir)  # a resume of a big snapshot then skips the YAML parse
@@ -503,8 +505,11 @@ def describe_plan(request: RunRequest, edits: Sequence[Edit], manifest: Manifest
     out = request.out
     path = log_path(request.run_dir)
     index = read_index(path) if path.exists() else None
-    done = index.done_count(request.settings.retry_statuses) if index else 0
     models = request.settings.models
+    # Only the pairs planned here: `-m X --limit 1` on a 4-model run said "Pairs: 1; already done: 12".
+    rcids = {edit.rcid for edit in edits}
+    retry = request.settings.retry_statuses
+    done = sum(len(index.done_rcids(m.name, retry) & rcids) for m in models) if index else 0
     print(f"Snapshot: {request.snapshot_path} ({len(edits)} edits, sha256 {manifest.snapshot_sha256[:12]})", file=out)
     print(f"Models ({len(models)}): " + ", ".join(m.name for m in models), file=out)
     print(f"Pairs: {len(edits) * len(models)}; already done in {request.run_dir}: {done}", file=out)

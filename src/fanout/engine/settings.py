@@ -73,10 +73,11 @@ class RunSettings:
     when the run starts (fanout.engine.evidence.choose_investigator) and pinned in the manifest."""
 
     PINNED: ClassVar[Mapping[str, str]] = {"samples": "--samples", "swap_labels": "--no-label-swap",
-                                           "evidence": "--evidence/--investigator"}
+                                           "evidence": "--evidence/--investigator", "search_mode": "--search-mode"}
     """Settings (keys of `summary`) a resume may not change without --allow-settings-change: each changes what a
-    verdict is. The strategy and the evidence are pinned apart, not even with that flag
-    (fanout.judging.strategy.check_resume, fanout.engine.evidence.check_evidence_resume)."""
+    verdict is (--search-mode what evidence a model reads: fused hits or one provider's). The strategy and the
+    evidence are pinned apart, not even with that flag (fanout.judging.strategy.check_resume,
+    fanout.engine.evidence.check_evidence_resume)."""
 
     def __post_init__(self) -> None:
         if not self.models:

@@ -8,6 +8,7 @@ use on a run in progress.
 
 from __future__ import annotations
 
+import sys
 from collections import Counter, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -91,7 +92,8 @@ def read_status(run_dir: Path, *, n_errors: int = DEFAULT_ERRORS) -> StatusRepor
 
 def scan_log(path: Path, n_errors: int) -> LogScan:
     """The newest error and refusal messages and the recent verdicts per minute, in one pass over the log."""
-    errors: deque[RecentError] = deque(maxlen=n_errors)
+    # deque's maxlen is a C ssize_t: --errors 10**22 ended in OverflowError; asking for more than that is all of them.
+    errors: deque[RecentError] = deque(maxlen=min(n_errors, sys.maxsize))
     finished: deque[datetime] = deque(maxlen=RATE_WINDOW)
     for record in iter_log(path):
         if record.status in ("error", "refused") and n_errors > 0:

@@ -37,7 +37,16 @@ def key_env(base_url: str) -> str:
 
 def api_key_for(base_url: str) -> str | None:
     """The key this endpoint gets, if one is set: OPENROUTER_API_KEY for OpenRouter, FANOUT_API_KEY otherwise."""
-    return os.environ.get(key_env(base_url)) or None
+    variable = key_env(base_url)
+    key = (os.environ.get(variable) or "").strip()
+    if not key:
+        return None
+    # It travels in the Authorization header: a newline or a non-ASCII letter in it ended in h11's or
+    # the codec's traceback at the first request. The message never shows the key.
+    if not all("!" <= c <= "~" for c in key):
+        raise ConfigError(f"{variable} holds a character an HTTP header cannot carry (a space, a line break or a "
+                          "non-ASCII letter); export the key alone, as the provider shows it")
+    return key
 
 
 def api_key_from_env(base_url: str) -> str | None:

@@ -135,5 +135,19 @@ def own_folder(run_dir: Path, name: str) -> Path:
     return path
 
 
+APPENDED_FILES = (LOG_NAME, ABANDONED_NAME, TOOL_CACHE_NAME)
+"""The run's files fanout appends to, cuts or lets SQLite write in place (the others are replaced by a rename)."""
+
+
+def refuse_linked_files(run_dir: Path) -> None:
+    """ConfigError when one of APPENDED_FILES is a symbolic link: through it, a resume appended records to a file
+    outside the run directory and cut that file's last line as a torn tail."""
+    for name in APPENDED_FILES:
+        path = run_dir / name
+        if path.is_symlink():
+            raise ConfigError(f"{path} is a symbolic link; fanout appends to and repairs the run's files only inside "
+                              "the run directory: replace the link with the file it points to")
+
+
 def _is_run_dir(folder: Path) -> bool:
     return (folder / LOG_NAME).exists() or (folder / MANIFEST_NAME).exists()

@@ -80,6 +80,10 @@ def require_contact(api_url: str, contact: str | None) -> str | None:
             f"no contact address for the User-Agent: Wikimedia requires one before {urlsplit(api_url).hostname} "
             f"may be queried. Pass --contact you@example.org (or a URL) or export {CONTACT_ENV}=you@example.org"
         )
+    if contact is not None and not all(" " <= c <= "~" for c in contact):
+        # it goes into the User-Agent header: a line break ended in h11's traceback, a non-ASCII letter the codec's
+        raise ConfigError(f"--contact {contact!r} holds a line break or a non-ASCII character, which a User-Agent "
+                          "header cannot carry; give a plain e-mail address or URL")
     if contact is not None and not ("@" in contact or contact.startswith(("http://", "https://"))):
         raise ConfigError(f"--contact {contact!r} is neither an e-mail address nor a URL; give one the operators can use")
     return contact

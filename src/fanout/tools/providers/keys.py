@@ -20,4 +20,8 @@ def key_from_env(variable: str, provider: str) -> Secret:
             f"search provider {provider} needs an API key: export {variable}=... "
             f"or leave {provider} out of --search-providers"
         )
+    if not all("!" <= c <= "~" for c in value):
+        # it travels in a header or a query: a non-ASCII letter failed every search "unexpectedly" (UnicodeEncodeError)
+        raise ConfigError(f"{variable} holds a character an HTTP request cannot carry (a space, a line break or a "
+                          "non-ASCII letter); export the key alone, as the provider shows it")
     return Secret(value)
