@@ -44,6 +44,8 @@ WORKER_MODULE = "fanout.tools.extract_worker"
 START_TIMEOUT_S = 60.0
 """A worker imports trafilatura before it is ready: under a second, more on a loaded machine."""
 HEADER_LIMIT = 64 * 1024
+LOST_GRACE_S = 1.0
+"""How long a worker whose pipe closed may take to exit by itself before it is killed (an abort ends in ms)."""
 _LOST = (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, anyio.DelimiterNotFound,
          anyio.ClosedResourceError, json.JSONDecodeError, KeyError, TypeError)
 """What reading a worker's reply raises when the worker died or answered nonsense."""
@@ -113,7 +115,7 @@ class ExtractionPool:
                 keep = self._open and reply.status != "too_large"
                 return reply
         except WorkerLost as exc:
-            await worker.stop()
+            await worker.stop(grace_s=LOST_GRACE_S)
             if worker.aborted:
                 raise self._too_large(url) from exc
             raise ToolFailure(f"extraction_failed: the text of {url} could not be read ({exc})") from exc
@@ -193,12 +195,16 @@ class _Worker:
         would have raised MemoryError. Read once the worker is reaped."""
         return self._process.returncode == -signal.SIGABRT
 
-    async def stop(self) -> None:
-        """Kill and reap, shielded: this runs while a cancelled verdict unwinds, and must finish."""
+    async def stop(self, grace_s: float = 0.0) -> None:
+        """Kill and reap, shielded: this runs while a cancelled verdict unwinds, and must finish. `grace_s` lets a
+        worker whose pipe already closed finish dying on its own first, so its own exit (an abort) is what is read,
+        not the kill that would otherwise overtake it on a loaded machine."""
         if self._stopped:
             return
         self._stopped = True
         with anyio.CancelScope(shield=True):
+            with anyio.move_on_after(grace_s):
+                await self._process.wait()
             with suppress(ProcessLookupError):
                 self._process.kill()
             await self._process.aclose()
