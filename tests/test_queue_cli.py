@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
-import anyio
 import pytest
 import yaml
 
@@ -14,7 +12,7 @@ from fanout.analysis import ReportOptions, build_report
 from fanout.cli import main
 from fanout.config import package_data
 from fanout.judging.policy import Thresholds
-from fanout.sim import SimConfig, running_simulator
+from simulated import simulated_run
 
 SAMPLE = package_data("sample_snapshot.yaml")
 
@@ -27,14 +25,7 @@ def sim_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """
     run_dir = tmp_path_factory.mktemp("queue") / "run"
 
-    async def simulate() -> None:
-        async with running_simulator(SimConfig(seed=8, latency_scale=0.0)) as sim:
-            await anyio.run_process(
-                [sys.executable, "-m", "fanout", "run", str(SAMPLE), "--run-dir", str(run_dir), "--base-url",
-                 sim.api_base, "--searxng-url", sim.searxng_url, "--allow-private-urls", "--fetch-delay", "0"],
-                check=True)
-
-    anyio.run(simulate)
+    simulated_run(run_dir, seed=8)
     return run_dir
 
 

@@ -20,7 +20,6 @@ import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
-import anyio
 import pytest
 import yaml
 from test_analysis_support import MODELS, make_record, write_run
@@ -29,10 +28,9 @@ from fanout.analysis import ReportOptions, build_report, render_html, write_html
 from fanout.analysis.html import EDIT_TABLE_SCRIPT
 from fanout.config import package_data
 from fanout.records import Source, ToolCallLog, TranscriptEntry, VerdictRecord
-from fanout.sim import SimConfig, running_simulator
+from simulated import simulated_run
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
-SAMPLE = package_data("sample_snapshot.yaml")
 TRUTH = package_data("sample_truth.yaml")
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 VERDICT_CYCLE = ("verified-high", "plausible", "unverifiable", "suspect", "incorrect", "verified-low")
@@ -221,14 +219,7 @@ def simulated_report(chromium: str, tmp_path_factory: pytest.TempPathFactory) ->
     root = tmp_path_factory.mktemp("simulated")
     run_dir = root / "run"
 
-    async def simulate() -> None:
-        async with running_simulator(SimConfig(seed=7, latency_scale=0.0)) as sim:
-            await anyio.run_process(
-                [sys.executable, "-m", "fanout", "run", str(SAMPLE), "--run-dir", str(run_dir), "--base-url",
-                 sim.api_base, "--searxng-url", sim.searxng_url, "--allow-private-urls", "--fetch-delay", "0"],
-                check=True)
-
-    anyio.run(simulate)
+    simulated_run(run_dir, seed=7)
     shutil.copyfile(TRUTH, root / TRUTH.name)
     # Relative paths, as a user in the run's folder types them: the screenshot shows no temporary directory.
     subprocess.run([sys.executable, "-m", "fanout", "report", "run", "--labels", TRUTH.name, "--html", "-q"],

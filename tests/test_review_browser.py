@@ -9,11 +9,9 @@ tests skip (fail under CI) naming the package to install, as test_report_html do
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import anyio
 import pytest
 import yaml
 from aiohttp import web
@@ -23,13 +21,11 @@ from test_report_html import chromium_binary
 
 from fanout.analysis import ReportOptions
 from fanout.cli import main
-from fanout.config import package_data
 from fanout.judging.policy import Thresholds
 from fanout.review.desk import Desk
 from fanout.review.server import running_desk
-from fanout.sim import SimConfig, running_simulator
+from simulated import simulated_run
 
-SAMPLE = package_data("sample_snapshot.yaml")
 OPTIONS = ReportOptions(thresholds=Thresholds(delta=1))
 """--delta 1: every edit the models do not agree on unanimously pauses, so the queue holds more than three."""
 REBOUND = "rebind.example"
@@ -46,14 +42,7 @@ def sim_run(chromium: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The sample snapshot through the four default models against the simulator (seed 8, as test_queue_cli)."""
     run_dir = tmp_path_factory.mktemp("review") / "run"
 
-    async def simulate() -> None:
-        async with running_simulator(SimConfig(seed=8, latency_scale=0.0)) as sim:
-            await anyio.run_process(
-                [sys.executable, "-m", "fanout", "run", str(SAMPLE), "--run-dir", str(run_dir), "--base-url",
-                 sim.api_base, "--searxng-url", sim.searxng_url, "--allow-private-urls", "--fetch-delay", "0"],
-                check=True)
-
-    anyio.run(simulate)
+    simulated_run(run_dir, seed=8)
     return run_dir
 
 
