@@ -171,7 +171,8 @@ def test_a_resume_asks_no_logged_judge_again_and_reinvestigates_only_an_edit_who
     first = Scripted({(2, "m/mid"): ("error", None)}, failing=frozenset({5}))
     run_scripted(tmp_path, first, settings())
     assert first.investigated[(RCIDS[5], "m/cheap")] == 1  # the failure is shared by the edit's judges this session
-    assert [first.read[(RCIDS[5], m.name)] for m in MODELS] == [f"{RCIDS[5]}-6"] * 3
+    [failed] = [e for e in read_evidence(tmp_path) if e.edit_rcid == RCIDS[5]]  # lines land as investigations end
+    assert [first.read[(RCIDS[5], m.name)] for m in MODELS] == [failed.evidence_id] * 3
 
     again = Scripted()
     run_scripted(tmp_path, again, settings())
