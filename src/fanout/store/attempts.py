@@ -42,7 +42,7 @@ from fanout.base.records import utc_now
 from fanout.store.atomic import DISK_FULL, open_append
 from fanout.store.layout import ABANDONED_NAME, INFLIGHT_DIR, own_folder, run_file
 from fanout.store.lines import read_lines
-from fanout.store.schemas import ATTEMPT_CALL, ATTEMPT_HEADER
+from fanout.store.line_schemas import ATTEMPT_CALL, ATTEMPT_HEADER
 from fanout.store.log_index import LogIndex
 
 

@@ -37,11 +37,11 @@ from typing import Any, Protocol
 from fanout.base.errors import ConfigError
 from fanout.base.reading import SIDE_FILE_BOUNDS, Bounds
 from fanout.base.records import EVIDENCE_LINE, VERDICT_LINE
-from fanout.store.schemas import ABANDONED_LINE, ATTEMPT_LINE, REVIEW_LINE
+from fanout.store.line_schemas import ABANDONED_LINE, ATTEMPT_LINE, REVIEW_LINE
 
 
 class LineSchema(Protocol):
-    """What a line of a log must be (fanout.base.schema.Schema, or one of several: schemas.Either)."""
+    """What a line of a log must be (fanout.base.schema.Schema, or one of several: line_schemas.Either)."""
 
     @property
     def what(self) -> str: ...

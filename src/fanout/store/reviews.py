@@ -31,7 +31,7 @@ from fanout.base.records import utc_now
 from fanout.store.atomic import DISK_FULL, cut_torn_tail
 from fanout.store.layout import REVIEWS_NAME, run_file
 from fanout.store.lines import read_lines
-from fanout.store.schemas import DECISIONS as DECISIONS, NOTE_CAP as NOTE_CAP, REVIEWER_CAP as REVIEWER_CAP
+from fanout.store.line_schemas import DECISIONS as DECISIONS, NOTE_CAP as NOTE_CAP, REVIEWER_CAP as REVIEWER_CAP
 
 TRUTH_OF_DECISION = {"accept": "correct", "reject": "incorrect"}
 """A decision as ground truth; `unsure` is a reviewer not deciding, so it is no truth at all."""
