@@ -5,17 +5,18 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 COMPOSE := $(shell if command -v podman >/dev/null 2>&1 && podman compose version >/dev/null 2>&1; then echo "podman compose"; elif command -v docker >/dev/null 2>&1 && docker compose version >/dev/null 2>&1; then echo "docker compose"; fi)
 
-.PHONY: help venv test docs demo e2e e2e-live peers chaos bench strategies bench-report screenshot lock ppi-reference searxng-up searxng-down searxng-live clean
+.PHONY: help venv test docs demo demo-claims e2e e2e-live peers chaos bench strategies bench-report screenshot lock ppi-reference searxng-up searxng-down searxng-live clean
 
 help:
 	@echo "make demo          the whole pipeline offline, against the bundled simulator"
+	@echo "make demo-claims   the claims workload offline: 12 texts split into claims, verified, reported and gated"
 	@echo "make test          the type checker (mypy --strict), the layer contracts (lint-imports), then the test suite"
 	@echo "make e2e           demo run interrupted with Ctrl-C, resumed, and checked"
 	@echo "make chaos         kill fanout run, delete its lock, kill workers' owners at random moments (ARGS=--kills N), then check; bad bodies and inputs"
 	@echo "make e2e-live      three edits through the four real models (needs OPENROUTER_API_KEY and SearXNG)"
 	@echo "make peers         real verdicts through llama-cpp-python's server from PyPI (ARGS=--record FILE re-records)"
 	@echo "make bench         throughput, overhead and scale benchmarks (ARGS=--quick for a short pass)"
-	@echo "make strategies    cost and accuracy of the judging strategies, own or shared evidence, the swap, samples, prompt caching, aggregate search and min_results on the simulator; the certified auto-decisions' guarantee over 200 seeds"
+	@echo "make strategies    cost and accuracy of the judging strategies, own or shared evidence, the swap, samples, prompt caching, aggregate search and min_results on the simulator; the certified auto-decisions' guarantee over 200 seeds; the claims workload's extraction, accuracy, cost and wall time per text"
 	@echo "make bench-report  size of the HTML report of a 500-edit run and how fast Chromium opens it"
 	@echo "make docs          build the manual (docs/) with mkdocs build --strict into site/"
 	@echo "make screenshot    redo docs/report-first-screen.png, the README's picture of the report (needs chromium)"
@@ -43,6 +44,9 @@ docs: $(STAMP)
 
 demo: $(STAMP)
 	$(PY) scripts/demo.py
+
+demo-claims: $(STAMP)
+	$(PY) scripts/demo_claims.py
 
 e2e: $(STAMP)
 	$(PY) scripts/demo.py --e2e
@@ -89,6 +93,7 @@ strategies: $(STAMP)
 	$(PY) bench/search_aggregate.py
 	$(PY) bench/search_min_results.py
 	$(PY) bench/decisions_guarantee.py
+	$(PY) bench/claims.py --json bench/results/$$(date +%F)-claims.json
 
 bench-report: $(STAMP)
 	$(PY) bench/report_html.py $(ARGS)

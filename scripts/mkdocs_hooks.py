@@ -10,11 +10,22 @@ from __future__ import annotations
 from typing import Any
 
 from fanout.base.declare import environment_table, option_table
+from fanout.base.validate import package_data
 from fanout.engine.settings import RunSettings
+from fanout.workloads.settings import WORKLOAD, WorkloadSettings
+
+
+def prompt(name: str) -> str:
+    """A prompt file of the package, shown as it is (the docs show what the models are told)."""
+    return "```markdown\n" + package_data(name).read_text(encoding="utf-8").rstrip("\n") + "\n```\n"
+
 
 TABLES = {
     "<!-- table: fanout run options -->": lambda: option_table(RunSettings, RunSettings.GROUPS),
     "<!-- table: fanout run environment -->": lambda: environment_table(RunSettings),
+    "<!-- table: workload options -->": lambda: option_table(WorkloadSettings, (WORKLOAD,)),
+    "<!-- prompt: claims -->": lambda: prompt("claims_prompt.md"),
+    "<!-- prompt: claims extraction -->": lambda: prompt("claims_extraction_prompt.md"),
 }
 
 

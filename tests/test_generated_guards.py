@@ -237,6 +237,9 @@ RUN_FILE_WRITERS = {
     "store/manifest.py": "the run's manifest (through store.atomic)",
     "store/evidence_log.py": "evidence.jsonl, appended",
     "workloads/patrol/edit_spool.py": "the run's snapshot.cache",
+    "store/prepared.py": "prepared.jsonl, appended (its torn tail cut)",
+    "workloads/claims/source.py": "the run's input-labels.yaml, a declared view (through store.atomic)",
+    "report/gate.py": "the run's quarantine.json, a declared view (through store.atomic)",
     "wikidata/snapshot_writer.py": "fetch-edits' own sidecar (<output>.partial.jsonl); its output goes through the writer",
     "review/export.py": "the desk's --export (checked by the writer in main before it runs; the desk's helper moves "
                         "its write into fanout.store.outputs)",

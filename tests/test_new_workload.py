@@ -203,7 +203,7 @@ def test_the_registry_gives_patrol_by_default_and_names_an_unknown_workload():
     assert get_workload() is PATROL and get_workload("patrol") is PATROL
     with pytest.raises(ConfigError) as unknown:
         get_workload("nope")
-    assert str(unknown.value) == "unknown workload 'nope'; known: patrol, claims-test"
+    assert str(unknown.value) == "unknown workload 'nope'; known: patrol, claims, claims-test"
     register(CLAIMS)  # the same object again: it replaces itself
     assert get_workload("claims-test") is CLAIMS
 

@@ -272,9 +272,9 @@ def test_a_provider_the_file_disables_is_still_asked_when_the_flag_names_it(tmp_
     ("provider_settings: [pubmed]\n", "provider_settings must be a mapping such as "
      "`provider_settings: {pubmed: {max_results: 5, cache_ttl: 86400}}`"),
     ("provider_settings: {pubmed: 5}\n", "provider_settings: pubmed: must be a mapping of enabled, max_results, "
-     "cache_ttl, article_url (got 5)"),
+     "cache_ttl, article_url, request_gap (got 5)"),
     ("provider_settings: {pubmed: {priority: 1}}\n", "provider_settings: pubmed: unknown key priority; allowed: "
-     "enabled, max_results, cache_ttl, article_url"),
+     "enabled, max_results, cache_ttl, article_url, request_gap"),
     ("provider_settings: {serpapi: {api_key: x}}\n", "provider_settings: serpapi: API keys come from the environment "
      "only (TAVILY_API_KEY, BRAVE_API_KEY, SERPAPI_API_KEY, NCBI_API_KEY), never from a file"),
     ("provider_settings: {pubmed: {max_results: 0}}\n", "provider_settings: pubmed: max_results must be at least 1 "

@@ -31,6 +31,7 @@ from fanout.cli import run as run_cli
 from fanout.cli.declared import options_from_args
 from fanout.engine.options import RunOptions, input_files, settings_from
 from fanout.engine.runner import RunRequest, run
+from fanout.workloads.settings import WorkloadSettings
 from fanout.engine.settings import RunSettings
 from fanout.llm.models import ModelSpec
 from fanout.store.manifest import Manifest, reconcile
@@ -119,14 +120,18 @@ def test_every_setting_flag_of_fanout_run_is_declared_and_the_runs_own_flags_are
     own = {"-h", "--help", "--run-dir", "--limit", "--allow-settings-change", "--force", "--dry-run", "--snapshot",
            "--reinvestigate-missing"}
     parsed = {s for action in run_parser()._actions for s in action.option_strings}
-    declared = {f for o in options_of(RunSettings).values() for f in (*o.flags, *(a.flag for a in o.also))}
+    declared = {f for kind in (RunSettings, WorkloadSettings) for o in options_of(kind).values()
+                for f in (*o.flags, *(a.flag for a in o.also))}
     assert parsed - own == declared
 
 
 def test_the_manual_renders_every_option_into_the_running_page_when_it_is_built():
     page = (ROOT / "docs" / "running.md").read_text(encoding="utf-8")
     hooks = load_docs_hooks()
-    assert all(page.count(marker) == 1 for marker in hooks.TABLES)  # a page without its marker loses the table
+    claims = (ROOT / "docs" / "claims.md").read_text(encoding="utf-8")
+    # a page without its marker loses the table: the options' are here, the claims prompts' on the claims page
+    assert all((claims if "prompt:" in marker else page).count(marker) == 1 for marker in hooks.TABLES)
+    assert "<!-- prompt:" not in hooks.on_page_markdown(claims, page=None, config=None, files=None)
     rendered = hooks.on_page_markdown(page, page=None, config=None, files=None)
     assert "<!-- table:" not in rendered
     shown = [o for o in options_of(RunSettings).values() if not o.hidden]

@@ -58,8 +58,9 @@ class RecordKeys(TypedDict):
     """The fields of a VerdictRecord that say which item it is about (fanout.research.record.new_record).
 
     Named as SIFT-Patrol's edits first filled them; another workload fills
-    them with its own meanings (a claim: its text's revision, its source's
-    id, ...), so the record, the log and every reader of them stay as they are.
+    them with its own meanings (a claim: its key, its text's number, the
+    text's id, ...; fanout.workloads.claims.claim lists them), so the record,
+    the log and every reader of them stay as they are.
     """
 
     edit_rcid: int
@@ -198,6 +199,11 @@ class Change(NamedTuple):
     """The revision before the edit, when the snapshot says: the diff then compares exactly these two."""
     aspect: Aspect | None = None
     """The item's aspect for a router's gates."""
+    link: str | None = None
+    """The page a reader opens to check the item by hand, when the workload names one: the source a claim's
+    text came from. None for an edit: the report links its Wikidata diff from the record's revision."""
+    link_text: str | None = None
+    """What `link` is, in a word or two for the link's text (`source`)."""
 
 
 class Workload(Protocol[ItemT]):

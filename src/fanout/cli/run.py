@@ -15,10 +15,11 @@ from fanout.cli.declared import add_declared, add_option, options_from_args
 from fanout.cli.epilog import BAD_INPUT, ENDPOINT_KEYS, INTERRUPTED, SEARCH_KEYS, epilog
 from fanout.cli.model_options import trailing_positional
 from fanout.engine.loop_lag import ENV_VAR as LAG_ENV
-from fanout.base.declare import Options, flag, options_of
+from fanout.base.declare import Options, flag, given_values, options_of
 from fanout.base.errors import ConfigError, DiskFull
 from fanout.engine.options import MeasuredAccuracy, input_files, settings_from
 from fanout.engine.settings import RunSettings
+from fanout.workloads.settings import WORKLOAD, WorkloadSettings
 
 SNAPSHOT_SUFFIXES = (".yaml", ".yml")
 EXIT_INTERRUPTED = 130
@@ -43,18 +44,20 @@ EPILOG = epilog(
     environment=[ENDPOINT_KEYS, SEARCH_KEYS, f"{LAG_ENV}=FILE (optional: log event-loop stalls to FILE)",
                  _defaults_from_environment()],
     exit_codes=["0 done, or stopped at --max-cost", "1 some pairs ended in infrastructure errors, or the endpoint "
-                "refused a model (run again to retry them)", BAD_INPUT + ", or RUN_DIR is in use by another run",
+                "refused a model (run again to retry them), or a text failed --gate (see the run's quarantine.json)", BAD_INPUT + ", or RUN_DIR is in use by another run",
                 "75 disk full (free space; the same command resumes)", INTERRUPTED + " (the same command resumes)"],
     examples=["fanout run runs/snapshots/today.yaml --run-dir runs/exp1 --concurrency 8",
+              "fanout run --workload claims answers.jsonl --run-dir runs/answers --gate 0.8",
               "fanout run today.yaml -m deepseek/deepseek-v3.2,allenai/olmo-3.1-32b-instruct --dry-run"],
 )
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """The run's own options, then every declared setting (fanout.engine.settings), each in its section."""
-    parser.usage = "%(prog)s SNAPSHOT|--snapshot PATH [-m MODEL[,MODEL...]] [options]"
-    parser.add_argument("snapshot", nargs="?", type=Path, metavar="SNAPSHOT",
-                        help="enriched snapshot YAML (from `fanout fetch-edits`)")
+    parser.usage = "%(prog)s SNAPSHOT|TEXTS|--snapshot PATH [-m MODEL[,MODEL...]] [options]"
+    parser.add_argument("snapshot", nargs="?", type=Path, metavar="SNAPSHOT|TEXTS",
+                        help="enriched snapshot YAML (from `fanout fetch-edits`); with --workload claims, a JSON Lines "
+                             "or YAML file of texts")
     add_option(parser, SNAPSHOT_OPTION)
     parser.add_argument("--run-dir", metavar="RUN_DIR", help="where the log and verdicts go (default: runs/<snapshot name>)")
     parser.add_argument("--limit", type=int, metavar="N", help="only the first N edits of the snapshot")
@@ -66,6 +69,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "and ask every model of them anew (a resume over lost evidence is refused without it)")
     parser.add_argument("--dry-run", action="store_true", help="show the plan; contact and write nothing (no key needed)")
     add_declared(parser, RunSettings, RunSettings.GROUPS)
+    add_declared(parser, WorkloadSettings, (WORKLOAD,))
 
 
 def _run_dir(value: str | None, snapshot: Path) -> Path:
@@ -80,10 +84,12 @@ def _run_dir(value: str | None, snapshot: Path) -> Path:
 def run(args: argparse.Namespace) -> int:
     from fanout.cli.progress_display import show_progress
     from fanout.engine.runner import RunRequest, run_sync
-    from fanout.workloads import get_workload
+    from fanout.workloads import workload_for
 
     snapshot = snapshot_argument(args)
     options = options_from_args(args, RunSettings)
+    chosen = workload_settings(args)
+    workload = workload_for(chosen)
     request = RunRequest(
         snapshot_path=snapshot,
         run_dir=_run_dir(args.run_dir, snapshot),
@@ -93,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
         reinvestigate_missing=args.reinvestigate_missing,
         dry_run=args.dry_run,
         inputs=input_files(options),
-        workload=get_workload(),
+        workload=workload,
         display=show_progress,
         out=cast(TextIO, TerminalStream(sys.stdout)),  # every line of the run's quotes endpoints and models: shown, never obeyed
     )
@@ -104,7 +110,24 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_DISK_FULL
     if report is None:
         return 0
-    return finish(report, request)
+    code = finish(report, request)
+    if chosen.gate is None or code not in (0, 1):  # interrupted or out of disk: the run is not over, so no gate
+        return code
+    return max(code, gate(request.run_dir, chosen.gate, request.out))
+
+
+def workload_settings(args: argparse.Namespace) -> WorkloadSettings:
+    """--workload and the settings only a workload reads (--extractor, --gate), checked."""
+    return WorkloadSettings(**given_values(options_from_args(args, WorkloadSettings), WorkloadSettings))
+
+
+def gate(run_dir: Path, threshold: float, out: TextIO) -> int:
+    """--gate: each text's committee factuality against THRESHOLD; 1 when one fails (quarantine.json says which)."""
+    from fanout.report.gate import gate_run
+
+    result = gate_run(run_dir, threshold)
+    print(result.summary(), file=out)
+    return 0 if result.passed else 1
 
 
 def snapshot_argument(args: argparse.Namespace) -> Path:

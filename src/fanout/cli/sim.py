@@ -64,7 +64,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--latency-scale", type=float, default=None, metavar="X", help="multiply every latency (0 = none)")
     add_output(parser, "--labels-out", type=Path, default=None, metavar="FILE", ours=_is_corpus_labels,
                help="write the corpus truth {labels: [{rcid, truth}]} (JSON if FILE ends in .json, else YAML)")
-    parser.add_argument("--labels-only", action="store_true", help="write --labels-out and exit without serving")
+    add_output(parser, "--texts-out", type=Path, default=None, metavar="FILE", ours=_is_sample_texts,
+               help="write the sample texts the simulator knows (YAML, each with its claims labelled), an "
+                    "input for `fanout run --workload claims`")
+    parser.add_argument("--labels-only", action="store_true",
+                        help="write --labels-out (and --texts-out) and exit without serving")
     parser.add_argument("--force", action="store_true",
                         help="replace an existing --labels-out file that holds other labels")
     parser.add_argument("--require-auth", action="store_true", help="refuse chat requests without a Bearer token")
@@ -88,10 +92,14 @@ def run(args: argparse.Namespace) -> int:
     if args.labels_out is not None:
         text = labels_text(args.labels_out, corpus.labels())
         outputs_of(args).write(args.labels_out, "--labels-out", text, _is_corpus_labels)
-    elif args.labels_only:
-        raise ConfigError("--labels-only needs --labels-out FILE")
+    elif args.labels_only and args.texts_out is None:
+        raise ConfigError("--labels-only needs --labels-out FILE (or --texts-out FILE)")
+    if args.texts_out is not None:
+        outputs_of(args).write(args.texts_out, "--texts-out", sample_texts(), _is_sample_texts)
+        say(f"wrote the sample texts to {args.texts_out}")
     if args.labels_only:
-        say(f"wrote {len(corpus.labels())} labels to {args.labels_out}")
+        if args.labels_out is not None:
+            say(f"wrote {len(corpus.labels())} labels to {args.labels_out}")
         return 0
     config = SimConfig(
         seed=args.seed, profile=profile, latency_scale=args.latency_scale, corpus=corpus, require_auth=args.require_auth,
@@ -125,6 +133,18 @@ def _is_corpus_labels(head: bytes) -> bool:
     return any(labels_text(Path(name), labels).encode().startswith(head) for name in ("x.json", "x.yaml"))
 
 
+def sample_texts() -> str:
+    """The bundled sample texts, labels and all (the simulator's claims world is made for them)."""
+    from fanout.base.validate import package_data
+
+    return package_data("sample_texts.yaml").read_text(encoding="utf-8")
+
+
+def _is_sample_texts(head: bytes) -> bool:
+    """The sample texts never change: a file that holds them (or the start of them) is ours to rewrite."""
+    return sample_texts().encode().startswith(head)
+
+
 async def serve(config: SimConfig, args: argparse.Namespace) -> int:
     from fanout.sim import NOTICE, running_simulator
 
@@ -145,6 +165,7 @@ async def serve(config: SimConfig, args: argparse.Namespace) -> int:
             say(f"PubMed-style API:      {sim.pubmed_url} (endpoints: {{pubmed: URL}}; articles at "
                 f"{sim.pubmed_article_url}: provider_settings: {{pubmed: {{article_url: ...}}}})")
             say(f"SerpAPI-style API:     {sim.serpapi_url} (endpoints: {{serpapi: URL}}, any SERPAPI_API_KEY)")
+            say(f"arXiv-style API:       {sim.arxiv_url} (endpoints: {{arxiv: URL}}; the sample texts' preprints)")
             say(f"Tally:                 {sim.base_url}/stats")
             say(f"Labels:                {sim.base_url}/labels")
             say(f"Live stream:           {sim.stream_url}/recentchange,mediawiki.revision-tags-change "

@@ -49,6 +49,10 @@ class RunHooks(NamedTuple):
     """Under --evidence shared, the real investigation and judging (open_clients)."""
     evidence: SharedEvidence | None = None
     """Under --evidence shared, the run's evidence (fanout.engine.evidence.share_evidence)."""
+    chat: ChatClient | None = None
+    """The run's chat client, for a workload's preparation step (fanout.research.prepare); None when scripted."""
+    models: tuple[ModelSpec, ...] = ()
+    """The run's models as the pre-flight checked them (prices, tool support), in the order given."""
 
 
 def scripted_hooks(verdict_fn: VerdictFn | None, settings: RunSettings) -> RunHooks:
@@ -77,7 +81,8 @@ async def open_clients(stack: AsyncExitStack, settings: RunSettings, api_key: st
     specs = {m.name: checked.get(m.name, m) for m in settings.models}
     verdict = _verdict_fn(settings, specs, chat, tools, prompt, run_dir, pricing)
     evidence_fns = _evidence_fns(settings, specs, chat, tools, prompt, run_dir) if settings.shares_evidence else None
-    return RunHooks(verdict, tools.health.warning, pricing, chat.held_back, evidence_fns)
+    return RunHooks(verdict, tools.health.warning, pricing, chat.held_back, evidence_fns, chat=chat,
+                    models=tuple(specs[m.name] for m in settings.models))
 
 
 def _attempt(run_dir: Path, key: int, name: str) -> AttemptFile:

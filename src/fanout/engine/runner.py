@@ -42,8 +42,8 @@ from fanout.base.validate import require_count
 from fanout.engine.clients import RunHooks, open_clients, scripted_hooks
 from fanout.engine.dry_run import describe_plan
 from fanout.engine.evidence import (
-    EvidenceFns, SharedEvidence, check_evidence_resume, describe_shared, lost_evidence, name_investigator,
-    refuse_lost_evidence, share_evidence,
+    EvidenceFns, SharedEvidence, check_evidence_resume, choose_investigator, describe_shared, lost_evidence,
+    name_investigator, refuse_lost_evidence, share_evidence,
 )
 from fanout.engine.loop_lag import lag_log_path, watch_loop_lag
 from fanout.engine.orchestrator import RunOutcome, StopControl, VerdictFn, orchestrate
@@ -59,7 +59,9 @@ from fanout.store.checkpoint import (
 )
 from fanout.store.layout import LOG_NAME, VERDICT_DIR, refuse_linked_files
 from fanout.store.lines import damage_note
-from fanout.store.manifest import Manifest, load_manifest, reconcile, write_manifest
+from fanout.research.prepare import Prepared, Preparation, PreparationSpend, Prepares
+from fanout.store.manifest import Manifest, check_preparation, load_manifest, reconcile, write_manifest
+from fanout.store.prepared import prepared_spend
 from fanout.store.run_lock import hold_run_lock
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -120,11 +122,14 @@ async def run(request: RunRequest, *, verdict_fn: VerdictFn | None = None,
 
 async def _checked_run(request: RunRequest, source: ItemSource[Any], verdict_fn: VerdictFn | None,
                        evidence_fns: EvidenceFns | None = None) -> RunReport | None:
-    items = source.items[: request.limit] if request.limit else source.items
+    items = _in_scope(source, request.limit)
     prompt = request.workload.prompt()
     request, manifest = _manifest(request, source, items, prompt)
     if request.dry_run:  # contacts nothing, so it needs no key
         describe_plan(request.out, request.snapshot_path, request.run_dir, request.settings, items, manifest)
+        pending = source.pending() if isinstance(source, Prepares) else None
+        if pending:
+            print(pending, file=request.out)
         return None
     settings = request.settings
     scripted = verdict_fn is not None or evidence_fns is not None
@@ -143,7 +148,7 @@ async def _checked_run(request: RunRequest, source: ItemSource[Any], verdict_fn:
             assert fns is not None, "the real clients make the evidence functions of a shared run"
             verdict, shared = share_evidence(stack, request.run_dir, str(settings.investigator), fns)
             hooks = hooks._replace(verdict=verdict, evidence=shared)
-        return await _run_in(request, items, manifest, hooks, source)
+        return await _run_in(request, source, manifest, hooks)
 
 
 def _manifest(request: RunRequest, source: ItemSource[Any], items: Sequence[Item],
@@ -183,21 +188,24 @@ def _refuse_shared_view_names(models: list[str]) -> None:
         raise ConfigError(f"models {clash[0]} and {clash[1]} would share verdict file names; run them in separate run directories")
 
 
-async def _run_in(request: RunRequest, items: Sequence[Item], manifest: Manifest, hooks: RunHooks,
-                  source: ItemSource[Any] | None = None) -> RunReport:
+async def _run_in(request: RunRequest, source: ItemSource[Any], manifest: Manifest, hooks: RunHooks) -> RunReport:
     """The session, once the run directory is this process's: the manifest written, the log recovered, the
-    orchestrator run under the signal task and the progress display, and everything shut down."""
+    input's preparation (a workload that makes its items first), the orchestrator run under the signal task and
+    the progress display, and everything shut down."""
     run_dir, out, settings = request.run_dir, request.out, request.settings
     refuse_linked_files(run_dir)
     lost = lost_evidence(run_dir, hooks.evidence.log) if hooks.evidence is not None else {}
     refuse_lost_evidence(lost, request.reinvestigate_missing)  # before anything is written
     write_manifest(run_dir, manifest)
-    if source is not None:
-        source.keep_in(run_dir)  # a resume of a big snapshot then skips the YAML parse
+    source.keep_in(run_dir)  # a resume of a big snapshot then skips the YAML parse
     index = await _recover_log(run_dir, hooks.pricing or Pricing(), out)
     _reinvestigate(run_dir, index, lost, out)
     abandoned = abandoned_totals(read_abandoned(run_dir))
     shared = hooks.evidence
+    elsewhere = shared.log.spent_usd if shared is not None else 0.0
+    await _prepare(request, source, manifest, hooks, index.spent_usd + abandoned.spent_usd + elsewhere)
+    items = _in_scope(source, request.limit)
+    prepared = prepared_spend(run_dir).spent_usd  # paid before any verdict: counted as an investigation is
     if shared is not None:
         print(describe_shared(shared, settings), file=out, flush=True)
     tracker = await open_tracker(log_path(run_dir), index, items, settings, hooks.pricing)
@@ -208,6 +216,7 @@ async def _run_in(request: RunRequest, items: Sequence[Item], manifest: Manifest
     if shared is not None:  # the investigations are spend too, attributed to their edits rather than to a model
         tally.spent_usd += shared.log.spent_usd
         shared.on_spent = tally.add_spend
+    tally.add_spend(prepared)
     progress = Progress(tally, health=hooks.search_health, held_back=hooks.held_back,
                         strategy=tracker.summary if tracker is not None else None)
     control = StopControl(on_message=lambda msg: print(msg, file=out, flush=True))
@@ -229,7 +238,7 @@ async def _run_in(request: RunRequest, items: Sequence[Item], manifest: Manifest
             tg.start_soon(request.display or print_progress, progress, out, request.progress_interval_s)
             outcome = await orchestrate(
                 items, settings, writer, hooks.verdict, control=control, progress=progress, tracker=tracker,
-                abandoned_usd=abandoned.spent_usd + (shared.log.spent_usd if shared else 0.0),
+                abandoned_usd=abandoned.spent_usd + elsewhere + prepared,
                 spent_elsewhere=(lambda: shared.spent_usd) if shared else None,
             )
             tg.cancel_scope.cancel()
@@ -238,6 +247,36 @@ async def _run_in(request: RunRequest, items: Sequence[Item], manifest: Manifest
         gc.unfreeze()
     interrupted = control.stopping and (control.reason or "").startswith("Interrupted")
     return RunReport(outcome, tally, interrupted, manifest, tracker, shared)
+
+
+def _in_scope(source: ItemSource[Any], limit: int | None) -> Sequence[Item]:
+    """The input's items the run judges: the first --limit of them, or all."""
+    return source.items[:limit] if limit else source.items
+
+
+async def _prepare(request: RunRequest, source: ItemSource[Any], manifest: Manifest, hooks: RunHooks,
+                   spent_usd: float) -> Prepared | None:
+    """Run the input's preparation step (fanout.research.prepare), if it has one, with the run's clients; then
+    pin what made the items and how many there are in the manifest. A signal stops it as it stops the
+    pre-flight: what it logged stays, the rest is prepared on the next start."""
+    if not isinstance(source, Prepares) or hooks.chat is None:
+        return None
+    run_dir, settings = request.run_dir, request.settings
+
+    def pin(pins: Mapping[str, Any]) -> None:
+        check_preparation(manifest, pins, allow_change=request.allow_settings_change)
+        write_manifest(run_dir, manifest)
+
+    preparation = Preparation(
+        chat=hooks.chat, models=hooks.models, default_model=choose_investigator(hooks.models or settings.models),
+        run_dir=run_dir, spend=PreparationSpend(settings.max_cost_usd, spent_usd), timeout_s=settings.verdict_timeout_s,
+        concurrency=settings.concurrency, limit=request.limit, say=lambda line: print(line, file=request.out, flush=True),
+        check_pins=pin, pinned=dict(manifest.preparation),
+    )
+    done = await _stoppable(source.prepare(preparation), request.handle_signals)
+    manifest.edits = len(_in_scope(source, request.limit))
+    write_manifest(run_dir, manifest)
+    return done
 
 
 async def _recover_log(run_dir: Path, pricing: Pricing, out: TextIO) -> LogIndex:

@@ -29,6 +29,7 @@ from fanout.store.lines import damage_notes
 from fanout.store.log_index import DamagedLine
 from fanout.store.run_lock import lock_holder
 from fanout.store.manifest import Manifest, load_manifest
+from fanout.store.prepared import prepared_spend
 
 RATE_WINDOW = 200
 """Records whose finish times give the recent rate: recent enough to reflect the current session."""
@@ -90,6 +91,7 @@ def read_status(run_dir: Path, *, n_errors: int = DEFAULT_ERRORS) -> StatusRepor
     total = manifest.total_pairs if manifest else len(index.entries)
     tally = Tally.from_index(index, total, models, abandoned_totals(read_abandoned(run_dir)))
     tally.add_spend(sum(e.cost_usd or 0.0 for e in read_evidence(run_dir)))  # --evidence shared: no model's record
+    tally.add_spend(prepared_spend(run_dir).spent_usd)  # a workload's preparation (claims extracted): neither
     damage = damage_notes(run_dir, {LOG_NAME: [d for d in index.damaged if not d.torn]})
     return StatusReport(
         run_dir, manifest, tally, scan_log(path, n_errors), tuple(index.damaged), unsettled_attempts(run_dir),

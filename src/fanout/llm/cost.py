@@ -107,8 +107,9 @@ class Pricing:
 
     async def attempt_cost(self, model: str, answered: Sequence[Mapping[str, Any]],
                            cut_off: int) -> tuple[float | None, CostSource]:
-        """The answered calls' known cost and its weakest source; a call cut off makes the source unknown."""
-        spec = self.models.get(model, ModelSpec(model))
+        """The answered calls' known cost and its weakest source; a call cut off makes the source unknown. An
+        attempt written down under a role (`m (investigation)`, `m (preparation)`) is priced as its model."""
+        spec = self.models.get(model) or self.models.get(model.split(" (", 1)[0]) or ModelSpec(model)
         priced = [await self._call_cost(spec, call) for call in answered]
         sources: list[CostSource] = [source for _, source in priced] + ["unknown"] * cut_off
         known = [cost for cost, _ in priced if cost is not None]

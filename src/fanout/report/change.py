@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fanout.report.run_data import RunData
+from fanout.report.run_data import EditInfo, RunData
 from fanout.base.errors import FanoutError
 from fanout.base.item import Change as Change, Item, item_keys
 from fanout.workloads import get_workload
@@ -50,6 +50,21 @@ def edit_diff_url(revid: int | None, change: Change | None) -> str | None:
     if revid is None:
         return None
     return diff_url(revid, change.parent_revid if change else None)
+
+
+def item_link(edit: EditInfo, change: Change | None) -> str | None:
+    """Where a reader checks the item by hand: the link its workload names (a claim's source), else an edit's
+    diff on Wikidata; None for an item with neither (no Wikidata link is made for what is no Wikidata edit)."""
+    if change is not None and change.link is not None:
+        return change.link
+    if not edit.diffable:
+        return None
+    return edit_diff_url(edit.revid, change)
+
+
+def link_text(change: Change | None) -> str:
+    """What item_link's link is, in a word: `diff` for an edit, the workload's word otherwise (`source`)."""
+    return change.link_text if change is not None and change.link is not None and change.link_text else "diff"
 
 
 def describe_run(run: RunData) -> tuple[dict[int, Change], list[str]]:

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from fanout.stats.calibration import BINS, CalibrationRow
-from fanout.report.change import Change, change_text, edit_diff_url
+from fanout.report.change import Change, change_text, item_link, link_text
 from fanout.report.charts import esc
 from fanout.stats.decisions import set_aside_rule
 from fanout.stats.spend import ModelCost, uses_cache
@@ -446,7 +446,7 @@ def _edit_row(n: int, edit: EditInfo, row: CommitteeRow, records: Mapping[str, V
     return EditRow(
         rcid=edit.rcid, qid=edit.qid, item=change.item_label if change else None, property=edit.property,
         what=change.what if change else None, change=change_text(change, edit.diff_type),
-        diff_url=edit_diff_url(edit.revid, change), committee=row, records=records, edit=edit, described=change,
+        diff_url=item_link(edit, change), committee=row, records=records, edit=edit, described=change,
         position=n,
     )
 
@@ -469,15 +469,15 @@ def edit_cell(edit: EditInfo, change: Change | None, page_href: str) -> str:
     """The item, what was edited, old → new, and the links: the edit's page, the item, the diff."""
     title = change.item_label if change and change.item_label else edit.qid
     lines = [f'<a href="{esc(page_href)}"><b>{esc(title)}</b></a>'
-             + (f" {entity_link(edit.qid)}" if title != edit.qid else "")]
+             + (f" {entity_link(edit.qid) if edit.diffable else esc(edit.qid)}" if title != edit.qid else "")]
     if change is not None:
         lines.append(esc(change.what))
         lines.append(change_html(change, edit.diff_type))
     else:
         lines.append(esc(edit.property or ""))
     kind = esc((edit.diff_type or "").replace("_", " "))
-    url = edit_diff_url(edit.revid, change)
-    diff = f' · <a href="{esc(url)}" rel="noopener noreferrer">diff</a>' if url else ""
+    url = item_link(edit, change)
+    diff = f' · <a href="{esc(url)}" rel="noopener noreferrer">{esc(link_text(change))}</a>' if url else ""
     lines.append(f'<span class="muted">{kind}{diff} · rcid {esc(edit.rcid)}</span>')
     return "<br>".join(lines)
 

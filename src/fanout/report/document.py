@@ -17,7 +17,8 @@ from typing import Any, NamedTuple
 
 from fanout.base.version import __version__
 from fanout.judging.policy import Thresholds
-from fanout.report.change import Change, change_text, edit_diff_url
+from fanout.report.change import Change, change_text, item_link, link_text
+from fanout.report.claims_rows import factuality_documents
 from fanout.report.columns import Context, EditRow, edit_columns, edit_rows
 from fanout.report.fmt import short_names
 from fanout.report.run_data import EditInfo, RunData
@@ -99,7 +100,10 @@ class EditWords(NamedTuple):
     change: str
     """`old → new` in plain text (the kind of change when the snapshot is silent)."""
     diff_url: str | None
-    """The edit's diff on Wikidata; None without a revision."""
+    """Where a reader checks the item: the edit's diff on Wikidata (None without a revision), or the link its
+    workload names (a claim's source)."""
+    link_text: str = "diff"
+    """What that link is: `diff`, or the workload's word (`source`)."""
 
 
 @dataclass
@@ -154,7 +158,8 @@ class Report:
             old=change.old if change else None,
             new=change.new if change else None,
             change=change_text(change, edit.diff_type),
-            diff_url=edit_diff_url(edit.revid, change),
+            diff_url=item_link(edit, change),
+            link_text=link_text(change),
         )
 
     @property
@@ -178,7 +183,14 @@ class Report:
             "notes": self.notes,
             "warnings": self.run.warnings,
             "tables": self.tables.json(),
+            **self._factuality_json(),
         }
+
+    def _factuality_json(self) -> dict[str, Any]:
+        """Seed 004's fields per text (fanout.report.claims_rows), for a run whose items are claims; else nothing."""
+        if "factuality" not in self.tables or not self.tables["factuality"].rows:
+            return {}
+        return {"factuality": factuality_documents(self.tables["factuality"], self.tables["claim_verdicts"])}
 
     def _labels_json(self) -> dict[str, Any] | None:
         if self.labels is None:

@@ -93,11 +93,14 @@ def _navigation(edit: EditInfo, around: Neighbours) -> str:
 
 
 def _edit_section(edit: EditInfo, change: Change | None, committee: CommitteeRow) -> str:
-    rows = [("item", entity_link(edit.qid) + (f" {esc(change.item_label)}" if change and change.item_label else ""))]
+    shown = entity_link(edit.qid) if edit.diffable else esc(edit.qid)
+    rows = [("item", shown + (f" {esc(change.item_label)}" if change and change.item_label else ""))]
     rows += _what_rows(edit, change)
-    if edit.revid is not None:
+    if edit.revid is not None and edit.diffable:
         url = diff_url(edit.revid, change.parent_revid if change is not None else None)
         rows.append(("revision", f"{esc(edit.revid)} · {link(url, 'the diff on Wikidata')}"))
+    elif change is not None and change.link is not None:
+        rows.append((change.link_text or "link", link(change.link)))
     rows.append(("edited at", esc(edit.edit_timestamp or "–")))
     if committee.truth is not None:
         rows.append(("truth", truth_html(committee.truth)))

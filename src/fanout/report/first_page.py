@@ -11,6 +11,7 @@ names its sha256; anything else a page might carry would not.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from fanout.report.charts import (
@@ -33,6 +34,7 @@ from fanout.report.fmt import (
 )
 from fanout.report.page_shell import notes_html, page
 from fanout.report.human_section import human_section
+from fanout.report.claims_rows import COMMITTEE
 from fanout.report.document import Report
 from fanout.report.columns import CommitteeRow, EditRow
 from fanout.judging.scales import STANCE_OF_TRUTH, stance
@@ -79,6 +81,7 @@ def render_html(report: Report, edit_pages: str = "report/edits") -> str:
     """The first page; `edit_pages` is the folder of the edit pages, as a link from this page reaches it."""
     names = short_names(report.models)
     sections = [
+        _factuality_section(report),
         _agreement_section(report, names),
         _verdict_section(report, names),
         _cost_section(report, names),
@@ -166,6 +169,8 @@ def _best_card(report: Report) -> tuple[str, str]:
 def _nav(report: Report) -> str:
     links = [("agreement", "Agreement"), ("verdicts", "Verdicts"), ("cost", "Cost & accuracy"),
              ("health", "Health"), ("committee", "Committee"), ("edits", "Edits")]
+    if report.tables["factuality"].rows:
+        links.insert(0, ("factuality", "Factuality"))
     return "<nav>" + "".join(f'<a href="#{a}">{esc(t)}</a>' for a, t in links) + "</nav>"
 
 
@@ -214,7 +219,7 @@ def _cost_section(report: Report, names: dict[str, str]) -> str:
     scores = report.table("scores")
     chart = _cost_chart(report, names, scores)
     cost_table = report.tables["cost"].html()
-    notes = "".join(f'<p class="stat">{esc(note)}</p>' for note in cost_notes(report.costs))
+    notes = "".join(f'<p class="stat">{esc(note)}</p>' for note in cost_notes(report.costs, report.run.preparations))
     score_table = ""
     if scores:
         score_table = "<h3>Accuracy against labels</h3>" + report.tables["scores"].html(
@@ -258,6 +263,22 @@ def _comparison_table(report: Report, names: dict[str, str]) -> str:
     return ("<h3>Is one model better than another?</h3>" + table +
             '<p class="stat">McNemar’s exact test on the edits where exactly one of the two is right. '
             "A model is named best only when p &lt; 0.05 against every other.</p>")
+
+
+def _factuality_section(report: Report) -> str:
+    """A claims run's texts as the committee judged them: the share of each text's claims supported (nothing for
+    another workload's run)."""
+    texts = report.tables["factuality"]
+    if not texts.rows:
+        return ""
+    committee = replace(texts, rows=[row for row in texts.rows if row.subject == COMMITTEE])
+    explained = "".join(f"<li><b>{esc(row.text_id)}</b>: {esc(row.explanation)}</li>" for row in committee.rows
+                        if row.refuted or row.unsure)
+    return ('<section id="factuality"><h2>Factuality per text</h2>' + committee.html()
+            + '<p class="stat">Committee: the reviewer\'s decision where one stands, else the committee\'s; the '
+            "factuality is the share of the text's judged claims supported, with its 95 % Wilson interval. Each "
+            "model's view is in <code>report --json</code> (<code>factuality</code>).</p>"
+            + (f"<ul>{explained}</ul>" if explained else "") + "</section>")
 
 
 def _health_section(report: Report, names: dict[str, str]) -> str:

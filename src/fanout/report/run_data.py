@@ -23,6 +23,9 @@ from fanout.store.attempts import read_abandoned
 from fanout.store.evidence_log import read_evidence
 from fanout.store.layout import LOG_NAME, MANIFEST_NAME, run_file
 from fanout.store.lines import Damage, Line, damage_note, damage_notes, open_line_file, scan_lines
+from fanout.store.prepared import read_prepared
+from fanout.research.prepare import PREPARATION_SUFFIX
+from fanout.base.item import DEFAULT_WORKLOAD
 
 
 
@@ -37,6 +40,9 @@ class EditInfo:
     edit_timestamp: str | None
     revid: int | None = None
     """The revision the edit made: its diff on Wikidata."""
+    diffable: bool = True
+    """Whether the item is a Wikidata edit whose revision has a diff there (SIFT-Patrol's); another workload's item
+    says where a reader checks it in its own words (fanout.base.item.Change.link)."""
 
 
 @dataclass
@@ -70,6 +76,17 @@ class RunData:
     """Under shared evidence, the known cost of each edit's investigations."""
     evidence_ids: set[str] = field(default_factory=set)
     """The ids of every investigation in evidence.jsonl (what a verdict may cite)."""
+    preparations: int = 0
+    """How many of `investigations` are a workload's preparation (texts split into claims, cut-off ones included)."""
+    preparation_usd: dict[str, float] = field(default_factory=dict)
+    """A workload's preparation (the claims workload: splitting each text), its known cost by unit (the text's id);
+    each preparation is in `investigations` too, under the model that did it."""
+
+    @property
+    def workload(self) -> str:
+        """The run's workload as its manifest names it (none: the default, SIFT-Patrol)."""
+        name = self.manifest.get("workload")
+        return name if isinstance(name, str) and name else DEFAULT_WORKLOAD
 
     def missing_evidence(self) -> dict[int, list[str]]:
         """Edit -> the models whose verdict cites evidence that evidence.jsonl does not hold (lost or deleted)."""
@@ -129,12 +146,14 @@ def load_run(run_dir: Path) -> RunData:
     models = _model_order(manifest, records)
     edits_in_scope = manifest.get("edits") if isinstance(manifest.get("edits"), int) else None
     abandoned = [AttemptCost(a.model, a.cost_usd, a.cost_source) for a in read_abandoned(run_dir)]
-    earlier += [a for a in abandoned if not a.model.endswith(INVESTIGATION_SUFFIX)]
+    earlier += [a for a in abandoned if not a.model.endswith((INVESTIGATION_SUFFIX, PREPARATION_SUFFIX))]
     snapshot = manifest.get("snapshot_path")
     snapshot_path = Path(snapshot) if isinstance(snapshot, str) and snapshot else None
-    run = RunData(run_dir, records, models, _edits(records), edits_in_scope, warnings, earlier, snapshot_path,
-                  _prices(manifest, models), manifest)
+    diffable = manifest.get("workload", DEFAULT_WORKLOAD) == DEFAULT_WORKLOAD
+    run = RunData(run_dir, records, models, _edits(records, diffable), edits_in_scope, warnings, earlier,
+                  snapshot_path, _prices(manifest, models), manifest)
     _read_investigations(run, manifest, abandoned)
+    _read_preparations(run, abandoned)
     warnings += damage_notes(run_dir, {LOG_NAME: []})  # every other log of the run: evidence, reviews, ...
     return run
 
@@ -168,6 +187,19 @@ def _read_investigations(run: RunData, manifest: dict[str, Any], abandoned: list
         run.investigation_usd[record.edit_rcid] = run.investigation_usd.get(record.edit_rcid, 0.0) + (record.cost_usd or 0.0)
     run.investigations += [AttemptCost(a.model.removesuffix(INVESTIGATION_SUFFIX), a.cost_usd, a.cost_source)
                            for a in abandoned if a.model.endswith(INVESTIGATION_SUFFIX)]
+
+
+def _read_preparations(run: RunData, abandoned: list[AttemptCost]) -> None:
+    """What a workload's preparation cost (prepared.jsonl, and calls cut off by a stop), with the investigations:
+    paid before any verdict, under the model that did the work."""
+    lines = read_prepared(run.run_dir)  # its damaged lines: named with every log's (damage_notes)
+    for line in lines:
+        run.investigations.append(AttemptCost(line.model, line.cost_usd, line.cost_source))
+        run.preparation_usd[line.unit] = run.preparation_usd.get(line.unit, 0.0) + (line.cost_usd or 0.0)
+    cut_off = [AttemptCost(a.model.removesuffix(PREPARATION_SUFFIX), a.cost_usd, a.cost_source)
+               for a in abandoned if a.model.endswith(PREPARATION_SUFFIX)]
+    run.investigations += cut_off
+    run.preparations = len(lines) + len(cut_off)
 
 
 def read_latest_records(log: Path) -> tuple[list[VerdictRecord], list[str], list[AttemptCost]]:
@@ -247,9 +279,10 @@ def _model_order(manifest: Mapping[str, Any], records: list[VerdictRecord]) -> l
     return [m for m in order if m in logged] + [m for m in logged if m not in order]
 
 
-def _edits(records: list[VerdictRecord]) -> list[EditInfo]:
+def _edits(records: list[VerdictRecord], diffable: bool = True) -> list[EditInfo]:
     edits: dict[int, EditInfo] = {}
     for r in records:
         if r.edit_rcid not in edits:
-            edits[r.edit_rcid] = EditInfo(r.edit_rcid, r.qid, r.property, r.diff_type, r.edit_timestamp, r.edit_revid)
+            edits[r.edit_rcid] = EditInfo(r.edit_rcid, r.qid, r.property, r.diff_type, r.edit_timestamp, r.edit_revid,
+                                          diffable)
     return list(edits.values())

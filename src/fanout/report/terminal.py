@@ -12,6 +12,7 @@ from fanout.base.safe_text import for_terminal
 from fanout.stats.spend import cost_notes
 from fanout.report.fmt import short_names, with_interval
 from fanout.report.human_section import human_summary
+from fanout.report.claims_rows import COMMITTEE
 from fanout.report.document import Report
 from fanout.report.table import fixed, share
 from fanout.judging.scales import STANCES
@@ -23,6 +24,7 @@ def render_summary(report: Report) -> str:
     names = short_names(report.models)
     parts = [
         _header(report),
+        _factuality(report),
         _health(report),
         _distribution(report),
         _agreement(report),
@@ -56,6 +58,17 @@ def _header(report: Report) -> str:
     if report.labels is not None:
         line += "\n\nWhom to trust\n" + report.tables["trust"].terminal()
     return line
+
+
+def _factuality(report: Report) -> str:
+    """A claims run's first table: each text's factuality as the committee (or a reviewer) judged its claims."""
+    texts = report.tables["factuality"]
+    if not texts.rows:
+        return ""
+    committee = [row for row in texts.rows if row.subject == COMMITTEE]
+    refuted = [f"- {row.text_id}: {row.explanation}" for row in committee if row.refuted]
+    return ("Factuality per text (committee: the share of each text's claims supported; per model in --json)\n"
+            + replace(texts, rows=committee).terminal() + ("\n" + "\n".join(refuted) if refuted else ""))
 
 
 def _count(n: int, noun: str) -> str:
@@ -139,4 +152,4 @@ def _best_line(report: Report, names: dict[str, str]) -> str:
 
 
 def _cost(report: Report) -> str:
-    return "\n".join(["Cost\n" + report.tables["cost"].terminal(), *cost_notes(report.costs)])
+    return "\n".join(["Cost\n" + report.tables["cost"].terminal(), *cost_notes(report.costs, report.run.preparations)])

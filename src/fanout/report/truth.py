@@ -16,6 +16,7 @@ from typing import Any
 from fanout.base.reading import load_yaml
 from fanout.base.errors import ConfigError
 from fanout.judging.scales import TRUTHS
+from fanout.store.layout import INPUT_LABELS_NAME
 
 TRUTH_OF_OUTCOME = {"reverted": "incorrect", "patrolled": "correct", "stands": "correct"}
 
@@ -39,9 +40,10 @@ class Labels:
     notes: list[str] = field(default_factory=list)
 
 
-LABELS_IN_RUN_DIR = ("labels.yaml", "sim-labels.yaml")
-"""Labels kept with the run they score (the demo writes the simulator's truth as sim-labels.yaml): a report
-without --labels reads the first of these the run directory holds, and says so."""
+LABELS_IN_RUN_DIR = ("labels.yaml", "sim-labels.yaml", INPUT_LABELS_NAME)
+"""Labels kept with the run they score (the demo writes the simulator's truth as sim-labels.yaml; a claims run
+writes its input's labels as input-labels.yaml): a report without --labels reads the first of these the run
+directory holds, and says so."""
 
 
 def labels_in_run_dir(run_dir: Path) -> Path | None:

@@ -90,6 +90,7 @@ def _row(report: Report, edit: EditInfo, records: dict[str, VerdictRecord], comm
         "new": words.new,
         "change": words.change,
         "diff_url": words.diff_url,
+        "link_text": words.link_text,
         "outcome": committee["outcome"],
         "why": committee["why"],
         "majority": committee["majority"],

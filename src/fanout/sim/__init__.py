@@ -24,7 +24,7 @@ from fanout.sim.app import NOTICE, WIKI_API_PATH, SimState, build_app
 from fanout.sim.corpus import PUBMED_PREFIX, Corpus, load_corpus
 from fanout.sim.faults import FaultProfile, load_profile, profile_from_dict, with_overrides
 from fanout.sim.models import SIM_MODELS, SimModel
-from fanout.sim.search_apis import EUTILS_PATH, SERPAPI_PATH
+from fanout.sim.search_apis import ARXIV_PATH, EUTILS_PATH, SERPAPI_PATH
 from fanout.sim.revertrisk import PATH as REVERTRISK_PATH
 from fanout.sim.wikidata_api import API_PATH as WIKIDATA_API_PATH
 from fanout.sim.wikidata_world import WorldSettings
@@ -102,6 +102,19 @@ class SimHandle:
     def serpapi_url(self) -> str:
         """The SerpAPI-style search over the same pages: `endpoints: {serpapi: this}` (any SERPAPI_API_KEY)."""
         return self.base_url + SERPAPI_PATH
+
+    @property
+    def arxiv_url(self) -> str:
+        """The arXiv-style export API over the preprints only it holds: `endpoints: {arxiv: this}`."""
+        return self.base_url + ARXIV_PATH
+
+    def claims_search_config(self) -> dict[str, object]:
+        """A search config for the sample texts' claims: SearXNG, PubMed and arXiv stand-ins asked together
+        (some of the claims are settled only by the literature)."""
+        return {"providers": ["searxng", "pubmed", "arxiv"], "mode": "aggregate",
+                "endpoints": {"pubmed": self.pubmed_url, "arxiv": self.arxiv_url},
+                "provider_settings": {"pubmed": {"article_url": self.pubmed_article_url, "request_gap": 0},
+                                      "arxiv": {"request_gap": 0}}}
 
     @property
     def stream_url(self) -> str:

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
+from fanout.sim.claims import claim_in, extraction_reply, load_claims_world
 from fanout.sim.conversation import Conversation, read_conversation, request_chars
 from fanout.sim.corpus import WIKI_WEIGHTS, Corpus, Hit
 from fanout.sim.dice import dice, lognormal_seconds
@@ -196,6 +197,9 @@ async def chat_completions(request: web.Request) -> web.Response:
     if model is None:
         return _json(error_body(400, f"{body.get('model')} is not a valid model ID"), status=400)
     conv = read_conversation(body)
+    claim = claim_in(conv.first_user_text)
+    if claim is not None:  # a claim of a sample text: its pages' stances are the labelled claim's it covers
+        conv.rcid = load_claims_world().match(claim)
     faults = state.profile.for_model(model.id, model.canonical_slug)
     key = (model.id, conv.key, conv.turn, conv.phase)
     attempt = state.next_attempt(*key)
@@ -297,7 +301,13 @@ def _reply(
 ) -> Reply:
     """The model's answer, with at most one content fault the dice ask for, then the client's max_tokens."""
     faulty = False
-    if conv.phase == "investigate":
+    if conv.phase == "extract":
+        reply = Reply(content=extraction_reply(load_claims_world(), conv.first_user_text, faults.habits(model),
+                                               state.seed, model.id))
+        if draws["invalid_json"] < faults.invalid_json:
+            state.stats.fault("invalid_json")
+            reply, faulty = Reply(content=(reply.content or "")[: len(reply.content or "") // 2]), True
+    elif conv.phase == "investigate":
         reply = investigate(conv, model, state.corpus, state.seed)
         if reply.tool_calls and draws["malformed_args"] < faults.malformed_args:
             state.stats.fault("malformed_args")

@@ -15,13 +15,15 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from fanout.sim.dice import short_hash
+from fanout.workloads.claims.extract import EXTRACTION_MARKER  # how a request to split a text starts
 
 SCALE: tuple[str, ...] = ("verified-high", "verified-low", "plausible", "unverifiable", "suspect", "incorrect")
 """The six verdicts, in the order of the scale (fanout's VERDICTS, as a model reads them in the prompt)."""
 SIM_ADDRESS = re.compile(r"https?://[^/\s\"'\\]+/web/")
 LABEL_LIST = re.compile(r"verdict: one of ((?:[a-z-]+, ){5}[a-z-]+)")
 
-Phase = Literal["investigate", "verdict"]
+Phase = Literal["investigate", "verdict", "extract"]
+
 KNOWN_TOOLS = ("web_search", "web_fetch")
 RCID_LINE = re.compile(r"^\W*rcid\W*[:=]\s*(\d+)", re.IGNORECASE | re.MULTILINE)
 QID_LINE = re.compile(r"^\W*qid\W*[:=]\s*(Q\d+)", re.IGNORECASE | re.MULTILINE)
@@ -77,7 +79,7 @@ def read_conversation(body: dict[str, Any]) -> Conversation:
         rcid=int(rcid_match.group(1)) if rcid_match else None,
         qid=qid_match.group(1) if qid_match else None,
         first_user_text=first_user,
-        phase=_phase(body, messages),
+        phase="extract" if first_user.startswith(EXTRACTION_MARKER) else _phase(body, messages),
         turn=len(assistants),
         json_mode=(body.get("response_format") or {}).get("type") in ("json_object", "json_schema"),
         max_tokens=body.get("max_completion_tokens") or body.get("max_tokens"),

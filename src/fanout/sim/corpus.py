@@ -64,6 +64,8 @@ class Page:
     stances: dict[int, str] = field(default_factory=dict)
     status: int = 200
     generated: bool = False
+    only: str | None = None
+    """`pubmed` or `arxiv`: found only by that search (the literature a general search engine misses); None: by all."""
 
     @property
     def host(self) -> str:
@@ -107,21 +109,44 @@ class Hit:
     score: float
 
 
-class Corpus:
-    """Pages plus an inverted index; search is deterministic token overlap."""
+class _Index:
+    """One world's pages as search sees them: their words, word pairs and the words' inverse document frequency."""
 
-    def __init__(self, pages: list[Page], edits: dict[int, EditFacts]) -> None:
-        self.pages = {p.address: p for p in pages}
-        self.edits = edits
-        self._fields = {p.address: _page_tokens(p) for p in pages}
-        self._pairs = {p.address: _word_pairs(p) for p in pages}
+    def __init__(self, pages: list[Page]) -> None:
+        self.fields = {p.address: _page_tokens(p) for p in pages}
+        self.pairs = {p.address: _word_pairs(p) for p in pages}
         doc_freq: Counter[str] = Counter()
-        for title, keywords, body in self._fields.values():
+        for title, keywords, body in self.fields.values():
             doc_freq.update(title | keywords | body)
         n = max(1, len(pages))
-        self._idf = {t: math.log(1 + n / df) for t, df in doc_freq.items()}
-        self.by_pmid = {pubmed_id(p.address): p for p in pages}
+        self.idf = {t: math.log(1 + n / df) for t, df in doc_freq.items()}
+
+
+class Corpus:
+    """Pages plus an inverted index; search is deterministic token overlap.
+
+    The sample texts' pages (fanout.sim.claims) are a second world with an
+    index of its own: a query is answered from the edits' pages, and the
+    claims' pages join (ranked together) only when they answer it better. So
+    what the simulated models find about the sample edits is what it was
+    before the claims were added, page for page.
+    """
+
+    def __init__(self, pages: list[Page], edits: dict[int, EditFacts], claims: dict[int, EditFacts] | None = None,
+                 claim_pages: list[Page] | None = None) -> None:
+        self.pages = {p.address: p for p in [*pages, *(claim_pages or [])]}
+        self.edits = edits
+        self.claims = claims or {}
+        """The labelled claims of the sample texts (fanout.sim.claims), known as subjects are; never in `labels()`."""
+        self._indexes = [_Index(pages)] + ([_Index(claim_pages)] if claim_pages else [])
+        self.by_pmid = {pubmed_id(p.address): p for p in self.pages.values()}
         """The PMID the PubMed-style API gives each page (fixed per page, whatever the seed)."""
+
+    def facts(self, rcid: int | None) -> EditFacts | None:
+        """What the simulator knows of an edit or a labelled claim (None: of nothing it knows)."""
+        if rcid is None:
+            return None
+        return self.edits.get(rcid) or self.claims.get(rcid)
 
     def labels(self) -> list[dict[str, Any]]:
         return [{"rcid": e.rcid, "truth": e.truth} for e in sorted(self.edits.values(), key=lambda e: e.rcid)]
@@ -140,32 +165,45 @@ class Corpus:
         return self.pages.get(address) or self.pages.get(address.rstrip("/")) or self.pages.get(address + "/")
 
     def search(
-        self, query: str, limit: int = 10, weights: tuple[float, float, float, float] = SEARXNG_WEIGHTS
+        self, query: str, limit: int = 10, weights: tuple[float, float, float, float] = SEARXNG_WEIGHTS,
+        source: str | None = None,
     ) -> list[Hit]:
         """Pages by token overlap with the query, best first; `weights` (title, keywords, body, word pair)
-        make the two search stand-ins rank the same pages differently."""
+        make the two search stand-ins rank the same pages differently. `source` (pubmed, arxiv) adds the pages
+        only that search finds (Page.only); arxiv's finds only those."""
         terms = list(dict.fromkeys(tokens(query)))
         if not terms:
             return []
-        in_title, in_keywords, in_body, per_pair = weights
-        pairs = set(zip(terms, terms[1:]))
-        hits = []
-        for address, (title, keywords, body) in self._fields.items():
-            score = 0.0
-            for term in terms:
-                weight = in_title * (term in title) + in_keywords * (term in keywords) + in_body * (term in body)
-                score += weight * self._idf.get(term, 0.0)
-            if score and pairs and per_pair:
-                text_pairs = self._pairs[address]
-                score += per_pair * sum(1 for pair in pairs if pair in text_pairs)
-            if score > 0:
-                hits.append(Hit(self.pages[address], round(score, 4)))
+        found = [self._scored(index, terms, weights, source) for index in self._indexes]
+        hits = found[0]
+        if len(found) > 1 and found[1] and (not hits or max(h.score for h in found[1]) > max(h.score for h in hits)):
+            hits = hits + found[1]
         if not hits:
             return []
         best = max(h.score for h in hits)
         hits = [h for h in hits if h.score >= 0.15 * best]
         hits.sort(key=lambda h: (-h.score, h.page.address))
         return hits[:limit]
+
+    def _scored(self, index: _Index, terms: list[str], weights: tuple[float, float, float, float],
+                source: str | None) -> list[Hit]:
+        in_title, in_keywords, in_body, per_pair = weights
+        pairs = set(zip(terms, terms[1:]))
+        hits = []
+        for address, (title, keywords, body) in index.fields.items():
+            only = self.pages[address].only
+            if (only is not None and only != source) or (source == "arxiv" and only != "arxiv"):
+                continue
+            score = 0.0
+            for term in terms:
+                weight = in_title * (term in title) + in_keywords * (term in keywords) + in_body * (term in body)
+                score += weight * index.idf.get(term, 0.0)
+            if score and pairs and per_pair:
+                text_pairs = index.pairs[address]
+                score += per_pair * sum(1 for pair in pairs if pair in text_pairs)
+            if score > 0:
+                hits.append(Hit(self.pages[address], round(score, 4)))
+        return hits
 
 
 def pubmed_id(address: str) -> int:
@@ -214,6 +252,11 @@ def load_corpus(
     pages = [_page(entry, i) for i, entry in enumerate(_read_yaml(corpus_path or package_data("sim/corpus.yaml")).get("pages") or [])]
     covered = {rcid for page in pages for rcid in page.stances}
     pages += [generated_page(facts) for rcid, facts in sorted(edits.items()) if rcid not in covered]
+    if corpus_path is None and snapshot_path is None and truth_path is None:  # the bundled corpus: with the claims
+        from fanout.sim.claims import load_claims_world  # it imports this module's Page
+
+        world = load_claims_world()
+        return Corpus(pages, edits, world.facts(), world.pages)
     return Corpus(pages, edits)
 
 

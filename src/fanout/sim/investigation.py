@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from fanout.sim.conversation import Conversation
+from fanout.sim.claims import claim_in
 from fanout.sim.corpus import Corpus, EditFacts, tokens
 from fanout.sim.dice import dice
 from fanout.sim.models import SimModel
@@ -60,7 +61,10 @@ class Subject:
 
 
 def subject_for(conv: Conversation, corpus: Corpus) -> Subject:
-    facts: EditFacts | None = corpus.edits.get(conv.rcid) if conv.rcid is not None else None
+    claim = claim_in(conv.first_user_text)
+    if claim is not None:  # a claim is searched for as the model reads it, unresolved pronouns and all
+        return Subject(claim, "", "", "", "")
+    facts: EditFacts | None = corpus.facts(conv.rcid)
     if facts is not None:
         return Subject(facts.label, facts.prop, facts.value, facts.description, facts.qid)
     return _subject_from_text(conv.first_user_text, conv.qid)

@@ -92,6 +92,12 @@ class SimModel:
     overconfidence: float = 1.0
     """How far its stated confidence runs above the calibrated one: stated = calibrated ** (1 / this); 1 is
     calibrated, 3 states 0.79 where 0.5 would be right."""
+    extract_merge: float = 0.0
+    """Splitting a text into claims (fanout.sim.claims): chance that two neighbouring claims come out as one."""
+    extract_miss: float = 0.0
+    """Chance that a claim of the text is left out."""
+    extract_pronoun: float = 0.0
+    """Chance that a claim keeps the text's pronoun for its subject ("It was completed in 1889"), where the text has one."""
 
     def cost(self, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0, cache_write_tokens: int = 0) -> float:
         """USD for a request; cached and written tokens are part of prompt_tokens, billed at the cache's ratios."""
@@ -189,6 +195,9 @@ SIM_MODELS: tuple[SimModel, ...] = (
         temperature_noise=0.0,
         expected_accuracy=0.9,
         overconfidence=4.0,
+        extract_merge=0.15,
+        extract_miss=0.08,
+        extract_pronoun=0.4,
     ),
     SimModel(
         id="allenai/olmo-3.1-32b-instruct",
@@ -211,6 +220,9 @@ SIM_MODELS: tuple[SimModel, ...] = (
         temperature_noise=0.0,
         expected_accuracy=0.8,
         overconfidence=2.0,
+        extract_merge=0.1,
+        extract_miss=0.1,
+        extract_pronoun=0.5,
     ),
     SimModel(
         id="deepseek/deepseek-v3.2",
@@ -234,6 +246,9 @@ SIM_MODELS: tuple[SimModel, ...] = (
         temperature_noise=0.0,
         expected_accuracy=0.9,
         overconfidence=1.0,
+        extract_merge=0.05,
+        extract_miss=0.03,
+        extract_pronoun=0.1,
     ),
     SimModel(
         id="anthropic/claude-haiku-4.5",
@@ -257,6 +272,9 @@ SIM_MODELS: tuple[SimModel, ...] = (
         temperature_noise=0.5,
         expected_accuracy=0.8,
         overconfidence=1.0,
+        extract_merge=0.03,
+        extract_miss=0.02,
+        extract_pronoun=0.05,
     ),
 )
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+from xml.sax.saxutils import escape
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +36,9 @@ if TYPE_CHECKING:
     from fanout.sim.app import SimState
 
 EUTILS_PATH = "/entrez/eutils/"
+ARXIV_PATH = "/api/query"
+"""The arXiv-style export API: an Atom feed of the preprints only it holds (Page.only == "arxiv")."""
+ATOM = "http://www.w3.org/2005/Atom"
 SERPAPI_PATH = "/search.json"
 PUBMED_COVERAGE = 0.5
 """Share of the pages the PubMed-style API indexes (a fixed draw per page)."""
@@ -59,12 +63,18 @@ def search_api_routes(state_key: web.AppKey[SimState]) -> list[web.RouteDef]:
             web.get(EUTILS_PATH + "esummary.fcgi", handler(esummary)),
             web.get(PUBMED_PREFIX + "{pmid:[0-9]{1,12}}", handler(article)),
             web.get(PUBMED_PREFIX + "{pmid:[0-9]{1,12}}/", handler(article)),
-            web.get(SERPAPI_PATH, handler(serpapi_search))]
+            web.get(SERPAPI_PATH, handler(serpapi_search)),
+            web.get(ARXIV_PATH, handler(arxiv_query))]
 
 
 @functools.lru_cache(maxsize=4096)
 def pubmed_indexes(address: str) -> bool:
     return dice("pubmed-index", address).random() < PUBMED_COVERAGE
+
+
+def in_pubmed(page: Page) -> bool:
+    """Whether the PubMed stand-in indexes the page: a fixed share of the web's, and the literature only it holds."""
+    return page.only == "pubmed" or (page.only is None and pubmed_indexes(page.address))
 
 
 async def esearch(state: SimState, request: web.Request) -> web.Response:
@@ -79,8 +89,8 @@ async def esearch(state: SimState, request: web.Request) -> web.Response:
         retmax = max(0, int(request.query.get("retmax", str(PUBMED_DEFAULT_RETMAX))))
     except ValueError:
         return _json({"esearchresult": {"ERROR": "Invalid retmax value"}})
-    found = [pubmed_id(hit.page.address) for hit in state.corpus.search(term, len(state.corpus.pages))
-             if pubmed_indexes(hit.page.address)]
+    found = [pubmed_id(hit.page.address) for hit in state.corpus.search(term, len(state.corpus.pages), source="pubmed")
+             if in_pubmed(hit.page)]
     ids = [str(pmid) for pmid in found[:retmax]]
     return _json({"header": {"type": "esearch", "version": "0.3"}, "esearchresult": {
         "count": str(len(found)), "retmax": str(len(ids)), "retstart": "0", "idlist": ids, "translationset": [],
@@ -96,7 +106,7 @@ async def esummary(state: SimState, request: web.Request) -> web.Response:
     result: dict[str, Any] = {"uids": asked}
     for uid in asked:
         page = state.corpus.by_pmid.get(int(uid)) if uid.isdigit() and len(uid) <= 12 else None
-        indexed = page is not None and pubmed_indexes(page.address)
+        indexed = page is not None and in_pubmed(page)
         result[uid] = docsum(uid, page) if page is not None and indexed else {
             "uid": uid, "error": "cannot get document summary"}
     return _json({"header": {"type": "esummary", "version": "0.3"}, "result": result})
@@ -105,7 +115,7 @@ async def esummary(state: SimState, request: web.Request) -> web.Response:
 async def article(state: SimState, request: web.Request) -> web.Response:
     state.stats.request("pubmed_article")
     page = state.corpus.by_pmid.get(int(request.match_info["pmid"]))
-    if page is None or not pubmed_indexes(page.address):
+    if page is None or not in_pubmed(page):
         return web.Response(status=404, text=render_error_page(404, "pubmed.ncbi.nlm.nih.gov"), content_type="text/html")
     return web.Response(text=render_page(page, state.seed), content_type="text/html", charset="utf-8")
 
@@ -200,3 +210,39 @@ async def _wait(state: SimState, endpoint: str, asked: str) -> None:
 
 def _json(data: Any, status: int = 200) -> web.Response:
     return web.json_response(data, status=status, dumps=lambda d: json.dumps(d, ensure_ascii=False))
+
+
+async def arxiv_query(state: SimState, request: web.Request) -> web.Response:
+    """`search_query=all:w1 AND all:w2&max_results=N` as arXiv's export API answers it: an Atom feed."""
+    state.stats.request("arxiv")
+    asked = request.query.get("search_query", "")
+    await _wait(state, "arxiv", asked)
+    terms = " ".join(part.split(":", 1)[-1] for part in asked.replace(" AND ", " ").split())
+    try:
+        limit = min(50, max(0, int(request.query.get("max_results", "10"))))
+    except ValueError:
+        return web.Response(status=400, text=_feed([_error_entry("max_results must be an integer")]),
+                            content_type="application/atom+xml")
+    base = f"{request.scheme}://{request.host}"
+    entries = [_entry(hit.page, base) for hit in state.corpus.search(terms, limit, source="arxiv")] if terms else []
+    return web.Response(text=_feed(entries), content_type="application/atom+xml", charset="utf-8")
+
+
+def _entry(page: Page, base: str) -> str:
+    url = page.url(base)
+    summary = " ".join(page.body)
+    return (f"<entry><id>http://arxiv.org/abs/{escape(page.address.rsplit('/', 1)[-1])}</id>"
+            f"<title>{escape(page.title)}</title><summary>{escape(summary)}</summary>"
+            f"<published>{escape(page.date or '2017-06-12')}T00:00:00Z</published>"
+            f"<author><name>{escape(page.byline or 'Anonymous')}</name></author>"
+            f'<link rel="alternate" type="text/html" href="{escape(url)}"/></entry>')
+
+
+def _error_entry(message: str) -> str:
+    return (f"<entry><id>http://arxiv.org/api/errors#{escape(message)}</id><title>Error</title>"
+            f"<summary>{escape(message)}</summary></entry>")
+
+
+def _feed(entries: list[str]) -> str:
+    return (f'<?xml version="1.0" encoding="UTF-8"?>\n<feed xmlns="{ATOM}"><title>arXiv Query</title>'
+            + "".join(entries) + "</feed>")

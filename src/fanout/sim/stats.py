@@ -18,6 +18,8 @@ class SimStats:
     def __init__(self) -> None:
         self.requests: Counter[str] = Counter()
         self.completions: Counter[str] = Counter()
+        self.by_conversation: Counter[str] = Counter()
+        """Completions billed per conversation (Conversation.key): how often one question was paid for."""
         self.faults: Counter[str] = Counter()
         self._costs: dict[str, list[float]] = defaultdict(list)
         self._pair_costs: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
@@ -47,6 +49,7 @@ class SimStats:
                    cache: CacheUse = CacheUse()) -> None:
         """A chat completion answered with usage (and so billed), faulty content or not."""
         self.completions[model] += 1
+        self.by_conversation[conversation] += 1
         self._costs[model].append(cost)
         self._pair_costs[conversation][model].append(cost)
         self._tokens[model].update(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,

@@ -89,7 +89,7 @@ def verdict_answer(conv: Conversation, model: SimModel, corpus: Corpus, seed: in
     slipped = at_temperature(lambda r: slip(leaning, model, r), rng, conv, model, seed, "slip")
     verdict = pulled_to_first(slipped, conv, model, seed)
     subject = subject_for(conv, corpus)
-    facts = corpus.edits.get(conv.rcid) if conv.rcid is not None else None
+    facts = corpus.facts(conv.rcid)
     sure = dice(seed, "confidence", model.id, conv.key, conv.request_digest)
     return {
         "verdict": verdict,

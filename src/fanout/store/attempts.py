@@ -44,6 +44,7 @@ from fanout.store.layout import ABANDONED_NAME, INFLIGHT_DIR, own_folder, run_fi
 from fanout.store.lines import read_lines
 from fanout.store.line_schemas import ATTEMPT_CALL, ATTEMPT_HEADER
 from fanout.store.log_index import LogIndex
+from fanout.store.prepared import read_prepared
 
 
 class AnsweredCall(Protocol):
@@ -97,7 +98,11 @@ class AttemptFile:
             self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_APPEND | os.O_CLOEXEC,
                                0o644)
         # log_bytes: a record of this pair that ends past it was logged by this attempt (see settle_abandoned).
-        self._write({"edit_rcid": edit_rcid, "model": model, "log_bytes": log_bytes, "started_ns": time.time_ns()})
+        started_ns = time.time_ns()
+        self.attempt_id = f"{path.name}@{started_ns}"
+        """How abandoned.jsonl names this attempt once settled; a line of another log that names it (a prepared
+        unit's `attempt`) says it was logged there, so it is never settled as abandoned too."""
+        self._write({"edit_rcid": edit_rcid, "model": model, "log_bytes": log_bytes, "started_ns": started_ns})
 
     def sent(self) -> None:
         self.cut_off += 1
@@ -220,7 +225,7 @@ async def settle_abandoned(run_dir: Path, index: LogIndex, pricing: AttemptPrice
     a damaged header) is left where it is, and `warn` told in one line.
     """
     inflight = own_folder(run_dir, INFLIGHT_DIR)
-    done = {entry.attempt for entry in read_abandoned(run_dir)}
+    done = {entry.attempt for entry in read_abandoned(run_dir)} | logged_attempts(run_dir)
     settled = []
     for path in sorted(inflight.glob("*.jsonl")):
         data = _read_inflight(path)
@@ -238,6 +243,13 @@ async def settle_abandoned(run_dir: Path, index: LogIndex, pricing: AttemptPrice
             settled.append(entry)
         path.unlink()
     return settled
+
+
+def logged_attempts(run_dir: Path) -> set[str]:
+    """Attempts whose result another log holds (a prepared unit names its attempt): the process died between
+    logging the line and removing the in-flight file, and the line carries the cost already."""
+    lines = read_prepared(run_dir)
+    return {str(line.data["attempt"]) for line in lines if isinstance(line.data.get("attempt"), str)}
 
 
 def _read_inflight(path: Path) -> bytes | None:

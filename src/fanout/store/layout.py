@@ -37,7 +37,7 @@ from typing import Any, Protocol
 from fanout.base.errors import ConfigError
 from fanout.base.reading import SIDE_FILE_BOUNDS, Bounds
 from fanout.base.records import EVIDENCE_LINE, VERDICT_LINE
-from fanout.store.line_schemas import ABANDONED_LINE, ATTEMPT_LINE, REVIEW_LINE
+from fanout.store.line_schemas import ABANDONED_LINE, ATTEMPT_LINE, PREPARED_LINE, REVIEW_LINE
 
 
 class LineSchema(Protocol):
@@ -111,6 +111,16 @@ EVIDENCE_NAME = "evidence.jsonl"
 """Under --evidence shared, one line per investigation of an edit, every judge of it reads (fanout.store.evidence_log)."""
 REVIEWS_NAME = "reviews.jsonl"
 """A reviewer's decisions (`fanout review`), appended like the log (fanout.store.reviews); torn tails go to reviews.torn-N.jsonl."""
+PREPARED_NAME = "prepared.jsonl"
+"""The items a workload's preparation made before any is judged (the claims workload: one line per text, its
+claims and what splitting it cost), appended and fsynced like the log (fanout.store.prepared); torn tails go to
+prepared.torn-N.jsonl."""
+INPUT_LABELS_NAME = "input-labels.yaml"
+"""Truth labels the workload's input carried, keyed by item (the claims workload: its texts' labelled claims
+matched to the claims extracted), rewritten after each preparation; the report reads it when no labels are given."""
+QUARANTINE_NAME = "quarantine.json"
+"""What `fanout run --gate` held back: each text whose committee factuality is below the gate, with its refuted
+and unsure claims and their sources, for a pipeline to act on (fanout.report.gate)."""
 
 _T = "2026-11-22T10:00:00Z"
 RUN_FILES: dict[str, RunFile] = {f.name: f for f in (
@@ -127,6 +137,10 @@ RUN_FILES: dict[str, RunFile] = {f.name: f for f in (
     RunFile(REVIEWS_NAME, Kind.LOG, "a reviewer's decisions (`fanout review`), the latest of an edit standing",
             REVIEW_LINE, LINE_BOUNDS._replace(max_bytes=64 << 20, split_hint="is it a reviews file of `fanout review`?"),
             appended=True, example={"rcid": 1, "decision": "accept", "note": "", "reviewer": "ana", "time": _T}),
+    RunFile(PREPARED_NAME, Kind.LOG, "a workload's prepared items (the claims workload: a text's claims), one unit a line",
+            PREPARED_LINE, appended=True, example={
+                "unit": "t1", "model": "m/a", "status": "ok", "cost_usd": 0.002, "cost_source": "reported",
+                "items": []}),
     RunFile(ABANDONED_NAME, Kind.LOG, "the settled cost of attempts cut off by a stop", ABANDONED_LINE,
             appended=True, example={"edit_rcid": 1, "model": "m/a", "attempt": "1-ab.jsonl@1", "calls": 1, "cut_off": 0,
                                     "cost_usd": 0.01, "cost_source": "reported", "response_ids": [], "settled_at": _T}),
@@ -136,7 +150,10 @@ RUN_FILES: dict[str, RunFile] = {f.name: f for f in (
     RunFile("checkpoint.torn-*.jsonl", Kind.ASIDE, "torn tails and damaged lines set aside from the log"),
     RunFile("evidence.torn-*.jsonl", Kind.ASIDE, "torn tails and damaged lines set aside from the evidence log"),
     RunFile("reviews.torn-*.jsonl", Kind.ASIDE, "torn tails set aside from the reviews"),
+    RunFile("prepared.torn-*.jsonl", Kind.ASIDE, "torn tails set aside from the prepared items"),
     RunFile(f"{VERDICT_DIR}/*.yaml", Kind.VIEW, "one YAML view per logged pair, rebuilt from the log when missing"),
+    RunFile(INPUT_LABELS_NAME, Kind.VIEW, "truth labels the workload's input carried, rewritten after each preparation"),
+    RunFile(QUARANTINE_NAME, Kind.VIEW, "what `fanout run --gate` held back, rewritten by each gated run"),
     RunFile(MANIFEST_NAME, Kind.MANIFEST, "what the run started with: snapshot, models, prompt, pinned settings"),
     RunFile(INDEX_NAME, Kind.CACHE, "what resume needs from the log, saved beside it"),
     RunFile(SPOOL_NAME, Kind.CACHE, "the snapshot's items on disk, so a resume skips the YAML parse"),

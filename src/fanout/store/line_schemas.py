@@ -30,6 +30,10 @@ ABANDONED_LINE = record({"edit_rcid": whole(), "model": text(empty=False), "atte
                         ("edit_rcid", "model", "attempt", "calls", "cut_off", "cost_usd", "cost_source"),
                         "abandoned attempt")
 """A line of abandoned.jsonl (fanout.store.attempts.Abandoned)."""
+PREPARED_LINE = record({"unit": text(), "model": text(empty=False), "status": text(), "cost_usd": optional(number(low=0)),
+                        "cost_source": optional(text())}, ("unit", "model", "status"), "prepared unit")
+"""A line of prepared.jsonl (fanout.store.prepared.PreparedLine): the fields the store knows; the rest is the
+workload's and passes through."""
 ATTEMPT_HEADER = record({"edit_rcid": whole(low=0), "model": text(empty=False), "log_bytes": whole(low=0),
                          "started_ns": whole(low=0)}, ("edit_rcid", "model", "log_bytes"), "attempt header")
 ATTEMPT_CALL = record({"e": one_of(("sent", "answered", "failed")), "cost": optional(number(low=0))}, ("e",),

@@ -51,6 +51,9 @@ class Manifest:
     over all its starts: no output option of any command may write over one (fanout.store.layout)."""
     workload: str = DEFAULT_WORKLOAD
     """The workload's name (fanout.workloads); written only when it is not the default."""
+    preparation: dict[str, Any] = field(default_factory=dict)
+    """What made the items of a workload that prepares them (the claims workload: its extractor model and the
+    extraction prompt's sha256), pinned like a setting; written only when there is some."""
 
     @property
     def total_pairs(self) -> int:
@@ -76,7 +79,7 @@ _TEXT, _TEXTS = (str, "text"), (list, "a list of texts")
 _FIELD_TYPES: dict[str, tuple[type, str]] = {
     "snapshot_path": _TEXT, "snapshot_sha256": _TEXT, "edits": (int, "a whole number"), "models": _TEXTS,
     "prompt_sha256": _TEXT, "settings": (dict, "a mapping"), "fanout_version": _TEXT, "starts": _TEXTS,
-    "changes": (list, "a list of mappings"), "inputs": _TEXTS, "workload": _TEXT,
+    "changes": (list, "a list of mappings"), "inputs": _TEXTS, "workload": _TEXT, "preparation": (dict, "a mapping"),
 }
 """What each field of a manifest holds: one of another type (`settings: []`) once crashed resume and report."""
 
@@ -126,6 +129,7 @@ def reconcile(previous: Manifest | None, current: Manifest, *, pinned: Mapping[s
     if not pin_models:
         current.models = previous.models + [m for m in current.models if m not in previous.models]
     current.starts = previous.starts + current.starts
+    current.preparation = dict(previous.preparation) | current.preparation
     current.inputs = previous.inputs + [p for p in current.inputs if p not in previous.inputs]
     return current
 
@@ -171,6 +175,23 @@ def _recorded(settings: Mapping[str, Any], key: str, absent: frozenset[str],
     return value, f"{default} (the default)" if default is not None else "the default"
 
 
+def check_preparation(manifest: Manifest, pins: Mapping[str, Any], *, allow_change: bool) -> None:
+    """Pin what made the run's items (fanout.research.prepare.Preparation.check_pins): the first start records
+    it; a resume that changes it is refused in one line, unless `allow_change`, when the manifest records the
+    change as it records a setting's."""
+    changed = [(key, manifest.preparation[key], value) for key, value in pins.items()
+               if key in manifest.preparation and manifest.preparation[key] != value]
+    if changed and not allow_change:
+        what = "; ".join(f"{key} was {was} and is now {now}" for key, was, now in changed)
+        raise ConfigError(f"cannot resume this run directory: {what}, so new items would be made otherwise than "
+                          "the logged ones. Resume with the same, use a new --run-dir, or --allow-settings-change "
+                          "to mix them knowingly (the manifest then records both).")
+    stamp = manifest.starts[-1] if manifest.starts else ""
+    manifest.changes += [{"what": f"{key} was {was} and is now {now}", "was": was, "now": now, "at": stamp}
+                         for key, was, now in changed]
+    manifest.preparation.update(pins)
+
+
 def run_inputs(run_dir: Path) -> dict[Path, str]:
     """The files a run reads, each with what it is, for refuse_run_file: none may be written over."""
     try:
@@ -189,4 +210,6 @@ def write_manifest(run_dir: Path, manifest: Manifest) -> None:
     fields = dataclasses.asdict(manifest)
     if fields["workload"] == DEFAULT_WORKLOAD:
         del fields["workload"]  # the default's manifest keeps the bytes it had before there were workloads
+    if not fields["preparation"]:
+        del fields["preparation"]  # so does a run whose workload prepares nothing
     write_atomically(run_dir / MANIFEST_NAME, dump_yaml(fields))

@@ -54,9 +54,9 @@ FILE_KEYS = {
     "provider_settings": "provider_settings",
 }
 PROVIDER_KEYS = {"enabled": "enabled", "max_results": "max_results", "cache_ttl": "cache_ttl_s",
-                 "article_url": "article_url"}
+                 "article_url": "article_url", "request_gap": "request_gap_s"}
 """A provider's own settings in the file -> ProviderSettings fields."""
-ONLY_FOR = {"article_url": "pubmed"}
+ONLY_FOR = {"article_url": ("pubmed",), "request_gap": ("pubmed", "arxiv")}
 """Settings that mean something for one provider only."""
 SECRET_LOOKING = ("key", "token", "secret", "password")
 KEY_VARIABLES = "TAVILY_API_KEY, BRAVE_API_KEY, SERPAPI_API_KEY, NCBI_API_KEY"
@@ -199,9 +199,9 @@ def _check_provider_keys(name: str, keys: list[str], where: str) -> None:
     unknown = sorted(set(keys) - set(PROVIDER_KEYS))
     if unknown:
         raise ConfigError(f"{where}: unknown key {', '.join(unknown)}; allowed: {', '.join(PROVIDER_KEYS)}")
-    misplaced = [key for key in keys if ONLY_FOR.get(key, name) != name]
+    misplaced = [key for key in keys if name not in ONLY_FOR.get(key, (name,))]
     if misplaced:
-        raise ConfigError(f"{where}: {misplaced[0]} applies to {ONLY_FOR[misplaced[0]]} only")
+        raise ConfigError(f"{where}: {misplaced[0]} applies to {' or '.join(ONLY_FOR[misplaced[0]])} only")
 
 
 _READERS: dict[str, Callable[[Any, Path], Any]] = {

@@ -78,12 +78,16 @@ class ProviderSettings:
     asking it again; None = the caches' own limits. A run's answer to a query is kept apart (cache_ttl_s)."""
     article_url: str | None = None
     """pubmed only: the page an article's hit links to, with {pmid} where its PMID goes (a mirror, the simulator)."""
+    request_gap_s: float | None = None
+    """pubmed and arxiv: the least seconds between two requests to the provider; None = the limit its service
+    publishes (PubMed 0.35 s without a key, arXiv 3 s). For a mirror of one's own, or the simulator."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.enabled, bool):
             raise ConfigError(f"enabled must be true or false (got {self.enabled!r}).")
         require_count(self.max_results, "max_results")
         require_positive(self.cache_ttl_s, "cache_ttl")
+        require_not_negative(self.request_gap_s, "request_gap")
         if self.article_url is not None:
             if not isinstance(self.article_url, str) or PMID_FIELD not in self.article_url:
                 raise ConfigError(f"article_url must be a URL with {PMID_FIELD} where the PMID goes "

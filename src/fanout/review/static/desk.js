@@ -76,7 +76,9 @@
       change.append(el("span", edit.old, "old"), " → ", el("span", edit.new, "new"));
     } else { change.textContent = edit.change; }
     row("change", change);
-    row("diff", edit.diff_url ? httpLink(edit.diff_url, "open the diff on Wikidata") : document.createTextNode("no diff link"));
+    var linked = edit.link_text && edit.link_text !== "diff";  // a claim's source, not a Wikidata diff
+    row(linked ? edit.link_text : "diff", edit.diff_url ? httpLink(edit.diff_url, linked ? "open the " + edit.link_text
+        : "open the diff on Wikidata") : document.createTextNode(linked ? "no link" : "no diff link"));
     row("committee", document.createTextNode(edit.outcome + (edit.why ? ": " + edit.why : "") +
         " · majority " + (edit.majority || "none") + " · Dawid–Skene " + (edit.dawid_skene || "none") +
         " · mean confidence " + ratio(edit.mean_confidence)));

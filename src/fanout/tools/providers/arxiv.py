@@ -45,8 +45,9 @@ class ArxivProvider:
 
     @classmethod
     def from_settings(cls, settings: ToolSettings) -> ArxivProvider:
+        gap = settings.provider(cls.name).request_gap_s
         return cls(max_results=settings.max_results_for(cls.name), timeout_s=settings.search_timeout_s,
-                   endpoint=settings.endpoint(cls.name))
+                   endpoint=settings.endpoint(cls.name), pacer=HostPacer(REQUEST_GAP_S if gap is None else gap))
 
     async def search(self, query: str, http: httpx.AsyncClient) -> ProviderResult:
         search_query = arxiv_query(query)

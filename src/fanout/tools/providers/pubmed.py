@@ -62,7 +62,7 @@ class PubMedProvider:
 
     def __init__(self, key: Secret | None = None, *, email: str | None = None, max_results: int = 10,
                  timeout_s: float = SEARCH_TIMEOUT_S, endpoint: str | None = None, article_url: str | None = None,
-                 pacer: HostPacer | None = None) -> None:
+                 pacer: HostPacer | None = None, request_gap_s: float | None = None) -> None:
         self._key = key
         if key is not None:
             keep_out_of_http_log(key)
@@ -71,8 +71,10 @@ class PubMedProvider:
         self.timeout_s = timeout_s
         self.endpoint = (endpoint or ENDPOINT).rstrip("/") + "/"
         self.article_url = article_url or ARTICLE_URL
-        self.request_gap_s = GAP_WITHOUT_KEY_S if key is None else GAP_WITH_KEY_S
-        """The least time between two requests to NCBI, from the limit that applies (with a key or without)."""
+        published = GAP_WITHOUT_KEY_S if key is None else GAP_WITH_KEY_S
+        self.request_gap_s = published if request_gap_s is None else request_gap_s
+        """The least time between two requests to NCBI: the limit that applies (with a key or without), unless the
+        search config's request_gap says otherwise (a mirror, the simulator)."""
         self._pacer = pacer or HostPacer(self.request_gap_s)
 
     @classmethod
@@ -80,7 +82,8 @@ class PubMedProvider:
         """The key and the contact address from the environment; ConfigError naming a variable that is unusable."""
         return cls(optional_key_from_env(KEY_VARIABLE), email=email_from_env(), timeout_s=settings.search_timeout_s,
                    max_results=settings.max_results_for(cls.name), endpoint=settings.endpoint(cls.name),
-                   article_url=settings.provider(cls.name).article_url)
+                   article_url=settings.provider(cls.name).article_url,
+                   request_gap_s=settings.provider(cls.name).request_gap_s)
 
     async def search(self, query: str, http: httpx.AsyncClient) -> ProviderResult:
         try:
