@@ -16,7 +16,7 @@ help:
 	@echo "make e2e-live      three edits through the four real models (needs OPENROUTER_API_KEY and SearXNG)"
 	@echo "make peers         real verdicts through llama-cpp-python's server from PyPI (ARGS=--record FILE re-records)"
 	@echo "make bench         throughput, overhead and scale benchmarks (ARGS=--quick for a short pass)"
-	@echo "make strategies    cost and accuracy of the judging strategies, own or shared evidence, the swap, samples, prompt caching, aggregate search and min_results on the simulator; the certified auto-decisions' guarantee over 200 seeds; the claims workload's extraction, accuracy, cost and wall time per text"
+	@echo "make strategies    cost and accuracy of the judging strategies, own, shared or a research team's evidence, the swap, samples, prompt caching, aggregate search and min_results on the simulator; the certified auto-decisions' guarantee over 200 seeds; the claims workload's extraction, accuracy, cost and wall time per text"
 	@echo "make bench-report  size of the HTML report of a 500-edit run and how fast Chromium opens it"
 	@echo "make docs          build the manual (docs/) with mkdocs build --strict into site/"
 	@echo "make screenshot    redo docs/report-first-screen.png, the README's picture of the report (needs chromium)"
@@ -88,6 +88,7 @@ bench: $(STAMP)
 strategies: $(STAMP)
 	$(PY) bench/judging_strategies.py
 	$(PY) bench/judging_evidence.py
+	$(PY) bench/judging_team.py
 	$(PY) bench/judging_samples.py --seeds 30
 	$(PY) bench/judging_caching.py
 	$(PY) bench/search_aggregate.py

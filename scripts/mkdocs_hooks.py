@@ -13,6 +13,7 @@ from fanout.base.declare import environment_table, option_table
 from fanout.base.validate import package_data
 from fanout.engine.settings import RunSettings
 from fanout.workloads.settings import WORKLOAD, WorkloadSettings
+from fanout.judging.policy import Thresholds
 
 
 def prompt(name: str) -> str:
@@ -26,6 +27,7 @@ TABLES = {
     "<!-- table: workload options -->": lambda: option_table(WorkloadSettings, (WORKLOAD,)),
     "<!-- prompt: claims -->": lambda: prompt("claims_prompt.md"),
     "<!-- prompt: claims extraction -->": lambda: prompt("claims_extraction_prompt.md"),
+    "<!-- table: fanout report environment -->": lambda: environment_table(Thresholds),
 }
 
 

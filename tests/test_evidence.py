@@ -248,7 +248,7 @@ def test_a_resume_without_investigator_keeps_the_one_the_run_started_with(tmp_pa
 
 
 @pytest.mark.parametrize(("flags", "message"), [
-    (["--evidence", "both"], "--evidence must be one of own, shared (got 'both')."),
+    (["--evidence", "both"], "--evidence must be one of own, shared, team (got 'both')."),
     (["--investigator", "m/a"], "--investigator needs --evidence shared"),
     (["--evidence", "shared", "--investigator", "m/zz"], "--investigator m/zz is not one of the run's models (m/a, m/b)"),
 ])

@@ -143,7 +143,8 @@ def test_the_manual_renders_every_option_into_the_running_page_when_it_is_built(
 
 def test_the_pins_the_record_and_what_changes_results_are_derived_from_the_declarations():
     assert RunSettings.PINNED == {"strategy": "--strategy", "samples": "--samples", "swap_labels": "--no-label-swap",
-                                  "evidence": "--evidence/--investigator", "search_mode": "--search-mode",
+                                  "evidence": "--evidence/--investigator/--planner/--workers/--aggregator/--team-rounds",
+                                  "search_mode": "--search-mode",
                                   "search_min_results": "min_results (--search-config)",
                                   "search_provider_settings": "provider_settings (--search-config)"}
     assert RunSettings.PINNED.never == {"strategy", "evidence"}

@@ -268,7 +268,8 @@ def test_a_run_directory_started_with_one_strategy_refuses_to_resume_with_anothe
     (["--strategy", "cascade", "--autopass", "1.5"], "--autopass must be from 0 to 1 (got 1.5)."),
     (["--autopass", "0.5"], "add --strategy cascade."),
     (["--strategy", "cascade", "--autopass-verdicts", "sure"], "--autopass-verdicts: sure is not a verdict"),
-    (["--gates", "GATES"], "--gates and --router-accuracy choose a router's model: add --strategy router."),
+    (["--gates", "GATES"], "--gates, --router-accuracy and --cost-weights choose a router's model: add --strategy "
+     "router."),
     (["--strategy", "router", "--gates", "MISSING"], "does not exist; pass the path of an existing file to --gates"),
     (["--strategy", "router", "--gates", "BADGATES"], "gate 'time' names m/other, which is not among the run's models"),
     (["--strategy", "router", "--router-accuracy", "RUN"], "--router-accuracy RUN_DIR and --labels FILE go together"),

@@ -375,17 +375,20 @@ def _text(raw: bytes) -> str:
 
 @dataclass
 class EvidenceRecord:
-    """One shared investigation of one edit (--evidence shared): what every judge of the edit reads.
+    """One shared investigation of one edit (--evidence shared), or a research team's pooled evidence (--evidence
+    team): what every judge of the edit reads.
 
     Logged once in `evidence.jsonl` (fanout.store.evidence_log) before any judge
     is asked; each judge's VerdictRecord names it in `evidence_id`. Its cost is
-    the investigation's, attributed to the edit and to no judge.
+    the investigation's, attributed to the edit and to no judge (a team's is its
+    steps', each counted in team.jsonl as it finished).
     """
 
     evidence_id: str
     edit_rcid: int
     investigator: str
-    """The model that investigated (as requested); its own verdict is one of the judges' records."""
+    """The model that investigated (as requested); its own verdict is one of the judges' records. `team` for a
+    research team's pooled evidence (who did what is in `team`)."""
     status: str
     """ok; timeout or incomplete (what was gathered before the time ran out or a reply was cut off, still judged);
     error or refused (nothing fit to judge: the judges' records are errors, and a resume investigates again)."""
@@ -405,15 +408,23 @@ class EvidenceRecord:
     error: str | None = None
     warnings: list[str] = field(default_factory=list)
     duration_s: float | None = None
+    team: TeamEvidence | None = None
+    """Under --evidence team: who planned and researched, the brief, each pooled page with every worker that found
+    it, the workers' notes and the aggregator's summary. None (and left out of the line) for a shared investigation,
+    so its lines read as they always did. The cost of a team's evidence is its steps' (team.jsonl), counted there."""
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        data = dataclasses.asdict(self)
+        if self.team is None:
+            del data["team"]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EvidenceRecord:
         data = dict(data)
         data["tool_calls"] = [ToolCallLog(**t) for t in data.get("tool_calls") or []]
         data["token_usage"] = Usage(**(data.get("token_usage") or {}))
+        data["team"] = TeamEvidence.from_dict(data["team"]) if isinstance(data.get("team"), dict) else None
         known = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
 
@@ -421,6 +432,133 @@ class EvidenceRecord:
     def judgeable(self) -> bool:
         """Whether judges may read it; an error or refusal gave nothing fit to judge, and a resume investigates again."""
         return self.status not in ("error", "refused")
+
+
+# --- a research team (--evidence team) -----------------------------------------------------------------
+
+TEAM_ROLES: tuple[str, ...] = ("planner", "worker", "aggregator")
+"""The roles of a research team's steps (seed 003): who plans, who researches, who summarises."""
+
+
+@dataclass
+class TeamStep:
+    """One finished step of a research team's work on one item: a line of team.jsonl (fanout.store.team_log).
+
+    Appended and fsynced as the step finishes, before the next step that reads
+    it starts, so a kill never loses a step that was paid for: the next start
+    finds the line and goes on from there. Its cost is counted here, once,
+    never again in the pooled evidence that is made of it.
+    """
+
+    edit_rcid: int
+    step: str
+    """Which step of the item's team work: `plan-1`, `work-1-2` (round 1, the second worker), `plan-2` (the
+    planner's review after the workers reported), `work-2-1`, `aggregate`."""
+    role: str
+    """planner, worker or aggregator (TEAM_ROLES)."""
+    model: str
+    round: int
+    status: str
+    """A planner's: ok, invalid (no brief fit the schema after the repair turn), or how the call ended (timeout,
+    error, refused); a worker's as an investigation's (ok, timeout, incomplete, error, refused); an aggregator's
+    ok or how its call ended."""
+    timestamp: str
+    finished_ns: int = 0
+    """When the step was logged (ns since the epoch): an in-flight file of the step started before it is settled."""
+    brief: dict[str, Any] | None = None
+    """A planner's brief as validated: sub_questions, queries, pages, missing."""
+    raw: str | None = None
+    """A planner's last reply when it stayed invalid."""
+    steps: list[dict[str, str]] = field(default_factory=list)
+    """A worker's tool calls with their whole results, in order (as EvidenceRecord.steps)."""
+    tool_calls: list[ToolCallLog] = field(default_factory=list)
+    notes: str | None = None
+    """A worker's closing notes; the aggregator's summary."""
+    tool_protocol: str = "native"
+    token_usage: Usage = field(default_factory=Usage)
+    cost_usd: float | None = None
+    cost_source: str | None = None
+    served_model: str | None = None
+    error: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    duration_s: float | None = None
+
+    @builtins.property
+    def key(self) -> tuple[int, str]:
+        return (self.edit_rcid, self.step)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TeamStep:
+        data = dict(data)
+        data["tool_calls"] = [ToolCallLog(**t) for t in data.get("tool_calls") or []]
+        data["token_usage"] = Usage(**(data.get("token_usage") or {}))
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass
+class PooledPage:
+    """A page the team's workers read, once however many read it (by canonical URL)."""
+
+    url: str
+    """Its canonical form (fanout.tools.fusion.canonical_url): what two spellings of one page share."""
+    fetched: str
+    """The URL as the first worker that read it asked for it."""
+    found_by: list[str] = field(default_factory=list)
+    """Every worker that read it, in the team's order."""
+    round: int = 1
+    """The first round it was read in: 2 means the planner's second round found it."""
+
+
+@dataclass
+class WorkerNotes:
+    """What one worker did in one round, in brief: the pooled record keeps its notes, its steps are in team.jsonl."""
+
+    model: str
+    round: int
+    status: str
+    notes: str | None = None
+    searches: int = 0
+    fetches: int = 0
+    error: str | None = None
+
+
+@dataclass
+class TeamEvidence:
+    """The team part of a pooled evidence record (EvidenceRecord.team)."""
+
+    planner: str
+    workers: list[str]
+    aggregator: str | None = None
+    brief: dict[str, Any] | None = None
+    """The planner's first brief; None when it stayed invalid (or the planner failed): then each worker researched
+    the item as a lone investigator would."""
+    brief_status: str = "ok"
+    brief_error: str | None = None
+    second_brief: dict[str, Any] | None = None
+    """The planner's review after the workers reported, when it named something still missing."""
+    rounds: int = 1
+    """Rounds of research done: 2 when the review sent the workers out again."""
+    pages: list[PooledPage] = field(default_factory=list)
+    workers_notes: list[WorkerNotes] = field(default_factory=list)
+    summary: str | None = None
+    """The aggregator's summary of the workers' notes (shown to the judges after the evidence, marked as such)."""
+    summary_status: str | None = None
+    step_ids: list[str] = field(default_factory=list)
+    """The team.jsonl steps this evidence was made of (their costs are counted there)."""
+    role_costs: dict[str, float] = field(default_factory=dict)
+    """Known cost per role (planner, worker, aggregator), summed over the steps."""
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TeamEvidence:
+        data = dict(data)
+        data["pages"] = [PooledPage(**p) for p in data.get("pages") or []]
+        data["workers_notes"] = [WorkerNotes(**w) for w in data.get("workers_notes") or []]
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
 
 
 # --- what a line may hold (fanout.base.schema): checked by every reader, a line that breaks it set aside -------------
@@ -461,9 +599,19 @@ EVIDENCE_LINE = record({
     "tool_calls": list_of(_TOOL_CALL), "references": list_of(text()), "tool_protocol": text(),
     "token_usage": optional(_USAGE), "cost_usd": _COST_USD, "cost_source": optional(one_of(COST_SOURCES)),
     "served_model": _OPTIONAL_TEXT, "error": _OPTIONAL_TEXT, "warnings": list_of(text()),
-    "duration_s": optional(number(low=0)),
+    "duration_s": optional(number(low=0)), "team": optional(record({}, what="team evidence")),
 }, ("evidence_id", "edit_rcid", "investigator", "status", "timestamp"), "evidence record")
-"""A line of evidence.jsonl: an EvidenceRecord."""
+"""A line of evidence.jsonl: an EvidenceRecord (a shared investigation's, or a research team's pooled evidence)."""
+TEAM_LINE = record({
+    "edit_rcid": whole(), "step": text(empty=False), "role": one_of(TEAM_ROLES), "model": text(empty=False),
+    "round": whole(low=1), "status": text(empty=False), "timestamp": text(), "finished_ns": whole(low=0),
+    "brief": optional(record({}, what="brief")), "raw": _OPTIONAL_TEXT, "steps": list_of(record({}, what="step")),
+    "tool_calls": list_of(_TOOL_CALL), "notes": _OPTIONAL_TEXT, "tool_protocol": text(),
+    "token_usage": optional(_USAGE), "cost_usd": _COST_USD, "cost_source": optional(one_of(COST_SOURCES)),
+    "served_model": _OPTIONAL_TEXT, "error": _OPTIONAL_TEXT, "warnings": list_of(text()),
+    "duration_s": optional(number(low=0)),
+}, ("edit_rcid", "step", "role", "model", "round", "status", "timestamp"), "team step")
+"""A line of team.jsonl: a TeamStep."""
 
 
 def check_evidence(line: bytes) -> tuple[EvidenceRecord | None, str | None]:

@@ -5,8 +5,15 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from fanout.base.declare import given_values, options_of
 from fanout.base.errors import ConfigError
+from fanout.cli.declared import add_options, options_from_args
 from fanout.judging.policy import Thresholds
+
+
+THRESHOLDS_ENVIRONMENT = ("JUDGE_PAUSE_THRESHOLD, JUDGE_DELTA_THRESH, JUDGE_MIN_CONF_FOR_AUTOPASS: the defaults of "
+                          "--pause, --delta and --autopass (seed 003's names; a flag wins)")
+"""For a command's --help: the variables its thresholds read."""
 
 
 def add_committee_options(parser: argparse.ArgumentParser) -> None:
@@ -17,17 +24,7 @@ def add_committee_options(parser: argparse.ArgumentParser) -> None:
                              "(default 0.75: 3 of 4); after --strategy cascade or router, of the models it asked")
     parser.add_argument("--min-confidence", type=float, default=0.8, metavar="X",
                         help="queue an edit when the Dawid–Skene posterior is below this (default 0.8)")
-    parser.add_argument("--pause", type=float, default=Thresholds.pause, metavar="X",
-                        help="pause an edit for a human when the models' mean confidence is below X: the confidence "
-                             "each model stated with its verdict, or with --samples 2 or more the share of its samples "
-                             "that agree with it; calibrated on the labels when the report has them "
-                             f"(default {Thresholds.pause:g})")
-    parser.add_argument("--delta", type=float, default=Thresholds.delta, metavar="X",
-                        help="pause an edit when the vote shares of its top two stances are closer than X "
-                             f"(default {Thresholds.delta:g})")
-    parser.add_argument("--autopass", type=float, default=Thresholds.autopass, metavar="X",
-                        help="pass an edit without a human when nothing paused it and the mean confidence is at "
-                             f"least X (default {Thresholds.autopass:g})")
+    add_options(parser, options_of(Thresholds).values())  # --pause, --delta, --autopass: declared with Thresholds
     parser.add_argument("--no-calibrate", dest="calibrate", action="store_false",
                         help="with --labels, let the thresholds read each model's confidence as stated (or measured "
                              "by --samples) instead of through its calibration map fitted on its other labelled edits")
@@ -40,13 +37,26 @@ def committee_settings(args: argparse.Namespace) -> dict[str, Any]:
     """The ReportOptions fields these options set, each checked (ConfigError names the flag)."""
     from fanout.report import QueuePolicy
 
+    thresholds, sources = thresholds_from(args)
     shares = (("--min-agreement", args.min_agreement), ("--min-confidence", args.min_confidence), ("--quorum", args.quorum))
     for flag, value in shares:
         if not 0.0 <= value <= 1.0:
             raise ConfigError(f"{flag} must be between 0 and 1, got {value}.")
     return {
         "policy": QueuePolicy(min_agreement=args.min_agreement, min_confidence=args.min_confidence, quorum=args.quorum),
-        "thresholds": Thresholds(pause=args.pause, delta=args.delta, autopass=args.autopass),
+        "thresholds": thresholds,
+        "sources": sources,
         "rule_violations": args.rule_violations,
         "calibrate": args.calibrate,
     }
+
+
+def thresholds_from(args: argparse.Namespace) -> tuple[Thresholds, dict[str, str]]:
+    """The thresholds from the flags, else seed 003's variables, else their defaults; and, for each value an
+    environment variable gave, its name (what the report records as the value's source)."""
+    options = options_from_args(args, Thresholds)
+    for name, option in options_of(Thresholds).items():
+        if options[name] is not None and option.check is not None:
+            option.check(options[name], options.label(name))
+    thresholds = Thresholds(**given_values(options, Thresholds))
+    return thresholds, {name: source for name, source in options.sources.items() if not source.startswith("-")}

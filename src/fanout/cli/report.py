@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from fanout.cli.terminal import say
-from fanout.cli.committee_options import add_committee_options, committee_settings
+from fanout.cli.committee_options import THRESHOLDS_ENVIRONMENT, add_committee_options, committee_settings
 from fanout.cli.epilog import BAD_INPUT, epilog
 from fanout.base.errors import ConfigError
 from fanout.cli.outputs import add_output, outputs_of
@@ -24,7 +24,7 @@ STDOUT_PATH = Path(STDOUT)
 
 
 EPILOG = epilog(
-    environment=[],
+    environment=[THRESHOLDS_ENVIRONMENT],
     exit_codes=["0 reported", BAD_INPUT + ", e.g. RUN_DIR holds no verdicts yet, or --policy FILE on a run "
                 "that did not ask every model"],
     examples=["fanout report runs/exp1 --html --json", "fanout report runs/exp1 --labels truth.yaml --json - | jq .tables",

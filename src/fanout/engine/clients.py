@@ -14,14 +14,14 @@ what they cost. A test of the engine alone gives a scripted verdict instead
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from contextlib import AsyncExitStack
+from collections.abc import Callable, Iterator
+from contextlib import AsyncExitStack, contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
 from fanout.base.errors import ModelRefused
 from fanout.base.item import Item, Prompt
-from fanout.base.records import EvidenceRecord, VerdictRecord
+from fanout.base.records import EvidenceRecord, TeamStep, VerdictRecord
 from fanout.engine.evidence import EvidenceFns, SharedEvidence
 from fanout.engine.orchestrator import VerdictFn, failure_record
 from fanout.engine.preflight import preflight_while_importing
@@ -32,9 +32,11 @@ from fanout.llm.cost import Pricing
 from fanout.llm.keys import is_openrouter
 from fanout.llm.models import ModelSpec
 from fanout.research.shared import investigate_item, judge_evidence
+from fanout.research.team_steps import aggregate_step, plan_step, work_step
 from fanout.research.verdict import run_verdict
 from fanout.store.attempts import AttemptFile, discard_attempt
 from fanout.store.checkpoint import log_path
+from fanout.store.team_log import step_attempt_name
 from fanout.tools import ToolBox, open_run_toolbox
 
 
@@ -46,7 +48,7 @@ class RunHooks(NamedTuple):
     pricing: Pricing | None = None
     held_back: Callable[[], dict[str, float]] | None = None
     evidence_fns: EvidenceFns | None = None
-    """Under --evidence shared, the real investigation and judging (open_clients)."""
+    """Under --evidence shared or team, the real investigation (or team steps) and judging (open_clients)."""
     evidence: SharedEvidence | None = None
     """Under --evidence shared, the run's evidence (fanout.engine.evidence.share_evidence)."""
     chat: ChatClient | None = None
@@ -146,9 +148,48 @@ def _evidence_fns(settings: RunSettings, specs: dict[str, ModelSpec], chat: Chat
             attempt.close()
 
     def logged(record: EvidenceRecord) -> None:  # its calls' cost is in the evidence log now
-        discard_attempt(run_dir, record.edit_rcid, investigation_key(record.investigator))
+        if record.team is None:
+            discard_attempt(run_dir, record.edit_rcid, investigation_key(record.investigator))
 
-    return EvidenceFns(investigate, judge, logged)
+    def step_logged(step: TeamStep) -> None:  # its calls' cost is in team.jsonl now
+        discard_attempt(run_dir, step.edit_rcid, step_attempt_name(step.model, step.step))
+
+    team = ClientTeamSteps(settings, specs, chat, tools, prompt, run_dir) if settings.researches_as_team else None
+    return EvidenceFns(investigate, judge, logged, team, step_logged)
+
+
+class ClientTeamSteps:
+    """A research team's paid steps through the run's clients (fanout.research.team_steps), each writing its chat
+    calls down as it makes them, under `<model> (team <step>)`, so a kill cannot hide what a step cost."""
+
+    def __init__(self, settings: RunSettings, specs: dict[str, ModelSpec], chat: ChatClient, tools: ToolBox,
+                 prompt: Prompt, run_dir: Path) -> None:
+        self.settings, self.specs, self.chat, self.tools, self.prompt, self.run_dir = (
+            settings, specs, chat, tools, prompt, run_dir)
+
+    async def plan(self, item: Item, model: str, step: str, request: str, round_: int) -> TeamStep:
+        with self._attempt(item, model, step) as attempt:
+            return await plan_step(item, self.specs[model], step, request, round_=round_, chat=self.chat,
+                                   prompt=self.prompt, timeout_s=self.settings.verdict_timeout_s, watcher=attempt)
+
+    async def work(self, item: Item, model: str, step: str, brief: str, round_: int) -> TeamStep:
+        with self._attempt(item, model, step) as attempt:
+            return await work_step(item, self.specs[model], step, brief, round_=round_, chat=self.chat,
+                                   tools=self.tools, prompt=self.prompt, max_turns=self.settings.max_turns,
+                                   timeout_s=self.settings.verdict_timeout_s, watcher=attempt)
+
+    async def aggregate(self, item: Item, model: str, request: str) -> TeamStep:
+        with self._attempt(item, model, "aggregate") as attempt:
+            return await aggregate_step(item, self.specs[model], request, chat=self.chat, prompt=self.prompt,
+                                        timeout_s=self.settings.verdict_timeout_s, watcher=attempt)
+
+    @contextmanager
+    def _attempt(self, item: Item, model: str, step: str) -> Iterator[AttemptFile]:
+        attempt = _attempt(self.run_dir, item.key, step_attempt_name(model, step))
+        try:
+            yield attempt
+        finally:
+            attempt.close()
 
 
 def investigation_key(model: str) -> str:

@@ -36,8 +36,20 @@ def describe_plan(out: TextIO, snapshot_path: Path, run_dir: Path, settings: Run
           f"max lead {settings.max_lead} edits; base URL {settings.base_url}", file=out)
     if not settings.strategy.asks_every_model:
         print(f"Strategy: {describe_settings(manifest.settings['strategy'])}; it asks at most the pairs above.", file=out)
-    if settings.shares_evidence:
+    if settings.researches_as_team:
+        print(f"Evidence: team; {describe_planned_team(settings)}; each edit researched once and every model judges "
+              "the pooled evidence.", file=out)
+    elif settings.shares_evidence:
         investigator = settings.investigator or "the cheapest tool-capable model (chosen when the run starts)"
         print(f"Evidence: shared; {investigator} investigates each edit once and every model judges that evidence.",
               file=out)
     print("Dry run: nothing was contacted or written.", file=out)
+
+
+def describe_planned_team(settings: RunSettings) -> str:
+    """The team as a dry run can tell it: the members named, or how the rest will be chosen (a dry run has no prices
+    from the endpoint)."""
+    planner = settings.planner or "the priciest model (chosen when the run starts)"
+    workers = ", ".join(settings.workers) or "two tool-calling models of different families (chosen when the run starts)"
+    aggregator = f"; {settings.aggregator} summarises the workers' notes" if settings.aggregator else "; no aggregator"
+    return f"{planner} plans, {workers} research at the same time, up to {settings.team_rounds} round(s){aggregator}"

@@ -13,6 +13,7 @@ that asks for it (fanout run) and arrives here as numbers.
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -20,7 +21,10 @@ from typing import Any, NamedTuple
 from fanout.base.declare import Options, check_inputs, given_values, options_of
 from fanout.engine.settings import RunSettings
 from fanout.judging.all_models import AllModels
+from fanout.base.errors import ConfigError
+from fanout.judging.file_values import gate_map, weight_map
 from fanout.judging.policy_file import load_gates
+from fanout.judging.router import RouterStrategy
 from fanout.judging.registry import build_strategy
 from fanout.judging.strategy import Strategy, StrategyOptions
 from fanout.llm.models import DEFAULT_MODELS, ModelSpec, load_limits, model_spec
@@ -68,7 +72,7 @@ def input_files(options: Options) -> tuple[Path, ...]:
     """The files the options name that the run reads, for the manifest's `inputs` (no output may replace one)."""
     declared = [name for name, option in options_of(options.kind).items() if option.reads_file]
     ordered = [n for n in INPUTS_ORDER if n in declared] + [n for n in declared if n not in INPUTS_ORDER]
-    return tuple(Path(options[name]) for name in ordered if options[name] is not None)
+    return tuple(Path(options[name]) for name in ordered if isinstance(options[name], (str, Path)))
 
 
 def _models(options: Options, built: dict[str, Any], accuracy: MeasuredAccuracy | None) -> tuple[ModelSpec, ...]:
@@ -88,16 +92,40 @@ def _tools(options: Options, built: dict[str, Any], accuracy: MeasuredAccuracy |
 
 
 def _strategy(options: Options, built: dict[str, Any], accuracy: MeasuredAccuracy | None) -> Strategy:
-    """The strategy asked for, its files read and checked; a flag of another strategy is a mistake, not ignored."""
+    """The strategy asked for, its files read and checked; a flag of another strategy is a mistake, not ignored (a
+    router's input from seed 003's environment is a default, which another strategy leaves alone)."""
     verdicts = options["autopass_verdicts"]
+    name = options["strategy"] or AllModels.name
     given = StrategyOptions(
         autopass=options["autopass"],
         autopass_verdicts=None if verdicts is None else frozenset(v.strip() for v in verdicts.split(",") if v.strip()),
-        gates=None if options["gates_file"] is None else load_gates(options["gates_file"]),
+        gates=_router_input(options, name, "gates_file", _gates),
         router_accuracy=None if accuracy is None else accuracy.accuracy,
         router_accuracy_source=None if accuracy is None else accuracy.source,
+        weights=_router_input(options, name, "cost_weights", _weights),
     )
-    return build_strategy(options["strategy"] or AllModels.name, given, [m.name for m in built["models"]])
+    return build_strategy(name, given, [m.name for m in built["models"]])
+
+
+def _router_input(options: Options, strategy: str, key: str, read: Callable[[Any, str], Any]) -> Any:
+    value, label = options[key], options.label(key)
+    if value is None or (strategy != RouterStrategy.name and not label.startswith("-")):
+        return None
+    return read(value, label)
+
+
+def _gates(value: Any, label: str) -> dict[str, tuple[str, ...]]:
+    """--gates FILE, or JUDGE_SMOA_GATES's inline JSON."""
+    return gate_map(value, label) if isinstance(value, dict) else load_gates(Path(value))
+
+
+def _weights(value: Any, label: str) -> dict[str, float]:
+    """--cost-weights (or JUDGE_MODEL_COST): a JSON object of model to weight."""
+    try:
+        found = json.loads(value) if isinstance(value, str) else value
+    except ValueError:
+        raise ConfigError(f"{label} must be a JSON object of model to cost weight, got {str(value)[:60]!r}") from None
+    return weight_map(found, label)
 
 
 BUILDERS: dict[str, Builder] = {"models": _models, "tools": _tools, "strategy": _strategy}

@@ -42,8 +42,8 @@ from fanout.base.validate import require_count
 from fanout.engine.clients import RunHooks, open_clients, scripted_hooks
 from fanout.engine.dry_run import describe_plan
 from fanout.engine.evidence import (
-    EvidenceFns, SharedEvidence, check_evidence_resume, choose_investigator, describe_shared, lost_evidence,
-    name_investigator, refuse_lost_evidence, share_evidence,
+    EvidenceFns, SharedEvidence, check_evidence_resume, choose_investigator, describe_shared, logged_elsewhere,
+    lost_evidence, name_investigator, refuse_lost_evidence, share_evidence,
 )
 from fanout.engine.loop_lag import lag_log_path, watch_loop_lag
 from fanout.engine.orchestrator import RunOutcome, StopControl, VerdictFn, orchestrate
@@ -53,7 +53,7 @@ from fanout.engine.stepping import Tracker, open_tracker
 from fanout.judging.strategy import check_resume
 from fanout.llm.cost import Pricing
 from fanout.llm.keys import api_key_from_env
-from fanout.store.attempts import abandoned_totals, read_abandoned, settle_abandoned
+from fanout.store.attempts import LoggedElsewhere, abandoned_totals, read_abandoned, settle_abandoned
 from fanout.store.checkpoint import (
     CheckpointWriter, LogIndex, log_path, read_index, repair_torn_tail, restore_missing_views, set_aside_damaged,
 )
@@ -146,7 +146,8 @@ async def _checked_run(request: RunRequest, source: ItemSource[Any], verdict_fn:
             request = dataclasses.replace(request, settings=settings)
             fns = evidence_fns or hooks.evidence_fns
             assert fns is not None, "the real clients make the evidence functions of a shared run"
-            verdict, shared = share_evidence(stack, request.run_dir, str(settings.investigator), fns)
+            refuse_linked_files(request.run_dir)  # before the evidence logs are opened (and a torn tail cut)
+            verdict, shared = share_evidence(stack, request.run_dir, str(settings.investigator), fns, settings, prompt)
             hooks = hooks._replace(verdict=verdict, evidence=shared)
         return await _run_in(request, source, manifest, hooks)
 
@@ -198,11 +199,11 @@ async def _run_in(request: RunRequest, source: ItemSource[Any], manifest: Manife
     refuse_lost_evidence(lost, request.reinvestigate_missing)  # before anything is written
     write_manifest(run_dir, manifest)
     source.keep_in(run_dir)  # a resume of a big snapshot then skips the YAML parse
-    index = await _recover_log(run_dir, hooks.pricing or Pricing(), out)
+    shared = hooks.evidence
+    index = await _recover_log(run_dir, hooks.pricing or Pricing(), out, logged_elsewhere(shared))
     _reinvestigate(run_dir, index, lost, out)
     abandoned = abandoned_totals(read_abandoned(run_dir))
-    shared = hooks.evidence
-    elsewhere = shared.log.spent_usd if shared is not None else 0.0
+    elsewhere = shared.logged_usd if shared is not None else 0.0  # investigations and team steps, each once
     await _prepare(request, source, manifest, hooks, index.spent_usd + abandoned.spent_usd + elsewhere)
     items = _in_scope(source, request.limit)
     prepared = prepared_spend(run_dir).spent_usd  # paid before any verdict: counted as an investigation is
@@ -214,7 +215,7 @@ async def _run_in(request: RunRequest, source: ItemSource[Any], manifest: Manife
     tally = Tally.from_index(index, total=pairs, models=[m.name for m in settings.models], abandoned=abandoned,
                              only_models=True)
     if shared is not None:  # the investigations are spend too, attributed to their edits rather than to a model
-        tally.spent_usd += shared.log.spent_usd
+        tally.spent_usd += shared.logged_usd
         shared.on_spent = tally.add_spend
     tally.add_spend(prepared)
     progress = Progress(tally, health=hooks.search_health, held_back=hooks.held_back,
@@ -279,7 +280,8 @@ async def _prepare(request: RunRequest, source: ItemSource[Any], manifest: Manif
     return done
 
 
-async def _recover_log(run_dir: Path, pricing: Pricing, out: TextIO) -> LogIndex:
+async def _recover_log(run_dir: Path, pricing: Pricing, out: TextIO,
+                       logged_elsewhere: LoggedElsewhere | None = None) -> LogIndex:
     """The log as the last stop left it, made whole: a torn last line and damaged lines set aside, missing
     views re-created, and what attempts cut off by that stop cost counted, before spending more."""
     torn = repair_torn_tail(log_path(run_dir))
@@ -294,7 +296,7 @@ async def _recover_log(run_dir: Path, pricing: Pricing, out: TextIO) -> LogIndex
     rebuilt = restore_missing_views(run_dir, index)
     if rebuilt:
         print(f"Re-created {rebuilt} missing verdict YAML file(s) from the log.", file=out)
-    await _settle_cut_off_attempts(run_dir, index, pricing, out)
+    await _settle_cut_off_attempts(run_dir, index, pricing, out, logged_elsewhere)
     return index
 
 
@@ -313,9 +315,11 @@ def _reinvestigate(run_dir: Path, index: LogIndex, lost: Mapping[int, list[str]]
           f"{pairs} verdict(s) anew.", file=out, flush=True)
 
 
-async def _settle_cut_off_attempts(run_dir: Path, index: LogIndex, pricing: Pricing, out: TextIO) -> None:
+async def _settle_cut_off_attempts(run_dir: Path, index: LogIndex, pricing: Pricing, out: TextIO,
+                                   logged_elsewhere: LoggedElsewhere | None = None) -> None:
     """Count what attempts cut off by the last stop (kill, crash, cancel) cost, before spending more."""
-    settled = await settle_abandoned(run_dir, index, pricing, warn=lambda line: print(for_terminal(f"warning: {line}"), file=sys.stderr))
+    settled = await settle_abandoned(run_dir, index, pricing, warn=lambda line: print(for_terminal(f"warning: {line}"), file=sys.stderr),
+                                     logged_elsewhere=logged_elsewhere)
     if not settled:
         return
     known = sum(entry.cost_usd or 0.0 for entry in settled)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -42,8 +43,11 @@ RETRY_CHOICES = STATUSES[1:]
 """Record statuses a resume may run again (`ok` never does)."""
 MAX_SAMPLES = 20
 """The most samples of the verdict phase --samples may ask for (each one is paid for)."""
-EVIDENCE_MODES = ("own", "shared")
-"""--evidence: every model investigates each edit itself (`own`), or one investigation per edit is judged by all."""
+EVIDENCE_MODES = ("own", "shared", "team")
+"""--evidence: every model investigates each edit itself (`own`), one investigation per edit is judged by all
+(`shared`), or a research team's pooled evidence per edit is (`team`)."""
+TEAM_ROUNDS = ("1", "2")
+"""--team-rounds: the workers research once, or once more when the planner's review names something missing."""
 LEAD_PER_SLOT = 4
 """Edits of lead per verdict slot and model when --max-lead is not given (see fanout.engine.options.settings_from)."""
 
@@ -78,6 +82,10 @@ def _samples(value: int, name: str) -> None:
         raise ConfigError(f"{name} must be at most {MAX_SAMPLES} (got {value}).")
 
 
+def _team_rounds(value: int, name: str) -> None:
+    require_one_of(str(value), name, TEAM_ROUNDS)
+
+
 def _switched(name: str, environ: Mapping[str, str]) -> bool | None:
     """An on/off variable of seed 003's pipeline: None when it is not set."""
     text = environ.get(name, "").strip()
@@ -104,6 +112,17 @@ def _router(text: str, environ: Mapping[str, str]) -> str | None:
 
 def _committee(text: str, environ: Mapping[str, str]) -> str | None:
     return AllModels.name if switch(text, "JUDGE_ENABLE_COMMITTEE") else None
+
+
+def _inline_mapping(text: str, environ: Mapping[str, str]) -> dict[str, Any]:
+    """JUDGE_SMOA_GATES: the gates as inline JSON (the flag takes a file), checked by the strategy's builder."""
+    try:
+        found = json.loads(text)
+    except ValueError:
+        found = None
+    if not isinstance(found, dict):
+        raise ConfigError(f"JUDGE_SMOA_GATES must be a JSON object of aspect to a list of models, got {text[:60]!r}")
+    return found
 
 
 def _runs(text: str, environ: Mapping[str, str]) -> str | None:
@@ -147,7 +166,14 @@ STRATEGY_INPUTS = (
               f"(default {','.join(sorted(CascadeStrategy.autopass_verdicts))}); others need two models to agree"),
     flag("--gates", name="gates_file", type=Path, metavar="FILE", reads_file=True, group=STRATEGY,
          help="router: YAML mapping of aspect (time, time/value_changed, value_changed or *) to the models allowed "
-              "for it; the cheapest allowed is chosen (default: every model allowed)"),
+              "for it; the cheapest allowed is chosen (default: every model allowed)",
+         env=(Env("JUDGE_SMOA_GATES", _inline_mapping,
+                  "the same mapping as inline JSON; read by the router only (another strategy ignores it)"),)),
+    flag("--cost-weights", name="cost_weights", metavar="JSON", group=STRATEGY,
+         help="router: a JSON object of model to cost weight, lower is cheaper, used in place of the run's cost per "
+              "verdict of the models it names (seed 003's JUDGE_MODEL_COST); name every model of the run, as the "
+              "others keep their cost per verdict in USD",
+         env=(Env("JUDGE_MODEL_COST", note="read by the router only (another strategy ignores it)"),)),
     flag("--router-accuracy", name="router_accuracy", type=Path, metavar="RUN_DIR", group=STRATEGY,
          help="router: choose by each model's accuracy per aspect in this labelled earlier run (needs --labels); "
               "accuracies within 0.02 count as equal and the cheaper model wins"),
@@ -222,7 +248,9 @@ class RunSettings:
         check=functools.partial(require_one_of, choices=EVIDENCE_MODES),
         help="own: every model investigates each edit itself (default); shared: one investigation per edit, by "
              "--investigator, logged once, and every model gives its verdict over that same evidence (verdict "
-             "phase only): research skill apart from judging skill, at a fraction of the cost"),
+             "phase only): research skill apart from judging skill, at a fraction of the cost; team: a research "
+             "team per edit (--planner, --workers at the same time, optional --aggregator), its evidence pooled "
+             "and logged once, judged by every model"),
         pin=Pin.NEVER, results=True, recorded=True, shown=lambda s: s.evidence_settings())
     """`own`: each model investigates each edit itself; `shared`: one investigation per edit, by `investigator`,
     and every model of the run gives its verdict over that same evidence (fanout.engine.evidence). A resume
@@ -234,6 +262,33 @@ class RunSettings:
         pin=Pin.NEVER, results=True, recorded="evidence", shown=lambda s: s.evidence_settings())
     """The model whose investigation a `shared` run judges; None = the run's cheapest tool-capable model, chosen
     when the run starts (fanout.engine.evidence.choose_investigator) and pinned in the manifest."""
+    planner: str | None = setting(None, flag(
+        "--planner", metavar="MODEL", group=EVIDENCE,
+        help="--evidence team: the model that writes each edit's research brief and, after the workers report, "
+             "names what is still missing; one of --models (default: the run's priciest model, the strong one seed "
+             "003 asks for: planning is two short calls)"),
+        pin=Pin.NEVER, results=True, recorded="evidence", shown=lambda s: s.evidence_settings())
+    """A team's planner; None = the run's priciest model by the cascade's order (fanout.engine.team.choose_team)."""
+    workers: tuple[str, ...] = setting((), flag(
+        "--workers", action="names", metavar="MODEL[,MODEL...]", group=EVIDENCE,
+        help="--evidence team: the models that research each edit at the same time, each its own tool loop on the "
+             "brief; repeat it or give a comma-separated list, each one of --models (default: two tool-calling "
+             "models of different families, the cheapest by the cascade's cost order)"),
+        convert=lambda value, name: tuple(value), pin=Pin.NEVER, results=True, recorded="evidence",
+        shown=lambda s: s.evidence_settings())
+    """A team's workers, in order; empty = chosen when the run starts (fanout.engine.team.choose_team)."""
+    aggregator: str | None = setting(None, flag(
+        "--aggregator", metavar="MODEL", group=EVIDENCE,
+        help="--evidence team: a model that summarises the workers' notes for the judges, shown after the evidence "
+             "and marked as a model's summary (default: none; a summary anchors the judges, see docs/strategies.md)"),
+        pin=Pin.NEVER, results=True, recorded="evidence", shown=lambda s: s.evidence_settings())
+    """A team's aggregator; None = none (the default: off unless asked)."""
+    team_rounds: int = setting(2, flag(
+        "--team-rounds", metavar="|".join(TEAM_ROUNDS), group=EVIDENCE, check=_team_rounds,
+        help="--evidence team: 2 (default): the planner reviews the workers' reports and, when it names something "
+             "still missing, the workers research once more; 1: one round"),
+        convert=_whole_number, pin=Pin.NEVER, results=True, recorded="evidence", shown=lambda s: s.evidence_settings())
+    """Rounds of research a team may do (TEAM_ROUNDS)."""
     models: tuple[ModelSpec, ...] = composite(DEFAULT_MODELS, inputs=MODEL_INPUTS, results=True, recorded=True,
                                               shown=lambda s: s.model_table())
     """The models, in the order given; a strategy that orders them pins them (fanout.store.manifest.reconcile)."""
@@ -254,9 +309,25 @@ class RunSettings:
         check_declared(self, self.sources)
         if self.investigator is not None and self.evidence != "shared":
             raise ConfigError("--investigator needs --evidence shared (an `own` run has no shared investigation).")
-        if self.investigator is not None and self.investigator not in {m.name for m in self.models}:
-            raise ConfigError(f"--investigator {self.investigator} is not one of the run's models "
-                              f"({', '.join(m.name for m in self.models)}); add it to --models or choose one of them.")
+        self._check_team()
+        named = [("--investigator", self.investigator), ("--planner", self.planner), ("--aggregator", self.aggregator),
+                 *(("--workers", w) for w in self.workers)]
+        for flag_name, model in named:
+            if model is not None and model not in {m.name for m in self.models}:
+                raise ConfigError(f"{flag_name} {model} is not one of the run's models "
+                                  f"({', '.join(m.name for m in self.models)}); add it to --models or choose one of them.")
+
+    def _check_team(self) -> None:
+        """The team's flags only with --evidence team; each worker once."""
+        given = [flag_name for flag_name, value, default in (
+            ("--planner", self.planner, None), ("--workers", self.workers, ()), ("--aggregator", self.aggregator, None),
+            ("--team-rounds", self.team_rounds, 2)) if value != default]
+        if given and self.evidence != "team":
+            raise ConfigError(f"{', '.join(given)} need(s) --evidence team (only a research team has a planner, "
+                              "workers, an aggregator and rounds).")
+        twice = sorted({w for w in self.workers if self.workers.count(w) > 1})
+        if twice:
+            raise ConfigError(f"--workers names {', '.join(twice)} more than once; each worker is one model.")
 
     def summary(self) -> dict[str, Any]:
         """The settings worth pinning in the manifest, as plain data (no secrets live in RunSettings); where the
@@ -278,19 +349,33 @@ class RunSettings:
                 for m in self.models}
 
     def evidence_settings(self) -> dict[str, Any]:
-        """The evidence mode as the manifest pins it: `{mode: own}` or `{mode: shared, investigator: M}`."""
+        """The evidence mode as the manifest pins it: `{mode: own}`, `{mode: shared, investigator: M}` or
+        `{mode: team, planner: P, workers: [A, B], aggregator: C or None, rounds: 2}`."""
         if self.evidence == "own":
             return {"mode": "own"}
+        if self.evidence == "team":
+            return {"mode": "team", "planner": self.planner, "workers": list(self.workers),
+                    "aggregator": self.aggregator, "rounds": self.team_rounds}
         return {"mode": "shared", "investigator": self.investigator}
 
     @property
     def shares_evidence(self) -> bool:
-        return self.evidence == "shared"
+        """Whether each edit's evidence is made once and read by every judge (`shared` and `team`)."""
+        return self.evidence in ("shared", "team")
+
+    @property
+    def researches_as_team(self) -> bool:
+        return self.evidence == "team"
 
     def pair_deadline_s(self) -> float:
         """The orchestrator's fail-safe for one pair: its verdict's timeout with room to spare, and under shared
-        evidence room for the edit's investigation too (a judge may wait for it before its own verdict phase)."""
-        phases = 2 if self.shares_evidence else 1
+        evidence room for the edit's investigation too (a judge may wait for it before its own verdict phase);
+        under a team, for each of its steps that run one after another (plan, work, review, work, aggregate)."""
+        phases = 1
+        if self.shares_evidence:
+            phases += 1
+        if self.researches_as_team:
+            phases += 1 + 2 * (self.team_rounds - 1) + (self.aggregator is not None)
         return self.verdict_timeout_s * (phases + 0.5) + 30
 
     def lead_for_concurrency(self) -> int:

@@ -22,7 +22,7 @@ from fanout.engine.progress import Tally, format_duration, status_table
 from fanout.base.errors import ConfigError
 from fanout.judging.registry import asks_every_model
 from fanout.store.attempts import abandoned_totals, read_abandoned, unsettled_attempts
-from fanout.store.evidence_log import read_evidence
+from fanout.store.evidence_log import investigation_spend
 from fanout.store.checkpoint import iter_log, log_path, read_index
 from fanout.store.layout import LOG_NAME
 from fanout.store.lines import damage_notes
@@ -90,7 +90,7 @@ def read_status(run_dir: Path, *, n_errors: int = DEFAULT_ERRORS) -> StatusRepor
     models = manifest.models if manifest else sorted({m for _, m in index.entries})
     total = manifest.total_pairs if manifest else len(index.entries)
     tally = Tally.from_index(index, total, models, abandoned_totals(read_abandoned(run_dir)))
-    tally.add_spend(sum(e.cost_usd or 0.0 for e in read_evidence(run_dir)))  # --evidence shared: no model's record
+    tally.add_spend(investigation_spend(run_dir))  # --evidence shared or team: no model's record
     tally.add_spend(prepared_spend(run_dir).spent_usd)  # a workload's preparation (claims extracted): neither
     damage = damage_notes(run_dir, {LOG_NAME: [d for d in index.damaged if not d.torn]})
     return StatusReport(

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
 
+from fanout.base.declare import Env, flag, setting
 from fanout.base.errors import ConfigError
 # An item states its own aspect (fanout.base.item); judging's readers keep importing both names from here.
 from fanout.base.item import DEFAULT_GATE as DEFAULT_GATE, Aspect as Aspect
@@ -42,15 +43,37 @@ def _fraction(value: object, name: str) -> float:
     return float(value)
 
 
+def _check_fraction(value: object, name: str) -> None:
+    _fraction(value, name)
+
+
 @dataclass(frozen=True)
 class Thresholds:
-    """When a committee's decision on an edit goes to a human, and when it passes on its own."""
+    """When a committee's decision on an edit goes to a human, and when it passes on its own.
 
-    pause: float = 0.6
+    Declared once (fanout.base.declare): `fanout report` and `fanout queue` take their flags from these fields,
+    and seed 003's variables (JUDGE_PAUSE_THRESHOLD, JUDGE_DELTA_THRESH, JUDGE_MIN_CONF_FOR_AUTOPASS) are read as
+    their defaults, a flag winning.
+    """
+
+    pause: float = setting(0.6, flag(
+        "--pause", type=float, metavar="X", check=_check_fraction,
+        help="pause an edit for a human when the models' mean confidence is below X: the confidence each model "
+             "stated with its verdict, or with --samples 2 or more the share of its samples that agree with it; "
+             "calibrated on the labels when the report has them (default {default})",
+        env=(Env("JUDGE_PAUSE_THRESHOLD"),)))
     """A mean confidence below this pauses the edit for a human."""
-    delta: float = 0.2
+    delta: float = setting(0.2, flag(
+        "--delta", type=float, metavar="X", check=_check_fraction,
+        help="pause an edit when the vote shares of its top two stances are closer than X (default {default})",
+        env=(Env("JUDGE_DELTA_THRESH"),)))
     """Top two verdicts whose vote shares are closer than this pause the edit too."""
-    autopass: float = 0.9
+    autopass: float = setting(0.9, flag(
+        "--autopass", type=float, metavar="X", check=_check_fraction,
+        help="pass an edit without a human when nothing paused it and the mean confidence is at least X "
+             "(default {default})",
+        env=(Env("JUDGE_MIN_CONF_FOR_AUTOPASS", note="the committee's threshold; a cascade's `fanout run "
+                                                       "--autopass` is its own"),)))
     """A mean confidence at least this passes the edit without a human (when nothing paused it)."""
 
     def __post_init__(self) -> None:

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from fanout.base.errors import ConfigError
 from fanout.judging.file_values import gate_map, weight_map
 from fanout.judging.policy import Aspect, Judged, Router, cheapest_first
 from fanout.judging.strategy import Answer, Replayed, Settlement, Step, StrategyOptions, retry_step, usd
@@ -18,8 +19,9 @@ class RouterStrategy:
     """A router's settings: the gates, and accuracy measured on a labelled earlier run or weights from a policy."""
 
     name: ClassVar[str] = "router"
-    flags: ClassVar[tuple[str, ...]] = ("gates", "router_accuracy")
-    misplaced: ClassVar[str] = "--gates and --router-accuracy choose a router's model: add --strategy router."
+    flags: ClassVar[tuple[str, ...]] = ("gates", "router_accuracy", "weights")
+    misplaced: ClassVar[str] = ("--gates, --router-accuracy and --cost-weights choose a router's model: add --strategy "
+                                "router.")
     asks_every_model: ClassVar[bool] = False
     policy_keys: ClassVar[tuple[str, ...]] = ("gates", "weights")
 
@@ -30,13 +32,17 @@ class RouterStrategy:
     accuracy_source: str | None = None
     """Where `accuracy` was measured (`RUN_DIR scored against LABELS`), for the manifest."""
     weights: Mapping[str, float] = field(default_factory=dict)
-    """A policy file's cost weights, over the run's cost per verdict."""
+    """Cost weights (a policy file's, or --cost-weights), over the run's cost per verdict of the models they name."""
 
     @classmethod
     def from_options(cls, options: StrategyOptions, models: Sequence[str]) -> RouterStrategy:
         strategy = cls(gates=dict(options.gates or {}), accuracy=dict(options.router_accuracy or {}),
-                       accuracy_source=options.router_accuracy_source)
+                       accuracy_source=options.router_accuracy_source, weights=dict(options.weights or {}))
         strategy.router(models, {})  # every gate names models of the run
+        unknown = sorted(set(strategy.weights) - set(models))
+        if unknown and models:
+            raise ConfigError(f"--cost-weights names {', '.join(unknown)}, not among the run's models "
+                              f"({', '.join(models)}).")
         return strategy
 
     @classmethod
@@ -49,8 +55,13 @@ class RouterStrategy:
         return set(self.weights) | {m for allowed in self.gates.values() for m in allowed}
 
     def settings(self) -> dict[str, Any]:
-        return {"name": self.name, "gates": {key: list(models) for key, models in sorted(self.gates.items())},
-                "router_accuracy": self.accuracy_source}
+        """What the manifest pins; the weights only when given, so a run without them records what it always did."""
+        found: dict[str, Any] = {"name": self.name,
+                                 "gates": {key: list(models) for key, models in sorted(self.gates.items())},
+                                 "router_accuracy": self.accuracy_source}
+        if self.weights:
+            found["weights"] = dict(sorted(self.weights.items()))
+        return found
 
     def most_pairs(self, models: int) -> int:
         return 1

@@ -185,3 +185,6 @@ class StrategyOptions:
     gates: Mapping[str, tuple[str, ...]] | None = None
     router_accuracy: Mapping[tuple[str, str], float] | None = None
     router_accuracy_source: str | None = None
+    weights: Mapping[str, float] | None = None
+    """A router's cost weights (--cost-weights, seed 003's JUDGE_MODEL_COST): in place of the run's cost per verdict
+    of the models they name; lower is cheaper."""

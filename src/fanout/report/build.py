@@ -16,6 +16,7 @@ from fanout.judging.policy_file import load_policies
 from fanout.report.basis import Basis, ReadRun
 from fanout.report.builders import build_tables
 from fanout.report import builders_claims  # noqa: F401  (registers the claims workload's tables)
+from fanout.report import builders_team  # noqa: F401  (registers the research team's tables)
 from fanout.report.document import Report, ReportOptions, ReportTables
 from fanout.report.notes import report_notes
 from fanout.report.run_data import load_run

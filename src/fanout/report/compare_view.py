@@ -153,8 +153,8 @@ def compare_reports(a: Report, b: Report) -> Comparison:
              for rule in (*COMMITTEE_RULES, DECISION)]
     flips = _flips(a, b, shared, truth)
     names = short_names(subjects)
-    notes = _notes(a, b, shared, truth) + setting_notes(a.run.manifest, b.run.manifest,
-                                                        both_simulated=a.run.simulated() and b.run.simulated())
+    notes = _notes(a, b, shared, truth) + evidence_notes(a, b) + setting_notes(
+        a.run.manifest, b.run.manifest, both_simulated=a.run.simulated() and b.run.simulated())
     return Comparison(str(a.run.run_dir), str(b.run.run_dir), len(shared), rows, flips, notes, names)
 
 
@@ -162,13 +162,15 @@ def _sides(report: Report, shared: Sequence[int]) -> dict[str, Side]:
     """Each model, committee rule and the decision acted on, over the edits both runs judged."""
     keep = set(shared)
     by_edit = {r: recs for r, recs in report.run.by_edit().items() if r in keep}
-    edit_cost = {r: sum(x.cost_usd or 0.0 for x in recs.values()) for r, recs in by_edit.items()}
+    evidence = report.run.investigation_usd  # shared or team evidence: paid once per edit, in no model's record
+    edit_cost = {r: sum(x.cost_usd or 0.0 for x in recs.values()) + evidence.get(r, 0.0) for r, recs in by_edit.items()}
     decided = [d for d in report.decisions if d.rcid in keep]
     return {**{m: _model_side(by_edit, m) for m in report.models}, **_rule_sides(decided, edit_cost)}
 
 
 def _rule_sides(decided: list[EditDecision], edit_cost: Mapping[int, float]) -> dict[str, Side]:
-    """Each committee rule, and the decision each edit was acted on by, at the cost of all of the edit's records."""
+    """Each committee rule, and the decision each edit was acted on by, at the cost of all of the edit's records
+    (and of its shared or team evidence)."""
     sides = {rule: Side(rule_predictions(decided, rule), edit_cost) for rule in COMMITTEE_RULES}
     sides[DECISION] = Side({d.rcid: d.decision for d in decided}, edit_cost)
     return sides
@@ -234,6 +236,27 @@ def _notes(a: Report, b: Report, shared: Sequence[int], truth: Mapping[int, str]
         notes.append("No labels for the shared edits (give --labels, or keep labels.yaml in a run directory): "
                      "accuracy and the paired difference are undefined.")
     return notes
+
+
+def evidence_notes(a: Report, b: Report) -> list[str]:
+    """How each run's evidence was made, when either shared it: its cost is counted once per edit, in the committee
+    rules' cost per edit, never in a model's (a judge of shared or team evidence paid only for its verdict)."""
+    if a.run.evidence.get("mode", "own") == "own" and b.run.evidence.get("mode", "own") == "own":
+        return []
+    said = [f"{side}: {describe_evidence(report.run.evidence)}" for side, report in (("A", a), ("B", b))]
+    return ["; ".join(said) + ". The evidence's cost (investigations, team steps) counts once per edit in the "
+            "committee rules' cost per edit, not in each model's: a model's row is its verdicts alone."]
+
+
+def describe_evidence(evidence: Mapping[str, Any]) -> str:
+    mode = evidence.get("mode", "own")
+    if mode == "shared":
+        return f"shared evidence, investigated by {evidence.get('investigator')}"
+    if mode == "team":
+        aggregator = f", aggregator {evidence.get('aggregator')}" if evidence.get("aggregator") else ""
+        return (f"a research team's evidence (planner {evidence.get('planner')}, workers "
+                f"{', '.join(evidence.get('workers') or [])}{aggregator}, up to {evidence.get('rounds')} rounds)")
+    return "each model's own investigation"
 
 
 SIMULATOR_ADDRESSES = ("base_url", "searxng_url")

@@ -59,6 +59,9 @@ class ReportOptions:
     fitted on its other labelled edits (fanout.stats.calibration); False: as stated or measured."""
     calibrate_from: int = MIN_CALIBRATE
     """Labelled verdicts with a confidence a model needs before the thresholds read its calibrated confidence."""
+    sources: Mapping[str, str] = field(default_factory=dict)
+    """The thresholds an environment variable gave (seed 003's JUDGE_* names), by option: recorded in the report's
+    settings; a threshold not named here came from its flag or its default."""
 
 
 class ReportTables(Mapping[str, Table[Any]]):
@@ -211,6 +214,7 @@ class Report:
             "calibrate": options.calibrate,
             "project_edits": options.project_edits,
             "policy": None if options.policy_path is None else str(options.policy_path),
+            **({"sources": dict(options.sources)} if options.sources else {}),
         }
 
 

@@ -32,6 +32,7 @@ from fanout.report.run_data import EditInfo
 from fanout.report.document import Report
 from fanout.report.columns import CommitteeRow, committee_html
 from fanout.report.table import Column, Table
+from fanout.report.team_views import team_edit_html
 from fanout.judging.policy import confidence, confidence_kind
 from fanout.judging.scales import stance
 from fanout.base.records import VerdictRecord
@@ -75,6 +76,7 @@ def _edit_page(report: Report, edit: EditInfo, records: dict[str, VerdictRecord]
         f"<header><h1>{esc(label)} <span class=\"muted\">·</span> rcid {esc(edit.rcid)}</h1>"
         f'<p class="sub">{_navigation(edit, around)}</p></header><main>'
         + _edit_section(edit, change, committee)
+        + team_edit_html(report, edit.rcid)
         + _verdict_table(report.models, names, records, aside)
         + "".join(_model_section(i, m, names[m], records[m], aside.get(m)) for i, m in enumerate(report.models)
                   if m in records)

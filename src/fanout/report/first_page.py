@@ -25,6 +25,7 @@ from fanout.report.charts import (
     scatter,
     stacked_bars,
 )
+from fanout.report.team_views import evidence_noun, is_team, team_section
 from fanout.stats.spend import cost_notes
 from fanout.report.fmt import (
     short_names,
@@ -87,6 +88,7 @@ def render_html(report: Report, edit_pages: str = "report/edits") -> str:
         _cost_section(report, names),
         _health_section(report, names),
         _committee_section(report, names),
+        team_section(report),
         human_section(report),
         _edits_section(report, edit_pages),
     ]
@@ -171,6 +173,8 @@ def _nav(report: Report) -> str:
              ("health", "Health"), ("committee", "Committee"), ("edits", "Edits")]
     if report.tables["factuality"].rows:
         links.insert(0, ("factuality", "Factuality"))
+    if is_team(report.run):
+        links.insert(-1, ("team", "Research team"))
     return "<nav>" + "".join(f'<a href="#{a}">{esc(t)}</a>' for a, t in links) + "</nav>"
 
 
@@ -219,7 +223,8 @@ def _cost_section(report: Report, names: dict[str, str]) -> str:
     scores = report.table("scores")
     chart = _cost_chart(report, names, scores)
     cost_table = report.tables["cost"].html()
-    notes = "".join(f'<p class="stat">{esc(note)}</p>' for note in cost_notes(report.costs, report.run.preparations))
+    notes = "".join(f'<p class="stat">{esc(note)}</p>'
+                    for note in cost_notes(report.costs, evidence_noun(report.run), report.run.preparations))
     score_table = ""
     if scores:
         score_table = "<h3>Accuracy against labels</h3>" + report.tables["scores"].html(

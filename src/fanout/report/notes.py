@@ -31,7 +31,7 @@ def report_notes(basis: Basis) -> dict[str, list[str]]:
 
 
 def sample_notes(basis: Basis) -> list[str]:
-    """What the whole report rests on: shared evidence, and too few edits."""
+    """What the whole report rests on: shared evidence or a team's, and too few edits."""
     run, notes = basis.run, []
     missing, mixed = run.missing_evidence(), run.mixed_evidence()
     if run.evidence.get("mode") == "shared" and not missing and not mixed:
@@ -46,6 +46,15 @@ def sample_notes(basis: Basis) -> list[str]:
     if mixed:
         notes.append(f"{len(mixed)} edit(s) were judged on more than one investigation (edits {_some(mixed)}): "
                      "their models did not all read the same evidence.")
+    if run.evidence.get("mode") == "team":
+        workers = ", ".join(run.evidence.get("workers") or [])
+        notes.append(
+            f"Research team: {run.evidence.get('planner')} planned each edit's research and {workers} researched it "
+            "at the same time; every model gave its verdict over the team's pooled evidence, so these verdicts "
+            "measure judging, and the team tables credit each worker with the sources the judges cited."
+            + (f" {run.evidence.get('aggregator')}'s summary of the workers' notes was shown to the judges after "
+               "the evidence, so their verdicts may lean on one model's reading." if run.evidence.get("aggregator")
+               else ""))
     if len(run.edits) < FEW_EDITS:
         notes.append(f"Only {len(run.edits)} edits: agreement statistics and Dawid–Skene estimates are rough.")
     return notes

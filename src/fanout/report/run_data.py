@@ -18,12 +18,13 @@ from fanout.stats.spend import AttemptCost
 from fanout.base.reading import load_yaml
 from fanout.llm.models import ModelSpec, model_spec
 from fanout.base.errors import ConfigError
-from fanout.base.records import VerdictRecord
+from fanout.base.records import EvidenceRecord, TeamStep, VerdictRecord
 from fanout.store.attempts import read_abandoned
 from fanout.store.evidence_log import read_evidence
 from fanout.store.layout import LOG_NAME, MANIFEST_NAME, run_file
 from fanout.store.lines import Damage, Line, damage_note, damage_notes, open_line_file, scan_lines
 from fanout.store.prepared import read_prepared
+from fanout.store.team_log import parse_step_attempt, read_team_steps
 from fanout.research.prepare import PREPARATION_SUFFIX
 from fanout.base.item import DEFAULT_WORKLOAD
 
@@ -69,11 +70,17 @@ class RunData:
     """The manifest as read (empty without one): its settings say how the run chose and asked its models."""
 
     evidence: dict[str, Any] = field(default_factory=lambda: {"mode": "own"})
-    """The manifest's --evidence entry: {mode: own} or {mode: shared, investigator: M}."""
+    """The manifest's --evidence entry: {mode: own}, {mode: shared, investigator: M} or {mode: team, planner: P,
+    workers: [...], aggregator: A, rounds: N}."""
     investigations: list[AttemptCost] = field(default_factory=list)
-    """Under shared evidence, each investigation paid for (evidence.jsonl, and any cut off by a stop), by investigator."""
+    """Under shared evidence, each investigation paid for (evidence.jsonl, and any cut off by a stop), by investigator;
+    under a team, each step paid for (team.jsonl, and any cut off by a stop), by its model."""
     investigation_usd: dict[int, float] = field(default_factory=dict)
-    """Under shared evidence, the known cost of each edit's investigations."""
+    """Under shared evidence, the known cost of each edit's investigations (a team's: of its steps)."""
+    team_evidence: dict[int, EvidenceRecord] = field(default_factory=dict)
+    """Under --evidence team, each edit's latest pooled evidence (the brief, who found each page, the notes)."""
+    team_steps: list[TeamStep] = field(default_factory=list)
+    """Under --evidence team, every step logged (team.jsonl), in log order: what each role did and cost."""
     evidence_ids: set[str] = field(default_factory=set)
     """The ids of every investigation in evidence.jsonl (what a verdict may cite)."""
     preparations: int = 0
@@ -146,7 +153,7 @@ def load_run(run_dir: Path) -> RunData:
     models = _model_order(manifest, records)
     edits_in_scope = manifest.get("edits") if isinstance(manifest.get("edits"), int) else None
     abandoned = [AttemptCost(a.model, a.cost_usd, a.cost_source) for a in read_abandoned(run_dir)]
-    earlier += [a for a in abandoned if not a.model.endswith((INVESTIGATION_SUFFIX, PREPARATION_SUFFIX))]
+    earlier += [a for a in abandoned if not is_investigation(a.model) and not a.model.endswith(PREPARATION_SUFFIX)]
     snapshot = manifest.get("snapshot_path")
     snapshot_path = Path(snapshot) if isinstance(snapshot, str) and snapshot else None
     diffable = manifest.get("workload", DEFAULT_WORKLOAD) == DEFAULT_WORKLOAD
@@ -175,18 +182,38 @@ INVESTIGATION_SUFFIX = " (investigation)"
 """How a shared investigation's in-flight calls are named (fanout.engine.clients.investigation_key)."""
 
 
+def is_investigation(attempt: str) -> bool:
+    """Whether an abandoned attempt was evidence-making (a shared investigation, a team step), not a verdict."""
+    return attempt.endswith(INVESTIGATION_SUFFIX) or parse_step_attempt(attempt) is not None
+
+
+def investigator_of(attempt: str) -> str:
+    """The model of an abandoned investigation or team step."""
+    step = parse_step_attempt(attempt)
+    return step[0] if step is not None else attempt.removesuffix(INVESTIGATION_SUFFIX)
+
+
 def _read_investigations(run: RunData, manifest: dict[str, Any], abandoned: list[AttemptCost]) -> None:
-    """A shared run's evidence mode and what its investigations cost, apart from the verdicts (no model's record)."""
+    """A shared or team run's evidence mode and what its investigations (or team steps) cost, apart from the
+    verdicts (no model's record); a team's pooled evidence, whose cost is its steps'."""
     settings = manifest.get("settings")
     evidence = settings.get("evidence") if isinstance(settings, dict) else None
-    if isinstance(evidence, dict) and evidence.get("mode") == "shared":
+    if isinstance(evidence, dict) and evidence.get("mode") in ("shared", "team"):
         run.evidence = dict(evidence)
+    spent = run.investigation_usd
     for record in read_evidence(run.run_dir):
         run.evidence_ids.add(record.evidence_id)
+        if record.team is not None:
+            run.team_evidence[record.edit_rcid] = record
+            continue
         run.investigations.append(AttemptCost(record.investigator, record.cost_usd, record.cost_source))
-        run.investigation_usd[record.edit_rcid] = run.investigation_usd.get(record.edit_rcid, 0.0) + (record.cost_usd or 0.0)
-    run.investigations += [AttemptCost(a.model.removesuffix(INVESTIGATION_SUFFIX), a.cost_usd, a.cost_source)
-                           for a in abandoned if a.model.endswith(INVESTIGATION_SUFFIX)]
+        spent[record.edit_rcid] = spent.get(record.edit_rcid, 0.0) + (record.cost_usd or 0.0)
+    for step in read_team_steps(run.run_dir):
+        run.team_steps.append(step)
+        run.investigations.append(AttemptCost(step.model, step.cost_usd, step.cost_source))
+        spent[step.edit_rcid] = spent.get(step.edit_rcid, 0.0) + (step.cost_usd or 0.0)
+    run.investigations += [AttemptCost(investigator_of(a.model), a.cost_usd, a.cost_source)
+                           for a in abandoned if is_investigation(a.model)]
 
 
 def _read_preparations(run: RunData, abandoned: list[AttemptCost]) -> None:

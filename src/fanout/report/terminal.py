@@ -9,6 +9,7 @@ from collections import Counter
 from dataclasses import replace
 
 from fanout.base.safe_text import for_terminal
+from fanout.report.team_views import evidence_noun, team_line, team_terminal
 from fanout.stats.spend import cost_notes
 from fanout.report.fmt import short_names, with_interval
 from fanout.report.human_section import human_summary
@@ -33,6 +34,7 @@ def render_summary(report: Report) -> str:
         human_summary(report),
         _replay(report),
         _cost(report),
+        team_terminal(report),
     ]
     notes = report.run.warnings + report.notes
     if notes:
@@ -50,6 +52,8 @@ def _header(report: Report) -> str:
     )
     if report.run.evidence.get("mode") == "shared":
         line += f"\nevidence: shared, investigated by {report.run.evidence.get('investigator')}"
+    elif report.run.evidence.get("mode") == "team":
+        line += f"\nevidence: team ({team_line(report.run.evidence)})"
     if report.labels is not None:
         line += f"\nlabels: {report.labels.path} ({report.labels.kind}, {t['labelled_edits']} edits labelled)"
     if report.run.simulated():
@@ -112,6 +116,9 @@ def _committee(report: Report) -> str:
         f"Thresholds (--pause {limits.pause:.2f}, --delta {limits.delta:.2f}, --autopass {limits.autopass:.2f}): "
         f"{t['auto_passed']} auto-passed / {t['decided']} decided / {t['paused']} paused"
     )
+    if report.options.sources:
+        lines.append("  from the environment: " + ", ".join(f"--{name} from {variable}" for name, variable
+                                                            in report.options.sources.items()))
     lines.append(
         f"Needs a human: {len(queue)} of {len(committee)} edits "
         f"(agreement < {policy.min_agreement:.2f}, tie, "
@@ -152,4 +159,5 @@ def _best_line(report: Report, names: dict[str, str]) -> str:
 
 
 def _cost(report: Report) -> str:
-    return "\n".join(["Cost\n" + report.tables["cost"].terminal(), *cost_notes(report.costs, report.run.preparations)])
+    return "\n".join(["Cost\n" + report.tables["cost"].terminal(),
+                      *cost_notes(report.costs, evidence_noun(report.run), report.run.preparations)])

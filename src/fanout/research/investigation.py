@@ -85,6 +85,9 @@ class Investigation:
     """Share of the samples that gave the majority verdict (settle_samples)."""
     confidence: float | None = None
     """Mean stated confidence of the samples that gave the majority verdict (settle_samples)."""
+    verdict_preface: str | None = None
+    """Said right before every verdict request, after the evidence in whatever order a sample shows it: a research
+    team's aggregated summary (fanout.research.brief.summary_preface); None for every other verdict."""
 
     @classmethod
     def start(cls, prompt: Prompt, user: str, watcher: CallWatcher | None = None) -> Investigation:

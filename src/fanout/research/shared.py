@@ -41,6 +41,7 @@ from fanout.base.records import EvidenceRecord, VerdictRecord, utc_now
 from fanout.llm.chat import CallWatcher, ChatClient
 from fanout.llm.models import ModelSpec
 from fanout.research import prompted
+from fanout.research.brief import judge_note, summary_preface
 from fanout.research.investigation import Investigation, Outcome, provider_failure, run_tool_phase, use_prompted
 from fanout.research.record import build_record
 from fanout.research.swap import Sampling
@@ -49,6 +50,8 @@ from fanout.tools import ToolBox
 
 SHARED_PROTOCOL = "shared"
 """A judge's tool_protocol: it called no tools, it read the shared evidence."""
+TEAM_PROTOCOL = "team"
+"""A judge's tool_protocol under --evidence team: it called no tools, it read a research team's pooled evidence."""
 SHARED_NOTE = (
     "In this run the research is shared: one investigation of this {item} was made for every judge, by {investigator}. "
     "Its tool calls and their results follow, one turn each. You cannot call tools now; judge the {item} from this "
@@ -75,6 +78,17 @@ async def investigate_item(
     """
     started = time.monotonic()
     state = Investigation.start(prompt, item.context(), watcher)
+    status, error = await tool_loop(state, model, chat=chat, tools=tools, max_turns=max_turns, timeout_s=timeout_s)
+    return evidence_record(item, model, state, status, error, time.monotonic() - started)
+
+
+async def tool_loop(state: Investigation, model: ModelSpec, *, chat: ChatClient, tools: ToolBox, max_turns: int,
+                    timeout_s: float) -> tuple[str, str | None]:
+    """Phase A alone, within `timeout_s`: how it ended (status, error), everything gathered left in `state`.
+
+    The loop of a shared investigation and of a research team's worker: a timeout or a cut-off reply keeps
+    what was gathered; a provider's error or refusal is the status, never an exception.
+    """
     if chat.tool_protocol(model) == "prompted":
         use_prompted(state)
     status: str = "timeout"
@@ -92,7 +106,7 @@ async def investigate_item(
         except ProviderError as exc:
             failed = provider_failure(exc)
             status, error = failed.status, failed.error
-    return evidence_record(item, model, state, status, error, time.monotonic() - started)
+    return status, error
 
 
 def evidence_record(item: Item, model: ModelSpec, state: Investigation, status: str, error: str | None,
@@ -146,7 +160,10 @@ def evidence_turns(evidence: EvidenceRecord) -> list[dict[str, Any]]:
             arguments: Any = json.loads(step["arguments"])
         except ValueError:
             arguments = step["arguments"]
-        action = json.dumps({"tool": step["tool"], "arguments": arguments}, ensure_ascii=False)
+        said: dict[str, Any] = {"tool": step["tool"], "arguments": arguments}
+        if step.get("by"):  # a team's pooled call: who made it, and in which round
+            said.update(by=step["by"].split(", "), round=int(step.get("round") or 1))
+        action = json.dumps(said, ensure_ascii=False)
         messages.append({"role": "assistant", "content": action})
         messages.append({"role": "user", "content": f"{prompted.RESULT_PREFIX}{step['tool']}:\n{step['result']}"})
     return messages
@@ -169,8 +186,8 @@ async def judge_evidence(
     state = judging_state(item, evidence, prompt, watcher)
     sampling = Sampling(item.key, model.name, samples, swap_labels) if samples > 1 else None
     if not evidence.judgeable:
-        outcome = Outcome("error", error=f"the shared investigation by {evidence.investigator} ended "
-                                         f"{evidence.status}: {evidence.error}")
+        by = "team" if evidence.team is not None else f"investigation by {evidence.investigator}"
+        outcome = Outcome("error", error=f"the shared {by} ended {evidence.status}: {evidence.error}")
     else:
         outcome = Outcome("timeout", error=f"no verdict within {timeout_s:g} s")
         with anyio.move_on_after(timeout_s):
@@ -189,12 +206,21 @@ def judging_state(item: Item, evidence: EvidenceRecord, prompt: Prompt, watcher:
     Its tool log is the evidence's, so the provenance check of its sources is against what the investigation
     fetched; an investigation cut short is said on the verdict.
     """
-    note = SHARED_NOTE.format(item=prompt.item_noun, investigator=evidence.investigator)
+    team = evidence.team
+    if team is None:
+        note = SHARED_NOTE.format(item=prompt.item_noun, investigator=evidence.investigator)
+    else:
+        note = judge_note(prompt.item_noun, team.planner, team.workers, team.rounds, team.brief, team.second_brief)
     state = Investigation.start(prompt, f"{item.context()}\n\n{note}", watcher)
-    state.protocol = SHARED_PROTOCOL
+    state.protocol = SHARED_PROTOCOL if team is None else TEAM_PROTOCOL
     state.messages.extend(evidence_turns(evidence))
     state.tool_log = list(evidence.tool_calls)
     state.cut_off = evidence.status == "incomplete"
+    if team is not None and team.summary and team.aggregator:
+        state.verdict_preface = summary_preface(team.aggregator, team.summary)
     if evidence.status != "ok" and evidence.judgeable:
-        state.warnings.append(f"the shared investigation ended {evidence.status}; this verdict rests on what it gathered")
+        what = "shared investigation" if team is None else "team's research"
+        state.warnings.append(f"the {what} ended {evidence.status}; this verdict rests on what it gathered")
+    if team is not None and team.brief is None:
+        state.warnings.append(f"the planner's brief failed ({team.brief_status}); the workers researched alone")
     return state

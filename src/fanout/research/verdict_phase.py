@@ -68,7 +68,8 @@ async def ask_for_verdict(
 
     `request` is the verdict request (a sample's, with its labels' order); by default the one in the
     labels' natural order."""
-    add_user_message(state.messages, request or verdict_request(VERDICTS, state.prompt.item_noun))
+    text = request or verdict_request(VERDICTS, state.prompt.item_noun)
+    add_user_message(state.messages, f"{state.verdict_preface}\n\n{text}" if state.verdict_preface else text)
     outcome, problem = await verdict_turn(state, model, chat)
     if outcome is not None:
         return outcome

@@ -48,6 +48,7 @@ from fanout.sim.pages import render_error_page, render_page
 from fanout.sim.prompt_cache import CacheUse, PromptCache
 from fanout.sim.search_apis import EUTILS_PATH, SERPAPI_PATH, search_api_routes
 from fanout.sim.stats import SimStats
+from fanout.sim.team import invalid_brief, team_content, worker_notes
 from fanout.sim.verdicts import verdict_answer
 from fanout.sim import revertrisk, stream_app, wikidata_api
 from fanout.sim.eventstream import StreamControl
@@ -201,7 +202,7 @@ async def chat_completions(request: web.Request) -> web.Response:
     if claim is not None:  # a claim of a sample text: its pages' stances are the labelled claim's it covers
         conv.rcid = load_claims_world().match(claim)
     faults = state.profile.for_model(model.id, model.canonical_slug)
-    key = (model.id, conv.key, conv.turn, conv.phase)
+    key = (model.id, conv.key, conv.turn, conv.phase) + ((conv.team_role,) if conv.team_role else ())
     attempt = state.next_attempt(*key)
     refusal = _refusal(state, model, faults, body)
     if refusal is not None:
@@ -307,8 +308,15 @@ def _reply(
         if draws["invalid_json"] < faults.invalid_json:
             state.stats.fault("invalid_json")
             reply, faulty = Reply(content=(reply.content or "")[: len(reply.content or "") // 2]), True
+    elif conv.team_role in ("plan", "review", "aggregate"):
+        reply = Reply(content=team_content(conv, model, state.corpus, state.seed))
+        if conv.team_role != "aggregate" and draws["invalid_json"] < faults.invalid_json:
+            state.stats.fault("invalid_json")
+            reply, faulty = Reply(content=invalid_brief(reply.content or "{}", rng)), True
     elif conv.phase == "investigate":
         reply = investigate(conv, model, state.corpus, state.seed)
+        if conv.team_role == "worker" and not reply.tool_calls:  # a team's worker closes with its notes
+            reply = Reply(content=worker_notes(conv, model, state.corpus, state.seed))
         if reply.tool_calls and draws["malformed_args"] < faults.malformed_args:
             state.stats.fault("malformed_args")
             reply, faulty = malformed_arguments(reply, rng), True
@@ -328,6 +336,14 @@ def _reply(
     if conv.max_tokens and estimate_tokens(_output_chars(reply)) > conv.max_tokens and reply.finish_reason != "length":
         reply = cut_off(reply, keep_chars=int(conv.max_tokens) * 4)
     return reply
+
+
+def role_of(conv: Conversation) -> str:
+    """What a completion was for, for the tally: investigate or verdict, or a research team's part (a worker's with
+    its round), so a test can count each part's calls."""
+    if conv.team_role == "worker" and conv.brief is not None:
+        return f"worker-{conv.brief.round}"
+    return conv.team_role or conv.phase
 
 
 def format_verdict(verdict: dict[str, Any], conv: Conversation, model: SimModel) -> str:
@@ -357,6 +373,7 @@ def _bill(
                                cache, discount)
     state.generations[gen_id] = (state.clock(), record)
     state.stats.completion(model.canonical_slug, conv.key, prompt_tokens, completion_tokens, cost, cache)
+    state.stats.role_call(conv.key, model.canonical_slug, role_of(conv))
     return _json(completion_body(gen_id, model, reply, prompt_tokens, completion_tokens, cost, cache))
 
 

@@ -37,6 +37,33 @@ class SeenResult:
     snippet: str
 
 
+@dataclass(frozen=True)
+class WorkerBrief:
+    """What a research team's worker was told after the edit (fanout.research.brief.worker_brief), as it reads it."""
+
+    share: tuple[str, ...]
+    """The queries it was asked to start with."""
+    sites: tuple[str, ...]
+    """Pages or sites the brief named as worth trying."""
+    read: tuple[str, ...]
+    """Pages the team read already (a second round)."""
+    round: int
+    digest: str
+    """A hash of the brief's text: seeds this worker's plan for this brief."""
+
+
+TeamRole = Literal["plan", "review", "worker", "aggregate"]
+WORKER_OPENING = "You are worker "
+PLANNER_OPENING = "You are the planner of a research team"
+REVIEW_OPENING = "The workers of your research team have reported"
+AGGREGATOR_OPENING = "You are the aggregator of a research team"
+SHARE_HEADING = "Start with these queries:"
+PAGES_HEADING = "Pages or sites worth trying:"
+READ_HEADING = "Already read by the team (do not read these again):"
+SUMMARY_OPENING = "Summary of the workers' notes, written by"
+"""The phrases of a research team's messages (fanout.research.brief writes them; a test checks they agree)."""
+
+
 @dataclass
 class Conversation:
     """What the request's messages say about the investigation so far."""
@@ -60,6 +87,12 @@ class Conversation:
     """The six labels in the order the latest verdict request lists them; None when no request lists them."""
     request_digest: str = ""
     """A hash of the whole conversation sent, in the verdict phase: seeds what differs from ask to ask."""
+    team_role: TeamRole | None = None
+    """The part this model plays in a research team (--evidence team), read from the request; None otherwise."""
+    brief: WorkerBrief | None = None
+    """A team worker's brief."""
+    summary: str | None = None
+    """In a verdict request of a team's judge: the aggregator's summary, when one is shown."""
 
     @property
     def key(self) -> str:
@@ -88,7 +121,39 @@ def read_conversation(body: dict[str, Any]) -> Conversation:
     if conv.phase == "verdict":
         conv.label_order = label_order(user_texts)
         conv.request_digest = request_digest(messages)
+    read_team_part(conv, user_texts)
     return conv
+
+
+def read_team_part(conv: Conversation, user_texts: list[str]) -> None:
+    """Whether the request is a research team's, and in which role; a worker's brief; a judge's summary shown."""
+    first = conv.first_user_text
+    if PLANNER_OPENING in first:
+        conv.team_role = "review" if REVIEW_OPENING in first else "plan"
+    elif AGGREGATOR_OPENING in first:
+        conv.team_role = "aggregate"
+    elif WORKER_OPENING in first and conv.phase == "investigate":
+        conv.team_role, conv.brief = "worker", worker_brief(first)
+    if conv.phase == "verdict" and conv.team_role is None:
+        conv.summary = next((t[t.index(SUMMARY_OPENING):] for t in reversed(user_texts) if SUMMARY_OPENING in t), None)
+
+
+def worker_brief(text: str) -> WorkerBrief:
+    return WorkerBrief(share=tuple(_listed(text, SHARE_HEADING)), sites=tuple(_listed(text, PAGES_HEADING)),
+                       read=tuple(_listed(text, READ_HEADING)), round=2 if READ_HEADING in text else 1,
+                       digest=short_hash(text, 16))
+
+
+def _listed(text: str, heading: str) -> list[str]:
+    """The `- entry` lines right under a heading."""
+    if heading not in text:
+        return []
+    entries = []
+    for line in text.split(heading, 1)[1].splitlines()[1:]:
+        if not line.startswith("- "):
+            break
+        entries.append(line[2:].strip())
+    return entries
 
 
 def request_digest(messages: list[dict[str, Any]]) -> str:

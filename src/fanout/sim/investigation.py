@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from fanout.sim.conversation import Conversation
 from fanout.sim.claims import claim_in
+from fanout.sim.conversation import Conversation, WorkerBrief
 from fanout.sim.corpus import Corpus, EditFacts, tokens
 from fanout.sim.dice import dice
 from fanout.sim.models import SimModel
@@ -119,10 +119,26 @@ def _query(style: str, subject: Subject) -> str:
     return " ".join(text.replace('""', "").split())
 
 
+def team_plan_for(model: SimModel, subject: Subject, seed: int, conv_key: str, brief: WorkerBrief) -> list[Step]:
+    """A research team's worker's plan: its share of the brief's queries first, then its own wording, as many
+    searches as its habits make (at least its share), the pages as its habits read them."""
+    rng = dice(seed, "team-plan", model.id, conv_key, brief.digest)
+    searches = rng.choice(model.searches)
+    fetches = rng.choice(model.fetches)
+    if rng.random() < model.early_stop:
+        searches, fetches = 1, min(fetches, 1)
+    styles = list(model.query_styles)
+    rng.shuffle(styles)
+    queries = list(dict.fromkeys([*brief.share, *(_query(style, subject) for style in styles)]))
+    search_steps = [Step("search", q) for q in queries[:max(searches, len(brief.share))]]
+    return search_steps + [Step("fetch")] * fetches
+
+
 def investigate(conv: Conversation, model: SimModel, corpus: Corpus, seed: int) -> Reply:
     """The next turn: tool calls for the next step of the plan, or a closing remark."""
     subject = subject_for(conv, corpus)
-    plan = plan_for(model, subject, seed, conv.key)
+    brief = conv.brief
+    plan = plan_for(model, subject, seed, conv.key) if brief is None else team_plan_for(model, subject, seed, conv.key, brief)
     if conv.turn >= MAX_TURNS or conv.completed_steps >= len(plan):
         return Reply(content=closing_remark(conv, model, seed))
     step = plan[conv.completed_steps]
@@ -139,8 +155,10 @@ def investigate(conv: Conversation, model: SimModel, corpus: Corpus, seed: int) 
 
 
 def choose_urls(conv: Conversation, model: SimModel, subject: Subject, count: int, seed: int) -> list[str]:
-    """Results the model got back and has not opened yet, ranked by its own habits."""
-    tried = set(conv.fetch_attempts)
+    """Results the model got back and has not opened yet, ranked by its own habits (and a team worker's brief: the
+    sites it names first, and none the team read already)."""
+    brief = conv.brief
+    tried = set(conv.fetch_attempts) | set(brief.read if brief else ())
     candidates = [r for r in conv.seen if r.url not in tried]
     if not candidates:
         return []
@@ -153,6 +171,8 @@ def choose_urls(conv: Conversation, model: SimModel, subject: Subject, count: in
         if model.bias in ("careful", "sceptical"):
             score += 2.0 * len(label_words & set(tokens(result.title)))
             score += 3.0 * any(host in result.url for host in AUTHORITATIVE)
+        if brief is not None:
+            score += 3.0 * any(site and site in result.url for site in brief.sites)
         return score + rng.random()
 
     order = sorted(range(len(candidates)), key=rank, reverse=True)

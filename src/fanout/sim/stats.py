@@ -27,6 +27,7 @@ class SimStats:
         self._latency: dict[str, list[float]] = defaultdict(list)
         self._rate_events: dict[str, dict[str, list[float]]] = defaultdict(lambda: {"admitted": [], "refused": []})
         self._started = 0.0
+        self._roles: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
 
     def rate_limit_event(self, model: str, at: float, *, admitted: bool) -> None:
         """When a rate-limited model's request was admitted or refused: `make bench` measures from these how
@@ -55,6 +56,10 @@ class SimStats:
         self._tokens[model].update(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
                                    cached_tokens=cache.read, cache_write_tokens=cache.written)
 
+    def role_call(self, conversation: str, model: str, role: str) -> None:
+        """A billed completion by what it was for (investigate, verdict, plan, review, worker-1, aggregate...)."""
+        self._roles[conversation][model][role] += 1
+
     def total_cost(self) -> float:
         return math.fsum(c for costs in self._costs.values() for c in costs)
 
@@ -74,4 +79,6 @@ class SimStats:
             "faults": dict(sorted(self.faults.items())),
             "latency_s": {endpoint: math.fsum(waits) for endpoint, waits in sorted(self._latency.items())},
             "rate_limit_events": {m: dict(events) for m, events in sorted(self._rate_events.items())},
+            "calls_by_role": {edit: {m: dict(roles) for m, roles in sorted(models.items())}
+                              for edit, models in sorted(self._roles.items())},
         }

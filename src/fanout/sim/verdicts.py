@@ -70,6 +70,17 @@ LEANINGS: dict[str, dict[str, list[tuple[str, float]]]] = {
 }
 
 
+OVERALL: dict[str | None, str] = {
+    "supports": "Overall, the notes support the edit.", "contradicts": "Overall, the notes contradict the edit.",
+    None: "Overall, the notes do not settle the edit."}
+"""How a research team's simulated aggregator ends its summary (fanout.sim.team.summary)."""
+ANCHORING = {"credulous": 0.5, "snippets": 0.4, "sceptical": 0.2, "careful": 0.1}
+"""Chance that a judge shown a team's summary takes its overall reading for its own, by its leaning: a credulous
+model takes a summary at its word more often than a careful one."""
+ANCHORED = {"supports": "verified-low", "contradicts": "incorrect", None: "unverifiable"}
+"""The reading a judge anchored on a summary starts from (its leaning and slip still apply)."""
+
+
 @dataclass(frozen=True)
 class Seen:
     """A page as the model met it: its URL, the corpus page (if any) and its stance as the model reads it."""
@@ -85,6 +96,8 @@ def verdict_answer(conv: Conversation, model: SimModel, corpus: Corpus, seed: in
     rng = dice(seed, "verdict", model.id, conv.key)
     evidence = gather(conv, corpus, model, seed)
     honest = judge([e for e in evidence if e.read or model.bias == "snippets"], [e for e in evidence if not e.read])
+    if conv.summary is not None:  # a research team's aggregated summary, shown before the verdict request
+        honest = anchored(honest, conv, model, seed)
     leaning = at_temperature(lambda r: lean(honest, model, r), rng, conv, model, seed, "lean")
     slipped = at_temperature(lambda r: slip(leaning, model, r), rng, conv, model, seed, "slip")
     verdict = pulled_to_first(slipped, conv, model, seed)
@@ -234,3 +247,12 @@ def _voice(verdict: str, model: SimModel, subject: Subject, conv: Conversation) 
 def _authoritative(url: str) -> bool:
     path = urlsplit(url).path
     return any(host in path or host in url for host in AUTHORITATIVE)
+
+
+def anchored(verdict: str, conv: Conversation, model: SimModel, seed: int) -> str:
+    """A judge's honest reading, or the summary's overall reading when the judge takes it for its own."""
+    direction = next((d for d, text in OVERALL.items() if conv.summary and text in conv.summary), None)
+    shared = dice(seed, "anchor", model.id, conv.key)
+    chance = ANCHORING.get(model.bias, 0.0)
+    taken = at_temperature(lambda r: r.random() < chance, shared, conv, model, seed, "anchor")
+    return ANCHORED[direction] if taken else verdict

@@ -215,10 +215,11 @@ def cost_totals(costs: list[ModelCost], project_edits: int) -> dict[str, object]
     return {name: total[name] for name in TOTALS}
 
 
-def cost_notes(costs: list[ModelCost], preparations: int = 0) -> list[str]:
-    """Sentences that say what the total holds: earlier attempts, estimates, and costs nobody knows.
-    `preparations` of the investigations are a workload's preparation step (texts split into claims)."""
-    notes = [_earlier_note(costs), _investigation_note(costs, preparations)]
+def cost_notes(costs: list[ModelCost], evidence: str = "shared investigation(s)", preparations: int = 0) -> list[str]:
+    """Sentences that say what the total holds: earlier attempts, estimates, and costs nobody knows; `evidence`
+    names what the investigation column counts (a research team's: its steps), `preparations` how many of them
+    are a workload's preparation step (texts split into claims)."""
+    notes = [_earlier_note(costs), _investigation_note(costs, evidence, preparations)]
     return [note for note in notes + [say(costs) for say in (_estimate_note, _unknown_note, _savings_note)] if note]
 
 
@@ -230,14 +231,14 @@ def _earlier_note(costs: list[ModelCost]) -> str:
             "attempt(s) that were retried or cut off by a stop: they were paid for too.")
 
 
-def _investigation_note(costs: list[ModelCost], preparations: int = 0) -> str:
+def _investigation_note(costs: list[ModelCost], evidence: str, preparations: int = 0) -> str:
     investigations = sum(c.investigations for c in costs)
     if not investigations:
         return ""
     spent = sum(c.investigation_cost_usd for c in costs)
     shared = investigations - preparations
     what = " and ".join(part for part in (
-        f"{shared} shared investigation(s)" if shared else "",
+        f"{shared} {evidence}" if shared else "",
         f"{preparations} extraction(s) of claims from texts" if preparations else "") if part)
     return (f"The {what} cost ${spent:.4f}, shown apart from the verdicts "
             f"(column investigation); with them the run cost ${spent + sum(c.total_cost_usd for c in costs):.4f}.")

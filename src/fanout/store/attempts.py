@@ -215,12 +215,18 @@ def unsettled_attempts(run_dir: Path) -> Counter[str]:
     return found
 
 
+LoggedElsewhere = Callable[[int, str, int], bool]
+"""Whether an attempt (item key, the name it was written down under, when it started in ns) was logged in a file
+other than the checkpoint (a research team's step in team.jsonl): its cost is counted there."""
+
+
 async def settle_abandoned(run_dir: Path, index: LogIndex, pricing: AttemptPricer,
-                           warn: Warn | None = None) -> list[Abandoned]:
+                           warn: Warn | None = None, logged_elsewhere: LoggedElsewhere | None = None) -> list[Abandoned]:
     """Turn every in-flight file left by an earlier process into a line of abandoned.jsonl; returns the new lines.
 
     A file whose pair has a record logged after the attempt started is not
-    abandoned (the process died between logging it and removing the file).
+    abandoned (the process died between logging it and removing the file);
+    nor is one `logged_elsewhere` says was logged.
     A file fanout cannot have written as it is (not a regular file, too large,
     a damaged header) is left where it is, and `warn` told in one line.
     """
@@ -237,7 +243,9 @@ async def settle_abandoned(run_dir: Path, index: LogIndex, pricing: AttemptPrice
             continue
         attempt = f"{path.name}@{header.get('started_ns')}" if written else path.name
         sent = any(call.get("e") == "sent" for call in calls)  # an attempt that sent nothing cost nothing
-        if written and sent and attempt not in done and not _logged_since(index, header):
+        if written and sent and attempt not in done and not _logged_since(index, header) and not (
+                logged_elsewhere is not None and logged_elsewhere(
+                    int(header["edit_rcid"]), str(header["model"]), int(header.get("started_ns") or 0))):
             entry = await _settle(header, calls, attempt, pricing)
             _append_abandoned(run_dir, entry)
             settled.append(entry)

@@ -1,4 +1,5 @@
-"""The shared evidence of a run (--evidence shared): one investigation per edit, logged before any judge reads it.
+"""The shared evidence of a run (--evidence shared or team): one investigation, or one team's pooled evidence, per
+edit, logged before any judge reads it.
 
 `evidence.jsonl` sits beside the checkpoint and follows its rules: append-only,
 one EvidenceRecord per line, each appended, flushed and fsynced before the
@@ -31,6 +32,7 @@ from fanout.store.atomic import open_append
 from fanout.store.checkpoint import repair_torn_tail, set_aside_damaged
 from fanout.store.layout import EVIDENCE_NAME, run_file
 from fanout.store.lines import read_lines
+from fanout.store.team_log import read_team_steps
 
 
 def evidence_path(run_dir: Path) -> Path:
@@ -52,7 +54,8 @@ class EvidenceLog:
         """Where a torn last line was set aside when the log was opened (None: the log was whole)."""
         self._latest: dict[int, _Line] = {}
         self.spent_usd = 0.0
-        """The cost of every investigation logged, superseded ones included (each was paid for)."""
+        """The cost of every investigation logged, superseded ones included (each was paid for); a team's pooled
+        evidence adds nothing: its steps' costs are counted in team.jsonl (fanout.store.team_log)."""
         self.investigations = 0
         """Lines in the log: investigations made, retried ones included."""
         self.damaged = 0
@@ -68,7 +71,8 @@ class EvidenceLog:
         found = read_lines(self.path.parent, run_file(EVIDENCE_NAME))
         for line in found.lines:
             data = line.data
-            self._note(data["edit_rcid"], _Line(line.start, line.end, data["status"]), data.get("cost_usd"))
+            cost = data.get("cost_usd") if data.get("team") is None else None  # a team's: counted in team.jsonl
+            self._note(data["edit_rcid"], _Line(line.start, line.end, data["status"]), cost)
         self.damaged = len(found.damaged)
         self.aside = set_aside_damaged(self.path, found.damaged)
 
@@ -111,7 +115,7 @@ class EvidenceLog:
                 os.ftruncate(fd, self._offset)  # nothing half-written stays; the next start would cut it anyway
                 raise
             start, self._offset = self._offset, self._offset + len(line)
-            self._note(record.edit_rcid, _Line(start, self._offset, record.status), record.cost_usd)
+            self._note(record.edit_rcid, _Line(start, self._offset, record.status), own_cost(record))
 
     def close(self) -> None:
         self._fh.close()
@@ -133,3 +137,16 @@ def read_evidence(run_dir: Path) -> list[EvidenceRecord]:
         except (ValueError, KeyError, TypeError, AttributeError):  # a tool call of another shape
             continue
     return records
+
+
+def own_cost(record: EvidenceRecord) -> float | None:
+    """What a line of the log adds to the run's spend: a shared investigation's cost; nothing for a team's pooled
+    evidence, whose steps were each counted in team.jsonl as they finished."""
+    return record.cost_usd if record.team is None else None
+
+
+def investigation_spend(run_dir: Path) -> float:
+    """Everything the run's evidence cost outside the verdicts' records: shared investigations and team steps,
+    each counted once (fanout status and the report read this; a running run keeps the same sums)."""
+    evidence = sum(own_cost(record) or 0.0 for record in read_evidence(run_dir))
+    return evidence + sum(step.cost_usd or 0.0 for step in read_team_steps(run_dir))

@@ -36,7 +36,7 @@ from typing import Any, Protocol
 
 from fanout.base.errors import ConfigError
 from fanout.base.reading import SIDE_FILE_BOUNDS, Bounds
-from fanout.base.records import EVIDENCE_LINE, VERDICT_LINE
+from fanout.base.records import EVIDENCE_LINE, TEAM_LINE, VERDICT_LINE
 from fanout.store.line_schemas import ABANDONED_LINE, ATTEMPT_LINE, PREPARED_LINE, REVIEW_LINE
 
 
@@ -109,6 +109,9 @@ TOOL_CACHE_NAME = "search-cache.sqlite"
 """The search and fetch answers every model of the run shares (fanout.tools.cache), with SQLite's -wal and -shm."""
 EVIDENCE_NAME = "evidence.jsonl"
 """Under --evidence shared, one line per investigation of an edit, every judge of it reads (fanout.store.evidence_log)."""
+TEAM_NAME = "team.jsonl"
+"""Under --evidence team, one line per finished step of a research team (planner, worker, aggregator), appended and
+fsynced as it finishes, so a resume never pays for a step twice (fanout.store.team_log)."""
 REVIEWS_NAME = "reviews.jsonl"
 """A reviewer's decisions (`fanout review`), appended like the log (fanout.store.reviews); torn tails go to reviews.torn-N.jsonl."""
 PREPARED_NAME = "prepared.jsonl"
@@ -130,13 +133,17 @@ RUN_FILES: dict[str, RunFile] = {f.name: f for f in (
                 "model": "m/a", "edit_rcid": 1, "edit_revid": 2, "qid": "Q1", "property": "P31",
                 "diff_type": "value_changed", "timestamp": _T, "status": "ok", "verdict": "plausible",
                 "cost_usd": 0.01, "cost_source": "reported", "confidence": 0.8, "evidence_id": None}),
-    RunFile(EVIDENCE_NAME, Kind.LOG, "under --evidence shared, one investigation of an edit per line",
+    RunFile(EVIDENCE_NAME, Kind.LOG, "under --evidence shared, one investigation of an edit per line (team: the pooled evidence)",
             EVIDENCE_LINE, appended=True, example={
                 "evidence_id": "1-1", "edit_rcid": 1, "investigator": "m/a", "status": "ok", "timestamp": _T,
                 "cost_usd": 0.5, "cost_source": "reported"}),
     RunFile(REVIEWS_NAME, Kind.LOG, "a reviewer's decisions (`fanout review`), the latest of an edit standing",
             REVIEW_LINE, LINE_BOUNDS._replace(max_bytes=64 << 20, split_hint="is it a reviews file of `fanout review`?"),
             appended=True, example={"rcid": 1, "decision": "accept", "note": "", "reviewer": "ana", "time": _T}),
+    RunFile(TEAM_NAME, Kind.LOG, "under --evidence team, one finished step of a team's research per line",
+            TEAM_LINE, appended=True, example={
+                "edit_rcid": 1, "step": "plan-1", "role": "planner", "model": "m/a", "round": 1, "status": "ok",
+                "timestamp": _T, "finished_ns": 1, "cost_usd": 0.01, "cost_source": "reported"}),
     RunFile(PREPARED_NAME, Kind.LOG, "a workload's prepared items (the claims workload: a text's claims), one unit a line",
             PREPARED_LINE, appended=True, example={
                 "unit": "t1", "model": "m/a", "status": "ok", "cost_usd": 0.002, "cost_source": "reported",
@@ -150,6 +157,7 @@ RUN_FILES: dict[str, RunFile] = {f.name: f for f in (
     RunFile("checkpoint.torn-*.jsonl", Kind.ASIDE, "torn tails and damaged lines set aside from the log"),
     RunFile("evidence.torn-*.jsonl", Kind.ASIDE, "torn tails and damaged lines set aside from the evidence log"),
     RunFile("reviews.torn-*.jsonl", Kind.ASIDE, "torn tails set aside from the reviews"),
+    RunFile("team.torn-*.jsonl", Kind.ASIDE, "torn tails and damaged lines set aside from the team's steps"),
     RunFile("prepared.torn-*.jsonl", Kind.ASIDE, "torn tails set aside from the prepared items"),
     RunFile(f"{VERDICT_DIR}/*.yaml", Kind.VIEW, "one YAML view per logged pair, rebuilt from the log when missing"),
     RunFile(INPUT_LABELS_NAME, Kind.VIEW, "truth labels the workload's input carried, rewritten after each preparation"),
