@@ -31,7 +31,7 @@ from fanout.review.desk import Desk
 from fanout.review.server import running_desk
 from fanout.sim import SimConfig, profile_from_dict, running_simulator
 from fanout.sim.dice import short_hash
-from fanout.workloads.claims.extract import extraction_request
+from fanout.workloads.claims.split_text import extraction_request
 from fanout.workloads.claims.texts import read_texts
 
 pytestmark = pytest.mark.timeout(600)

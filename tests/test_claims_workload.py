@@ -25,7 +25,7 @@ from fanout.store.prepared import PreparedLine
 from fanout.workloads import get_workload, workload_for
 from fanout.workloads.claims.align import align, coverage
 from fanout.workloads.claims.claim import Claim
-from fanout.workloads.claims.extract import ExtractedClaim, extract_claims, extraction_request, parse_claims
+from fanout.workloads.claims.split_text import ExtractedClaim, extract_claims, extraction_request, parse_claims
 from fanout.workloads.claims.extraction_log import text_numbers
 from fanout.workloads.claims.prompt import load_extraction_prompt
 from fanout.workloads.claims.texts import Text, read_texts

@@ -36,8 +36,14 @@ SAME_JOB_IN_EACH_FOLDER: dict[str, tuple[frozenset[str], str]] = {
                 "which API key from the environment goes to which service: chat endpoints, search providers"),
     "registry.py": (frozenset({"judging", "tools/providers"}),
                     "that folder's plug-ins by name: judging strategies, search providers"),
-    "settings.py": (frozenset({"engine", "tools"}),
-                    "that folder's settings object: RunSettings for a run, ToolSettings for the web tools"),
+    "settings.py": (frozenset({"engine", "tools", "workloads"}),
+                    "that folder's settings object: RunSettings for a run, ToolSettings for the web tools, "
+                    "WorkloadSettings for what only a workload reads"),
+    "workload.py": (frozenset({"workloads/claims", "workloads/patrol"}),
+                    "each workload's object behind the seam (fanout.base.item.Workload)"),
+    "describe.py": (frozenset({"workloads/claims", "workloads/patrol"}),
+                    "each workload's description of an item for people (the report, queue, desk, compare)"),
+    "prompt.py": (frozenset({"workloads/claims", "workloads/patrol"}), "each workload's prompt text and its hash"),
 }
 """Names where each folder holds its own instance of the same kind of thing, with the reason."""
 

@@ -25,7 +25,7 @@ from fanout.cli import main
 from fanout.engine.evidence import EvidenceFns
 from fanout.engine.runner import RunRequest, run
 from fanout.engine.settings import RunSettings
-from fanout.engine.team import choose_planner, choose_workers
+from fanout.engine.team_wiring import choose_planner, choose_workers
 from fanout.llm.models import ModelSpec
 from fanout.research.record import new_record
 from fanout.store.evidence_log import read_evidence

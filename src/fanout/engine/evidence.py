@@ -26,7 +26,7 @@ verdict function.
 
 Under --evidence team the same machinery holds an item's pooled evidence:
 what makes it is the mode's producer (an investigation by the investigator,
-or a research team's work, fanout.engine.team.TeamProducer), and the rest
+or a research team's work, fanout.engine.team_wiring.TeamProducer), and the rest
 (one lock per item, the log, the fsync before any judge reads it, a resume
 that never makes it again) is one path for both.
 """
@@ -47,7 +47,7 @@ from fanout.base.records import EvidenceRecord, TeamStep, VerdictRecord
 from fanout.engine.orchestrator import VerdictFn
 from fanout.engine.settings import RunSettings
 from fanout.engine.stepping import price_per_verdict
-from fanout.engine.team import TeamProducer, describe_team, team_of, with_team
+from fanout.engine.team_wiring import TeamProducer, describe_team, team_of, with_team
 from fanout.llm.cost import Pricing
 from fanout.llm.models import ModelSpec
 from fanout.store.checkpoint import read_records

@@ -268,7 +268,7 @@ class RunSettings:
              "names what is still missing; one of --models (default: the run's priciest model, the strong one seed "
              "003 asks for: planning is two short calls)"),
         pin=Pin.NEVER, results=True, recorded="evidence", shown=lambda s: s.evidence_settings())
-    """A team's planner; None = the run's priciest model by the cascade's order (fanout.engine.team.choose_team)."""
+    """A team's planner; None = the run's priciest model by the cascade's order (fanout.engine.team_wiring.choose_team)."""
     workers: tuple[str, ...] = setting((), flag(
         "--workers", action="names", metavar="MODEL[,MODEL...]", group=EVIDENCE,
         help="--evidence team: the models that research each edit at the same time, each its own tool loop on the "
@@ -276,7 +276,7 @@ class RunSettings:
              "models of different families, the cheapest by the cascade's cost order)"),
         convert=lambda value, name: tuple(value), pin=Pin.NEVER, results=True, recorded="evidence",
         shown=lambda s: s.evidence_settings())
-    """A team's workers, in order; empty = chosen when the run starts (fanout.engine.team.choose_team)."""
+    """A team's workers, in order; empty = chosen when the run starts (fanout.engine.team_wiring.choose_team)."""
     aggregator: str | None = setting(None, flag(
         "--aggregator", metavar="MODEL", group=EVIDENCE,
         help="--evidence team: a model that summarises the workers' notes for the judges, shown after the evidence "

@@ -12,7 +12,7 @@ subject left as a pronoun). From them:
   holds, and the world's own namesakes and pages that merely mention the
   subject. A page supports a true claim and contradicts a false one (it
   states the truth); an unverifiable claim has no page.
-- the extractor: asked to split a sample text (fanout.workloads.claims.extract's
+- the extractor: asked to split a sample text (fanout.workloads.claims.split_text's
   request), a simulated model answers with the text's labelled claims, bent by
   its own extraction habits (fanout.sim.models: a merged pair of claims, a
   missed claim, a claim whose subject stays a pronoun), each drawn per text,
@@ -45,7 +45,7 @@ from fanout.sim.corpus import EditFacts, Page
 from fanout.sim.dice import dice, short_hash
 from fanout.workloads.claims.align import MATCH, coverage
 from fanout.workloads.claims.claim import CLAIM_LINE
-from fanout.workloads.claims.extract import EXTRACTION_MARKER
+from fanout.workloads.claims.split_text import EXTRACTION_MARKER
 
 RCID_BASE = 9_100_000_000_000
 """Where the labelled claims' own ids start (text n's claim k is RCID_BASE + n * 1000 + k): far from any edit's."""

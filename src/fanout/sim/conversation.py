@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from fanout.sim.dice import short_hash
-from fanout.workloads.claims.extract import EXTRACTION_MARKER  # how a request to split a text starts
+from fanout.workloads.claims.split_text import EXTRACTION_MARKER  # how a request to split a text starts
 
 SCALE: tuple[str, ...] = ("verified-high", "verified-low", "plausible", "unverifiable", "suspect", "incorrect")
 """The six verdicts, in the order of the scale (fanout's VERDICTS, as a model reads them in the prompt)."""

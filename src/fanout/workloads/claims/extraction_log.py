@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 from fanout.base.records import utc_now
 from fanout.store.prepared import PreparedLine
 from fanout.workloads.claims.claim import MAX_CLAIMS, TOPICS
-from fanout.workloads.claims.extract import ExtractedClaim, Extraction, claims_json
+from fanout.workloads.claims.split_text import ExtractedClaim, Extraction, claims_json
 from fanout.workloads.claims.texts import Text
 
 

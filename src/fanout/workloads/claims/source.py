@@ -30,7 +30,7 @@ from fanout.store.layout import INPUT_LABELS_NAME
 from fanout.store.prepared import PreparedLog, read_prepared
 from fanout.workloads.claims.align import align
 from fanout.workloads.claims.claim import Claim
-from fanout.workloads.claims.extract import extract_claims
+from fanout.workloads.claims.split_text import extract_claims
 from fanout.workloads.claims.extraction_log import LoggedText, extracted, text_line, text_numbers
 from fanout.workloads.claims.texts import Text, TextFile
 
