@@ -10,7 +10,7 @@ COMPOSE := $(shell if command -v podman >/dev/null 2>&1 && podman compose versio
 help:
 	@echo "make demo          the whole pipeline offline, against the bundled simulator"
 	@echo "make demo-claims   the claims workload offline: 12 texts split into claims, verified, reported and gated"
-	@echo "make test          the type checker (mypy --strict), the layer contracts (lint-imports), then the test suite"
+	@echo "make test          the type checker (mypy --strict), the layer contracts (lint-imports), then the test suite on 2 workers (TEST_WORKERS=N)"
 	@echo "make e2e           demo run interrupted with Ctrl-C, resumed, and checked"
 	@echo "make chaos         kill fanout run, delete its lock, kill workers' owners at random moments (ARGS=--kills N), then check; bad bodies and inputs"
 	@echo "make e2e-live      three edits through the four real models (needs OPENROUTER_API_KEY and SearXNG)"
@@ -34,10 +34,21 @@ $(STAMP): requirements.lock pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	touch $(STAMP)
 
+# The suite on TEST_WORKERS pytest-xdist workers, a test file at a time per worker (--dist loadfile: a file's
+# tests keep their order and share their module fixtures, as in a serial run; see docs/development.md).
+# mypy runs beside the suite, not before it: alone it keeps one core busy for some 20 s while the other
+# idles; its report is printed after the suite's, and either failing fails the target.
+# Bytecode caches (git-ignored __pycache__) are written even where PYTHONDONTWRITEBYTECODE is set: the
+# suite starts a few hundred Python processes, and each would compile fanout from source again.
+TEST_WORKERS ?= 2
+
 test: $(STAMP)
-	$(PY) -m mypy
 	$(VENV)/bin/lint-imports
-	$(PY) -m pytest
+	@$(PY) -m mypy > $(VENV)/mypy.out 2>&1 & mypy=$$!; \
+	echo "env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile   (mypy beside it)"; \
+	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile; tests=$$?; \
+	wait $$mypy; typed=$$?; echo "$(PY) -m mypy"; cat $(VENV)/mypy.out; \
+	test $$typed -eq 0 && test $$tests -eq 0
 
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site

@@ -1,9 +1,9 @@
-"""Shared test set-up: nothing reaches the internet, nothing needs a key."""
+"""Shared test set-up: nothing reaches the internet, nothing needs a key; a failure says how to report it."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 
 import httpx
 import pytest
@@ -12,8 +12,42 @@ import respx
 from fanout.base.validate import package_data
 from fanout.workloads.patrol.edit import Edit
 from fanout.workloads.patrol.snapshot import load_snapshot
+from loopback import closed_port
+from simulated import SimulatedRuns
 
 PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
+FILES_RUN: list[str] = []
+"""The test files this process (one xdist worker, or the whole run) has run so far, in order."""
+
+
+def pytest_runtest_logstart(nodeid: str, location: tuple[str, int | None, str]) -> None:
+    if not FILES_RUN or FILES_RUN[-1] != location[0]:
+        FILES_RUN.append(location[0])
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> pytest.TestReport:
+    """A failure carries what a report of a flaky test needs: which worker ran it, after which files, under
+    what load, and the commands that run it again alone and after the same files (docs/development.md)."""
+    report: pytest.TestReport = yield
+    if report.failed:
+        report.sections.append(("how to report this failure", failure_note(item.nodeid)))
+    return report
+
+
+def failure_note(nodeid: str) -> str:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")
+    load = " ".join(f"{n:.1f}" for n in os.getloadavg())
+    before = FILES_RUN[:-1]
+    return "\n".join([
+        f"worker {worker} of {workers}; load average {load} on {os.cpu_count()} CPUs",
+        f"files this worker ran before: {' '.join(before[-8:]) or 'none'}" + (f" (and {len(before) - 8} more)"
+                                                                            if len(before) > 8 else ""),
+        f"alone:  .venv/bin/python -m pytest -p no:xdist '{nodeid}'",
+        f"in turn: .venv/bin/python -m pytest -p no:xdist {' '.join(before)} '{nodeid}'",
+        "File an issue with this section, the error above, and whether the two commands pass.",
+    ])
 
 
 @pytest.fixture(autouse=True)
@@ -57,6 +91,13 @@ def mocked_transport(respx_mock: respx.MockRouter) -> httpx.MockTransport:
 
 
 @pytest.fixture
+def refused_port() -> Iterator[int]:
+    """A loopback port that refuses connections for the whole test (tests/loopback.py: closed_port)."""
+    with closed_port() as port:
+        yield port
+
+
+@pytest.fixture
 async def http() -> AsyncIterator[httpx.AsyncClient]:
     """A plain httpx client for tests that hand fanout a client of their own."""
     async with httpx.AsyncClient() as client:
@@ -67,3 +108,13 @@ async def http() -> AsyncIterator[httpx.AsyncClient]:
 def edit() -> Edit:
     """Edit 1 of the packaged sample: Douglas Adams's date of birth."""
     return load_snapshot(package_data("sample_snapshot.yaml")).edits[0]
+
+
+@pytest.fixture(scope="session")
+def simulated_runs(tmp_path_factory: pytest.TempPathFactory) -> SimulatedRuns:
+    """Finished simulated runs, made once per session and seed for all workers (see tests/simulated.py).
+
+    Under pytest-xdist each worker has its own base temporary folder; their parent is the session's.
+    """
+    base = tmp_path_factory.getbasetemp()
+    return SimulatedRuns((base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "simulated-runs")

@@ -1,27 +1,64 @@
-"""A finished `fanout run` of the sample snapshot against the simulator, for the tests that read a real run."""
+"""A finished `fanout run` of the sample snapshot against the simulator, for the tests that read a real run.
+
+The run is the same for every test that asks for a seed, so it is made once per test session and seed,
+under a file lock that the workers of a parallel run share, and each module gets a copy of its own to
+read or change: three modules asked for two seeds and paid for three runs before.
+"""
 
 from __future__ import annotations
 
-import sys
+import fcntl
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-import anyio
+from anyio.from_thread import start_blocking_portal
 
 from fanout.base.validate import package_data
-from fanout.sim import SimConfig, running_simulator
+from fanout.cli import main
+from fanout.sim import SimConfig, SimHandle, running_simulator
 
 SAMPLE = package_data("sample_snapshot.yaml")
 
 
+class SimulatedRuns:
+    """Finished runs by seed, kept in `shared`: a folder every worker of the session sees."""
+
+    def __init__(self, shared: Path) -> None:
+        self.shared = shared
+
+    def copy(self, seed: int, run_dir: Path) -> Path:
+        """A copy at `run_dir` of the sample snapshot through the four default models on `seed`."""
+        shutil.copytree(self._finished(seed), run_dir)
+        return run_dir
+
+    def _finished(self, seed: int) -> Path:
+        self.shared.mkdir(parents=True, exist_ok=True)
+        done = self.shared / f"seed-{seed}"
+        with open(self.shared / f"seed-{seed}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # one worker makes it; the others wait and read it
+            if not done.exists():
+                making = self.shared / f"seed-{seed}.making"
+                shutil.rmtree(making, ignore_errors=True)
+                simulated_run(making, seed)
+                making.rename(done)
+        return done
+
+
+@contextmanager
+def serving_simulator(config: SimConfig) -> Iterator[SimHandle]:
+    """The simulator, served from a thread, for a test that runs `fanout run` through the command line's entry
+    point in its own thread: the run's signal handling needs the main thread, and a child interpreter would
+    pay two seconds of imports for the same run."""
+    with start_blocking_portal() as portal, portal.wrap_async_context_manager(running_simulator(config)) as sim:
+        yield sim
+
+
 def simulated_run(run_dir: Path, seed: int) -> Path:
-    """The sample snapshot through the four default models, run as a user runs it (a subprocess) on `seed`."""
-
-    async def simulate() -> None:
-        async with running_simulator(SimConfig(seed=seed, latency_scale=0.0)) as sim:
-            await anyio.run_process(
-                [sys.executable, "-m", "fanout", "run", str(SAMPLE), "--run-dir", str(run_dir), "--base-url",
-                 sim.api_base, "--searxng-url", sim.searxng_url, "--allow-private-urls", "--fetch-delay", "0"],
-                check=True)
-
-    anyio.run(simulate)
+    """The sample snapshot through the four default models on `seed`, as a user types it."""
+    with serving_simulator(SimConfig(seed=seed, latency_scale=0.0)) as sim:
+        code = main(["run", str(SAMPLE), "--run-dir", str(run_dir), "--base-url", sim.api_base,
+                     "--searxng-url", sim.searxng_url, "--allow-private-urls", "--fetch-delay", "0"])
+    assert code == 0, f"the simulated run on seed {seed} exited {code}"
     return run_dir

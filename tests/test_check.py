@@ -5,8 +5,6 @@ Local endpoints are the simulator (fanout.sim); OpenRouter itself is respx.
 
 from __future__ import annotations
 
-import socket
-
 import anyio
 import httpx
 import respx
@@ -17,12 +15,6 @@ from fanout.llm.models import DEFAULT_MODELS
 from fanout.sim import running_simulator
 
 SECRET = "sk-or-v1-" + "TESTSECRET0123456789abcdef"  # built at run time: no key-shaped literal in git
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 async def run_cli(argv: list[str]) -> int:
@@ -62,8 +54,8 @@ async def test_check_exits_1_for_a_model_neither_the_endpoint_lists_nor_the_mode
     assert lines[3].startswith("OK   model deepseek/deepseek-v3.2: listed as deepseek/deepseek-v3.2")
 
 
-async def test_check_exits_non_zero_when_searxng_is_down(capsys):
-    down = f"http://127.0.0.1:{closed_port()}"
+async def test_check_exits_non_zero_when_searxng_is_down(capsys, refused_port):
+    down = f"http://127.0.0.1:{refused_port}"
     async with running_simulator() as sim:
         code = await run_cli(["check", "--base-url", sim.api_base, "--searxng-url", down,
                               "--models", "deepseek/deepseek-v3.2"])

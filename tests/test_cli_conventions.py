@@ -4,13 +4,15 @@ says what a command reads, how it exits and how to call it."""
 
 from __future__ import annotations
 
+import argparse
+import importlib
 import json
 
 import anyio
 import pytest
 
 from fanout.workloads.patrol.workload import PATROL
-from fanout.cli import main
+from fanout.cli import COMMANDS, build_parser, main
 from fanout.base.validate import package_data
 from fanout.engine.settings import RunSettings
 from fanout.llm.models import ModelSpec
@@ -166,7 +168,8 @@ def test_status_on_the_log_file_names_the_run_directory_to_pass(finished_run, ca
     log = finished_run / "checkpoint.jsonl"
     assert main(["status", str(log)]) == 2
     assert one_line_error(capsys) == (
-        f"fanout status: error: {log} is a file; pass the run directory that holds it: fanout status {finished_run}"
+        f"fanout status: error: {log} is a file; pass the run directory that holds it (the --run-dir of a "
+        f"`fanout run`): fanout status {finished_run}"
     )
 
 
@@ -191,18 +194,25 @@ def help_of(command: str, capsys) -> str:
     return capsys.readouterr().out
 
 
-def parser_of(command: str):
-    import argparse
-    import importlib
-
-    from fanout.cli import COMMANDS
-
+def parser_of(command: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser()
     importlib.import_module(f"fanout.cli.{COMMANDS[command][0]}").configure(parser)
     return parser
 
 
-ALL_COMMANDS = ["run", "status", "check", "tool", "sim", "report", "fetch-edits", "outcomes"]
+ALL_COMMANDS = sorted(COMMANDS)
+"""Every command of the command table `fanout --help` is built from: a new command is held to these
+conventions without a line here."""
+
+
+def test_the_commands_checked_are_the_ones_fanout_help_lists(capsys):
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--help"])
+    text = capsys.readouterr().out
+    listed = [line.split()[0] for line in text[text.index("  COMMAND\n"):text.index("\noptions:")].splitlines()[1:]
+              if line.startswith("    ") and not line.startswith("     ")]
+    assert listed == list(COMMANDS)
+    assert len(ALL_COMMANDS) == 11
 
 
 @pytest.mark.parametrize("command", ALL_COMMANDS)
@@ -238,3 +248,48 @@ def test_metavars_are_the_same_everywhere(command):
             assert action.metavar == "URL", action.option_strings
         elif action.dest == "run_dir":
             assert action.metavar == "RUN_DIR"
+
+
+# --- one-line errors, for every command of the table -------------------------------
+
+RUN_DIRS = ("RUN_DIR", "RUN_A", "RUN_B")
+"""The metavars of a positional that names a run directory."""
+
+
+def run_dir_positionals(command: str) -> list[str]:
+    return [a.metavar for a in parser_of(command)._actions if not a.option_strings and a.metavar in RUN_DIRS]
+
+
+RUN_DIR_COMMANDS = [c for c in ALL_COMMANDS if run_dir_positionals(c)]
+
+
+def test_the_commands_that_read_a_run_are_found_by_their_run_dir_argument():
+    assert RUN_DIR_COMMANDS == ["compare", "queue", "report", "review", "status"]
+
+
+@pytest.mark.parametrize("command", ALL_COMMANDS)
+def test_an_unknown_option_is_refused_in_one_line_that_points_at_the_commands_help(command, capsys):
+    assert main([command, "--no-such-option"]) == 2
+    line = one_line_error(capsys)
+    assert line.startswith(f"fanout {command}: error: ") and line.endswith(f"; see `fanout {command} --help`")
+
+
+@pytest.mark.parametrize("command", RUN_DIR_COMMANDS)
+def test_a_log_file_given_for_a_run_directory_names_the_directory_and_the_same_command(command, finished_run, capsys):
+    log = finished_run / "checkpoint.jsonl"
+    given = [str(log)] * len(run_dir_positionals(command))
+    assert main([command, *given]) == 2
+    fixed = " ".join([str(finished_run)] * len(given))
+    assert one_line_error(capsys) == (
+        f"fanout {command}: error: {log} is a file; pass the run directory that holds it (the --run-dir of a "
+        f"`fanout run`): fanout {command} {fixed}"
+    )
+
+
+@pytest.mark.parametrize("command", RUN_DIR_COMMANDS)
+def test_a_run_directory_that_does_not_exist_is_refused_in_one_line_naming_it(command, tmp_path, capsys):
+    nowhere = tmp_path / "nowhere"
+    assert main([command, *[str(nowhere)] * len(run_dir_positionals(command))]) == 2
+    line = one_line_error(capsys)
+    assert line.startswith(f"fanout {command}: error: ") and str(nowhere) in line
+    assert list(tmp_path.iterdir()) == []

@@ -2,7 +2,7 @@
 
 Commands come from fenced code blocks of README.md and docs/**/*.md. An unmarked command runs in a
 scratch directory against one `fanout sim` on 127.0.0.1 and must exit 0 (or the `<!-- exit: N -->` the
-block states). A block marked `<!-- needs: key -->` or `<!-- needs: network -->` is parsed by the
+block states); it runs through `fanout.cli.main`, what `python -m fanout` calls, in this process. A block marked `<!-- needs: key -->` or `<!-- needs: network -->` is parsed by the
 command's own argparse parser instead, so a flag that does not exist still fails. A block after
 `<!-- file: NAME -->` is written to the scratch directory first, so example files are the ones the
 commands read. A command named inline in the text must use only flags its --help lists.
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import io
 import os
 import re
 import shlex
@@ -20,12 +21,13 @@ import shutil
 import signal
 import subprocess
 import sys
+from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from fanout.cli import COMMANDS
+from fanout.cli import COMMANDS, main
 from fanout.base.validate import package_data
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,7 +41,7 @@ SIM_FLAGS = {"run": ("--base-url", "--searxng-url", "--allow-private-urls", "--f
              "tool": ("--searxng-url", "--allow-private-urls")}
 """The flags that point a command at the simulator, added unless the command gives them."""
 TIMEOUT_S = 300
-"""A bound for one command, so a hung one fails the test instead of the whole suite."""
+"""A bound for one command (half of pytest-timeout's bound per test), so a hung one fails its test, not the suite."""
 pytestmark = pytest.mark.timeout(2 * TIMEOUT_S)
 INLINE = re.compile(r"`(?:\.venv/bin/)?fanout ([a-z][a-z-]*)([^`]*)`")
 FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z-]*)")
@@ -156,16 +158,39 @@ def parse_only(argv: tuple[str, ...]) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class Finished:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
 @dataclass
 class Workspace:
     path: Path
     sim: str
     """The simulator's base URL."""
     env: dict[str, str]
+    """The environment of the `fanout sim` processes: this one's without any *_API_KEY."""
 
-    def fanout(self, argv: list[str], timeout: float = TIMEOUT_S) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "fanout", *argv], cwd=self.path, env=self.env,
-                              capture_output=True, text=True, timeout=timeout)
+    def fanout(self, argv: list[str]) -> Finished:
+        """`fanout ARGV` typed in the workspace, through the entry point `python -m fanout` calls, in this process.
+
+        A new interpreter per command cost about two seconds of CPU in imports alone, for some fifty commands:
+        the largest share of the suite's time. The command gets what a shell gives it: the workspace as its
+        working directory, no *_API_KEY in its environment, its own standard output and error, and an exit code
+        (--help's SystemExit included). An exception that would be a traceback fails the test with it.
+        """
+        out, err = io.StringIO(), io.StringIO()
+        with pytest.MonkeyPatch.context() as patch, redirect_stdout(out), redirect_stderr(err):
+            patch.chdir(self.path)
+            for name in [k for k in os.environ if k.endswith("_API_KEY")]:
+                patch.delenv(name)
+            try:
+                code = main(argv)
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+        return Finished(code, out.getvalue(), err.getvalue())
 
 
 def against_sim(argv: tuple[str, ...], sim: str) -> list[str]:

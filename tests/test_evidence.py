@@ -359,6 +359,7 @@ def lines(path: Path) -> int:
     return path.read_bytes().count(b"\n") if path.exists() else 0
 
 
+@pytest.mark.timeout(300)  # `fanout run` processes, killed and resumed: 48 s at a load average of 16 on 2 CPUs
 async def test_a_shared_run_killed_right_after_an_evidence_line_resumes_without_investigating_that_edit_again(tmp_path):
     config = SimConfig(seed=11, latency_scale=0.05)
     evidence, log = tmp_path / "evidence.jsonl", tmp_path / "checkpoint.jsonl"

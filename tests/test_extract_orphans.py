@@ -122,6 +122,7 @@ async def test_kill_9_of_fanout_tool_web_fetch_ends_its_busy_worker_within_a_sec
         await assert_killing_the_owner_ends_its_workers(owner)
 
 
+@pytest.mark.timeout(300)  # a `fanout run` process and its workers: 44 s at a load average of 7 on 2 CPUs
 async def test_kill_9_of_fanout_run_ends_its_busy_workers_within_a_second(site, tmp_path):
     cmd = [sys.executable, "-m", "fanout", "run", str(SAMPLE), "--run-dir", str(tmp_path / "run"),
            "--base-url", f"{site}/v1", "--searxng-url", site, "--allow-private-urls", "--fetch-delay", "0",

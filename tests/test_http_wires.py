@@ -4,7 +4,6 @@ errors, and a connection the server closed while idle is never reused."""
 from __future__ import annotations
 
 import asyncio
-import socket
 from collections.abc import AsyncIterator
 
 import anyio
@@ -152,13 +151,10 @@ async def test_a_connection_the_server_closed_while_idle_is_not_reused(site):
     assert seen["peers"][0] != seen["peers"][1]
 
 
-async def test_a_refused_connection_is_an_httpx_connect_error():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+async def test_a_refused_connection_is_an_httpx_connect_error(refused_port: int):
     async with make_http_client(1, user_agent="x") as http:
         with pytest.raises(httpx.ConnectError):
-            await http.get(f"http://127.0.0.1:{port}/")
+            await http.get(f"http://127.0.0.1:{refused_port}/")
 
 
 async def test_a_stalled_answer_is_an_httpx_read_timeout(site):

@@ -22,7 +22,7 @@ from aiohttp import web
 from fanout.base.validate import package_data
 
 SAMPLE = package_data("sample_snapshot.yaml")
-pytestmark = pytest.mark.timeout(60)
+pytestmark = pytest.mark.timeout(180)  # a `fanout run` process each: 30 s at a load average of 6 on 2 CPUs
 
 
 @asynccontextmanager

@@ -12,21 +12,18 @@ from fanout.report import ReportOptions, build_report
 from fanout.cli import main
 from fanout.base.validate import package_data
 from fanout.judging.policy import Thresholds
-from simulated import simulated_run
+from simulated import SimulatedRuns
 
 SAMPLE = package_data("sample_snapshot.yaml")
 
 
 @pytest.fixture(scope="module")
-def sim_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def sim_run(simulated_runs: SimulatedRuns, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The sample snapshot through the four default models against the simulator.
 
     Seed 8: the models disagree on the Douglas Adams edit (Nemotron says verified-high), so it pauses.
     """
-    run_dir = tmp_path_factory.mktemp("queue") / "run"
-
-    simulated_run(run_dir, seed=8)
-    return run_dir
+    return simulated_runs.copy(8, tmp_path_factory.mktemp("queue") / "run")
 
 
 def sample_edits() -> dict[int, dict[str, object]]:

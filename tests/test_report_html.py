@@ -16,7 +16,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -28,9 +27,9 @@ from fanout.report import ReportOptions, build_report, render_html, write_html_r
 from fanout.report.first_page import EDIT_TABLE_SCRIPT
 from fanout.base.validate import package_data
 from fanout.base.records import Source, ToolCallLog, TranscriptEntry, VerdictRecord
-from simulated import simulated_run
+from fanout.cli import main
+from simulated import SimulatedRuns
 
-ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 TRUTH = package_data("sample_truth.yaml")
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 VERDICT_CYCLE = ("verified-high", "plausible", "unverifiable", "suspect", "incorrect", "verified-low")
@@ -163,6 +162,7 @@ def long_record(rcid: int, model: str, n: int) -> VerdictRecord:
                        tool_calls=calls, transcript=transcript)
 
 
+@pytest.mark.timeout(300)  # 2,000 records reported: 79 s of wall at a load average of 16 on 2 CPUs
 def test_a_500_edit_four_model_report_keeps_its_first_page_under_3_mb_and_every_transcript_a_link_away(
     tmp_path: Path,
 ) -> None:
@@ -211,19 +211,18 @@ def chromium() -> str:
 
 
 @pytest.fixture(scope="module")
-def simulated_report(chromium: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def simulated_report(chromium: str, simulated_runs: SimulatedRuns, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """`fanout report --html` of the sample snapshot run through the four default models against the simulator.
 
     Made only when a browser is there to read it (`chromium` first): a skipped browser test costs no run.
     """
     root = tmp_path_factory.mktemp("simulated")
-    run_dir = root / "run"
-
-    simulated_run(run_dir, seed=7)
+    run_dir = simulated_runs.copy(7, root / "run")
     shutil.copyfile(TRUTH, root / TRUTH.name)
     # Relative paths, as a user in the run's folder types them: the screenshot shows no temporary directory.
-    subprocess.run([sys.executable, "-m", "fanout", "report", "run", "--labels", TRUTH.name, "--html", "-q"],
-                   cwd=root, check=True, capture_output=True)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(root)
+        assert main(["report", "run", "--labels", TRUTH.name, "--html", "-q"]) == 0
     return run_dir / "report.html"
 
 
@@ -309,20 +308,19 @@ FIRST_SCREEN = """() => {
 
 @pytest.mark.parametrize(("width", "height"), [(1280, 900), (390, 844)])
 def test_chromium_shows_whom_to_trust_above_the_fold_at_desktop_and_phone_width(
-    chromium: str, simulated_report: Path, width: int, height: int
+    chromium: str, simulated_report: Path, width: int, height: int, tmp_path: Path
 ) -> None:
     """Playwright drives the same Chromium: its viewport goes down to a phone's 390 px (the command line's
-    --window-size stops at 500). A screenshot of each width lands in test-artifacts/."""
+    --window-size stops at 500). A screenshot of each width lands in the test's temporary folder."""
     from playwright.sync_api import sync_playwright
 
-    ARTIFACTS.mkdir(exist_ok=True)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
         try:
             page = browser.new_page(viewport={"width": width, "height": height})
             page.goto(simulated_report.as_uri())
             out = page.evaluate(FIRST_SCREEN)
-            page.screenshot(path=str(ARTIFACTS / f"report-first-screen-{width}.png"))
+            page.screenshot(path=str(tmp_path / f"report-first-screen-{width}.png"))
         finally:
             browser.close()
     assert out["width"] == [width, width]  # nothing sticks out of the window: tables and charts scroll in their box
@@ -332,9 +330,7 @@ def test_chromium_shows_whom_to_trust_above_the_fold_at_desktop_and_phone_width(
 
 
 def test_headless_chromium_screenshots_the_first_screen(chromium: str, simulated_report: Path, tmp_path: Path) -> None:
-    ARTIFACTS.mkdir(exist_ok=True)
-    shot = ARTIFACTS / "report.png"
-    shot.unlink(missing_ok=True)
+    shot = tmp_path / "report.png"
     result = run_chromium(chromium, tmp_path / "profile", f"--screenshot={shot}", "--window-size=1280,900",
                           simulated_report.as_uri())
     assert result.returncode == 0, result.stderr[-2000:]

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
 import yaml
 from aiohttp import web
 from loopback import serving
@@ -24,12 +25,14 @@ from fanout.cli import main
 from fanout.judging.policy import Thresholds
 from fanout.review.desk import Desk
 from fanout.review.server import running_desk
-from simulated import simulated_run
+from simulated import SimulatedRuns
 
 OPTIONS = ReportOptions(thresholds=Thresholds(delta=1))
 """--delta 1: every edit the models do not agree on unanimously pauses, so the queue holds more than three."""
 REBOUND = "rebind.example"
 """A name the browser resolves to 127.0.0.1, as a DNS-rebinding attacker's would."""
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+"""One event loop for the module, so its tests share one browser (each page is a context of its own)."""
 
 
 @pytest.fixture(scope="module")
@@ -38,12 +41,9 @@ def chromium() -> str:
 
 
 @pytest.fixture(scope="module")
-def sim_run(chromium: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def sim_run(chromium: str, simulated_runs: SimulatedRuns, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The sample snapshot through the four default models against the simulator (seed 8, as test_queue_cli)."""
-    run_dir = tmp_path_factory.mktemp("review") / "run"
-
-    simulated_run(run_dir, seed=8)
-    return run_dir
+    return simulated_runs.copy(8, tmp_path_factory.mktemp("review") / "run")
 
 
 @pytest.fixture
@@ -56,8 +56,10 @@ def run_dir(sim_run: Path, tmp_path: Path) -> Path:
     return copy
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def browser(chromium: str) -> AsyncIterator[Browser]:
+    """One Chromium for the module: a launch is most of a browser test's cost, and `browser.new_page()` opens
+    each page in a new context (no cookies, storage or cache shared between tests)."""
     async with async_playwright() as p:
         launched = await p.chromium.launch(
             executable_path=chromium,

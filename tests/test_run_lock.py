@@ -89,6 +89,7 @@ def test_the_lock_of_a_killed_run_never_blocks_the_resume(tmp_path):
     assert (run_dir / "run.lock").read_text() == f"{os.getpid()}\n"
 
 
+@pytest.mark.timeout(300)  # two `fanout run` processes: past the module's 60 s at a load average of 16 on 2 CPUs
 async def test_deleting_run_lock_while_a_run_works_lets_no_second_run_in_and_no_pair_is_logged_twice(tmp_path):
     """Finding 2 of issue 27: with the lock on the file `run.lock`, deleting it admitted a second run (7 of 8 pairs
     logged twice). The lock is on the directory now: the second start is refused in one line naming the first."""

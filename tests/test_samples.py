@@ -10,12 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 import yaml
 
@@ -30,9 +27,10 @@ from fanout.workloads.patrol.snapshot import load_snapshot
 from fanout.research.swap import SampleOrder, investigation_turns, reordered, sample_orders
 from fanout.llm.chat import ToolCall
 from fanout.base.errors import ConfigError
-from fanout.sim import SimConfig, load_profile, running_simulator, with_overrides
+from fanout.sim import SimConfig, load_profile, with_overrides
 from fanout.sim.models import SIM_MODELS
 from scripted_chat import STALL, completion, error_response, tool_call
+from simulated import serving_simulator
 from test_verdict import GOOD_VERDICT, HAIKU, StubTools, simulated, verdict_reply, verdict_with
 
 NATURAL = VERDICTS
@@ -351,9 +349,16 @@ def test_help_offers_samples_and_keeps_the_benchmarks_switch_out_of_sight(capsys
 
 
 def run_command(sim, run_dir: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "fanout", "run", str(SAMPLE), "--run-dir", str(run_dir), "--limit", "3",
+    return ["run", str(SAMPLE), "--run-dir", str(run_dir), "--limit", "3",
             "-m", MODELS, "--samples", "3", "--base-url", sim.api_base, "--searxng-url", sim.searxng_url,
             "--allow-private-urls", "--fetch-delay", "0", *extra]
+
+
+def fanout(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """`fanout ARGV` through the command line's entry point, in this process: its exit code and what it printed."""
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out + err
 
 
 def logged(run_dir: Path) -> dict[tuple[int, str], dict[str, Any]]:
@@ -362,16 +367,16 @@ def logged(run_dir: Path) -> dict[tuple[int, str], dict[str, Any]]:
 
 
 @pytest.mark.timeout(300)
-async def test_a_sampled_run_on_the_simulator_keeps_every_sample_and_a_resume_runs_nothing_again(tmp_path):
-    async with running_simulator(SimConfig(seed=5)) as sim:
-        first = await anyio.run_process(run_command(sim, tmp_path / "a"), check=False, stderr=subprocess.STDOUT)
+def test_a_sampled_run_on_the_simulator_keeps_every_sample_and_a_resume_runs_nothing_again(tmp_path, capsys):
+    with serving_simulator(SimConfig(seed=5)) as sim:
+        first = fanout(run_command(sim, tmp_path / "a"), capsys)
         calls = sim.stats()["requests"]["chat_completions"]
         log = (tmp_path / "a" / "checkpoint.jsonl").read_bytes()
-        again = await anyio.run_process(run_command(sim, tmp_path / "a"), check=False, stderr=subprocess.STDOUT)
+        again = fanout(run_command(sim, tmp_path / "a"), capsys)
         resumed_calls = sim.stats()["requests"]["chat_completions"]
-        elsewhere = await anyio.run_process(run_command(sim, tmp_path / "b"), check=False, stderr=subprocess.STDOUT)
-    assert first.returncode == 0, first.stdout.decode()
-    assert again.returncode == 0 and "6/6 pairs already done; running 0" in again.stdout.decode()
+        elsewhere = fanout(run_command(sim, tmp_path / "b"), capsys)
+    assert first[0] == 0, first[1]
+    assert again[0] == 0 and "6/6 pairs already done; running 0" in again[1]
     assert (resumed_calls, (tmp_path / "a" / "checkpoint.jsonl").read_bytes()) == (calls, log)
     records = logged(tmp_path / "a")
     summary = {(rcid, model.split("/")[0]): (r["verdict"], [s["verdict"] for s in r["samples"]], r["stability"])
@@ -394,6 +399,6 @@ async def test_a_sampled_run_on_the_simulator_keeps_every_sample_and_a_resume_ru
     assert (manifest["settings"]["samples"], manifest["settings"]["swap_labels"]) == (3, True)
     # A re-run in another directory asks every sample in the same orders, and gets the same answers.
     orders = {k: [(s["label_order"], s["evidence_order"], s["verdict"]) for s in r["samples"]] for k, r in records.items()}
-    assert elsewhere.returncode == 0
+    assert elsewhere[0] == 0, elsewhere[1]
     assert {k: [(s["label_order"], s["evidence_order"], s["verdict"]) for s in r["samples"]]
             for k, r in logged(tmp_path / "b").items()} == orders

@@ -410,28 +410,26 @@ async def test_answers_from_an_endpoint_are_cached_apart_from_the_providers_own(
 
 
 @pytest.mark.timeout(300)
-async def test_a_run_on_the_simulator_searches_both_providers_in_aggregate_mode(tmp_path: Path):
+def test_a_run_on_the_simulator_searches_both_providers_in_aggregate_mode(tmp_path: Path, capsys):
     import sqlite3
-    import subprocess
-    import sys
 
     import yaml
 
     from fanout.base.validate import package_data
-    from fanout.sim import running_simulator
+    from fanout.sim import SimConfig
+    from simulated import serving_simulator
 
     config = tmp_path / "sim-search.yaml"
-    async with running_simulator() as sim:
+    with serving_simulator(SimConfig()) as sim:  # `fanout run` through the entry point, in this (main) thread
         config.write_text(f"providers: [searxng, wikipedia]\nmode: aggregate\n"
                           f"endpoints: {{wikipedia: '{sim.wikipedia_api_url}'}}\n", encoding="utf-8")
-        run = await anyio.run_process(
-            [sys.executable, "-m", "fanout", "run", str(package_data("sample_snapshot.yaml")), "--run-dir",
-             str(tmp_path / "run"), "--limit", "2", "-m", "anthropic/claude-haiku-4.5", "--base-url", sim.api_base,
-             "--searxng-url", sim.searxng_url, "--allow-private-urls", "--fetch-delay", "0",
-             "--search-config", str(config)], check=False, stderr=subprocess.STDOUT)
+        code = main(["run", str(package_data("sample_snapshot.yaml")), "--run-dir",
+                     str(tmp_path / "run"), "--limit", "2", "-m", "anthropic/claude-haiku-4.5", "--base-url", sim.api_base,
+                     "--searxng-url", sim.searxng_url, "--allow-private-urls", "--fetch-delay", "0",
+                     "--search-config", str(config)])
         requests = sim.stats()["requests"]
 
-    assert run.returncode == 0, run.stdout.decode()
+    assert code == 0, capsys.readouterr()
     assert requests["search"] == requests["wikipedia"] > 0  # every query went to both providers
     with sqlite3.connect(tmp_path / "run" / "search-cache.sqlite") as db:
         kinds = {row[0] for row in db.execute("SELECT provider FROM search")}

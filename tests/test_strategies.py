@@ -307,6 +307,7 @@ def replayed(steps: list[dict], order: tuple[str, ...]) -> list[str]:
         answered.append(VerdictRecord.from_dict(steps[len(answered)]))
 
 
+@pytest.mark.timeout(300)  # three `fanout run` processes: 94 s in a parallel run at a load average of 16 on 2 CPUs
 async def test_a_cascade_killed_with_minus_9_mid_escalation_resumes_and_never_asks_a_logged_step_again(tmp_path):
     config = SimConfig(seed=11)
     async with running_simulator(config) as sim:

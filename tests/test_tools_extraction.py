@@ -181,8 +181,11 @@ async def test_a_pdf_that_needs_more_memory_than_the_worker_may_have_is_extracti
     """Issue 27 §7: PDFium aborts the worker (SIGABRT) when an allocation fails under the limit, where Python would
     raise MemoryError; that was reported as `extraction_failed ... IncompleteRead`."""
     url = "http://127.0.0.1/report.pdf"
+    # The memory cap is under test, not the deadline: with the default 10 s a loaded machine (load average 9.5 on
+    # 2 CPUs) let the deadline end the worker before it had allocated 512 MB (a parallel run reported
+    # extraction_timeout once). 90 s keeps a deadline, far out of the race, below the test's own timeout.
     with pytest.raises(ToolFailure) as refused:
-        await ExtractionPool(memory_mb=512).extract("pdf", pdf_with_inflating_content(50), url=url)
+        await ExtractionPool(memory_mb=512, timeout_s=90).extract("pdf", pdf_with_inflating_content(50), url=url)
 
     assert str(refused.value) == (
         f"extraction_too_large: reading the text of {url} needed more than 512 MB and was stopped; use another source"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import gzip
-import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
@@ -437,9 +436,8 @@ async def test_allow_private_urls_connects_without_resolving_names_itself(site: 
     assert site.lookups == []
 
 
-async def test_a_refused_connection_becomes_an_error_string(site: Site, http):
-    closed_port = unused_port()
-    url = f"http://news.example:{closed_port}/page"
+async def test_a_refused_connection_becomes_an_error_string(site: Site, http, refused_port: int):
+    url = f"http://news.example:{refused_port}/page"
     result = await toolbox(http, site).web_fetch(url)
 
     assert result.ok is False
@@ -447,8 +445,3 @@ async def test_a_refused_connection_becomes_an_error_string(site: Site, http):
     assert result.logged.startswith(f"error: connection_error: could not fetch {url} (ConnectError: ")
 
 
-def unused_port() -> int:
-    """A port nothing listens on: bound once to pick it, then released."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]

@@ -84,13 +84,9 @@ async def test_ac1_5_web_search_returns_an_empty_list_with_an_error_note_when_se
     }
 
 
-async def test_ac1_5_web_search_reports_unreachable_for_a_real_closed_port():
+async def test_ac1_5_web_search_reports_unreachable_for_a_real_closed_port(refused_port: int):
     """No mock: nothing listens on the port, so the connection really is refused."""
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = refused_port
     async with httpx.AsyncClient() as http:
         result = await ToolBox(http, ToolSettings(searxng_url=f"http://127.0.0.1:{port}")).web_search("x")
 

@@ -12,10 +12,12 @@ import argparse
 import importlib
 import io
 import os
+import shlex
 import sys
 import textwrap
+from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from fanout.base.version import __version__
 from fanout.base.errors import ConfigError
@@ -44,9 +46,24 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+RUN_DIR_ARGUMENTS = ("run_dir", "run_a", "run_b")
+"""The names of the positional arguments that read a run directory (RUN_DIR; RUN_A and RUN_B of compare)."""
+
+
 class OneLineErrorParser(argparse.ArgumentParser):
     """A command's parser whose errors (`--concurrency abc`) are one line like every other bad input, not the
-    usage block above it: the line names the option and where the usage is."""
+    usage block above it: the line names the option and where the usage is. It also notes which of its
+    positional arguments name a run directory to read (`fanout run --run-dir` names one to write)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.run_dirs: list[str] = []
+        super().__init__(*args, **kwargs)
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        action = super().add_argument(*args, **kwargs)
+        if not action.option_strings and action.dest in RUN_DIR_ARGUMENTS:
+            self.run_dirs.append(action.dest)
+        return action
 
     def error(self, message: str) -> NoReturn:
         raise ConfigError(f"{message}; see `{self.prog} --help`")
@@ -83,6 +100,7 @@ def main(argv: list[str] | None = None, *, transport: httpx.AsyncBaseTransport |
     try:  # from the first import on: a Ctrl-C while the command starts is as quiet as one while it runs
         module, parser = command_parser(name, available)
         args = parser.parse_args(argv[1:])
+        _refuse_a_file_for_a_run_dir(name, parser.run_dirs, args, argv[1:])
         args.outputs = outputs_for(parser, args)  # every output checked before any work (fanout.cli.outputs)
         code = int((module.run(args) if transport is None else module.run(args, transport)) or 0)
         sys.stdout.flush()  # a reader that closed early shows here, inside the try, not at interpreter exit
@@ -110,6 +128,18 @@ def command_parser(name: str, available: dict[str, tuple[str, str]] | None = Non
     module.configure(parser)
     parser.description = textwrap.fill(parser.description or "", width=HELP_WIDTH)
     return module, parser
+
+
+def _refuse_a_file_for_a_run_dir(name: str, run_dirs: list[str], args: argparse.Namespace, words: list[str]) -> None:
+    """`fanout queue runs/a/checkpoint.jsonl`: a file where a run directory goes is answered with the same
+    command on the folder that holds it, once here for every command that reads a run (it named `fanout
+    report` whatever the command was)."""
+    given = [getattr(args, dest) for dest in run_dirs]
+    files = {str(path) for path in given if path is not None and Path(path).is_file()}
+    if files:
+        fixed = [str(Path(word).parent) if word in files else word for word in words]
+        raise ConfigError(f"{sorted(files)[0]} is a file; pass the run directory that holds it (the --run-dir of a "
+                          f"`fanout run`): fanout {name} {shlex.join(fixed)}")
 
 
 def _silence_stdout() -> None:
