@@ -14,14 +14,16 @@ connection may end up at.
 
 Which addresses are public is IANA's to say, not Python's: SPECIAL_PURPOSE
 is the IPv4 and IPv6 Special-Purpose Address Registries entry by entry
-(iana-ipv4-special-registry and iana-ipv6-special-registry, written from
-their 2024-2025 editions, entries through RFC 9780; check them against
-iana.org when the registries change), each with its "Globally Reachable" column,
-plus the blocks the registries leave to other registries (multicast, IPv6
-site-local, the IPv6 space outside global unicast). `ipaddress.is_global`
-called 192.0.0.8 (the IPv4 dummy address) and fec0::1 (site-local) global,
-and web_fetch fetched them. The most specific entry an address falls in
-decides (192.0.0.9/32 is reachable inside 192.0.0.0/24, which is not).
+(iana-ipv4-special-registry and iana-ipv6-special-registry), each with its
+"Globally Reachable" column, plus the blocks the registries leave to other
+registries (multicast, IPv6 site-local, the IPv6 space outside global
+unicast). tests/test_iana_registry.py checks it against every row of the
+CSV files IANA publishes (a 2025 edition, kept in tests/fixtures/iana/ with
+where it came from): replace those files when the registries change.
+`ipaddress.is_global` called 192.0.0.8 (the IPv4 dummy address) and fec0::1
+(site-local) global, and web_fetch fetched them. The most specific entry an
+address falls in decides (192.0.0.9/32 is reachable inside 192.0.0.0/24,
+which is not).
 """
 
 from __future__ import annotations
@@ -59,8 +61,8 @@ class Special(NamedTuple):
     name: str
     rfc: str
     reachable: bool | None
-    """The registry's "Globally Reachable": True, False, or None where it says N/A (deprecated or scoped
-    blocks: 6to4, Teredo, ORCHID, 6to4 relay anycast). Only True is reachable."""
+    """The registry's "Globally Reachable": True, False, or None where it says N/A (6to4, Teredo) or leaves
+    it empty (the terminated 6to4 relay anycast and ORCHID blocks). Only True is reachable."""
 
 
 def _entry(cidr: str, name: str, rfc: str, reachable: bool | None) -> Special:
@@ -87,7 +89,7 @@ SPECIAL_PURPOSE: tuple[Special, ...] = (
     _entry("192.31.196.0/24", "AS112-v4", "RFC 7535", True),
     _entry("192.52.193.0/24", "AMT", "RFC 7450", True),
     _entry("192.88.99.0/24", "Deprecated (6to4 Relay Anycast)", "RFC 7526", None),
-    _entry("192.88.99.2/32", "6a44-relay anycast address", "RFC 6751", False),
+    _entry("192.88.99.2/32", "6a44-relay anycast address", "RFC 6751", False),  # IANA's 2025-10 edition
     _entry("192.168.0.0/16", "Private-Use", "RFC 1918", False),
     _entry("192.175.48.0/24", "Direct Delegation AS112 Service", "RFC 7534", True),
     _entry("198.18.0.0/15", "Benchmarking", "RFC 2544", False),
