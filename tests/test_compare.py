@@ -173,3 +173,16 @@ def _attempt() -> object:
     from fanout.stats.spend import AttemptCost
 
     return AttemptCost("vendor/alpha", 0.04, "reported")
+
+
+def test_fanout_compare_names_only_the_settings_that_change_results(runs, capsys: pytest.CaptureFixture[str]) -> None:
+    """How a run went (concurrency, the lead, a spend cap) is no difference between two runs; the samples are."""
+    for run_dir, (lead, concurrency, cap) in zip(runs, [(10, 8, None), (40, 2, 5.0)]):
+        path = run_dir / "manifest.yaml"
+        manifest = yaml.safe_load(path.read_text(encoding="utf-8"))
+        manifest["settings"] |= {"max_lead": lead, "concurrency": concurrency, "max_cost_usd": cap}
+        path.write_text(yaml.safe_dump(manifest), encoding="utf-8")
+    assert main(["compare", str(runs[0]), str(runs[1])]) == 0
+    differ = [line for line in capsys.readouterr().out.splitlines() if line.startswith("Settings differ")]
+    assert differ == ["Settings differ: prompt_sha256: aaaaaaaaaaaa in A, bbbbbbbbbbbb in B.",
+                      "Settings differ: samples: 1 in A, 3 in B."]
