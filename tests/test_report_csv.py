@@ -91,3 +91,17 @@ def test_json_and_csv_cannot_both_take_standard_output(run_dir: Path, capsys: py
     assert main(["report", str(run_dir), "--json", "-", "--csv", "-"]) == 2
     assert capsys.readouterr().err.strip().endswith(
         "only one of --json and --csv can write to standard output (-); give the other a file")
+
+
+def test_each_verdicts_confidence_and_the_committees_two_confidences_are_columns_of_their_own(tmp_path: Path) -> None:
+    import dataclasses
+
+    from test_report_support import MODELS, make_record, write_run
+
+    stated = {MODELS[0]: 0.9, MODELS[1]: 0.7, MODELS[2]: None}
+    run_dir = write_run(tmp_path / "run", [dataclasses.replace(make_record(1, m, "plausible"), confidence=stated[m])
+                                           for m in MODELS])
+    row = next(csv.DictReader(io.StringIO(build_report(run_dir).edit_table().csv())))
+    assert [row[f"{m} confidence"] for m in MODELS] == ["0.9", "0.7", ""]
+    assert row["mean_confidence"] == "0.8"  # the mean of the stated ones; gamma stated none
+    assert 0.5 < float(row["dawid_skene_posterior"]) < 1  # a posterior, not the models' own word

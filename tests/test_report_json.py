@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from test_report_support import MODELS, run_from_table, write_run
 from fanout.report import ReportOptions, build_report, render_html, render_summary
 from fanout.cli import main
 from fanout.base.records import VerdictRecord
+from fanout.judging.policy import Thresholds
 
 TABLE = {
     1: ("plausible", "verified-high", "plausible"),  # unanimous accept
@@ -222,6 +224,26 @@ def test_measured_confidence_passes_an_edit_on_its_own(tmp_path: Path) -> None:
     assert [(rows[r]["outcome"], rows[r]["mean_confidence"]) for r in (1, 2, 3, 4)] == [
         ("auto-passed", 1.0), ("auto-passed", 1.0), ("paused", 1.0), ("paused", 1.0)]
     assert rows[1]["why"] == "mean confidence 1.00 >= --autopass 0.95"
+
+
+def test_the_mean_confidence_is_named_for_what_it_averages_stated_or_measured(tmp_path: Path) -> None:
+    """A run asked once averages stated confidences; a run asked with --samples averages stabilities: the queue's
+    column and the committee's cell say which, never "stated" for a figure the samples measured."""
+    stated = run_from_table(tmp_path / "stated", TABLE, cost=0.25)
+    records = [VerdictRecord.from_dict(json.loads(line)) for line in (stated / "checkpoint.jsonl").read_text().splitlines()]
+    for record in records:
+        record.confidence = 0.8 if record.verdict else None
+    write_run(stated, records)
+    measured = write_run(tmp_path / "measured", [dataclasses.replace(r, stability=1.0 if r.verdict else None)
+                                                 for r in records])
+    options = ReportOptions(thresholds=Thresholds(pause=0.9))  # every edit pauses: the queue lists them all
+    for run_dir, words in ((stated, "stated"), (measured, "stability")):
+        report = build_report(run_dir, options)
+        assert report.confidence_read == words
+        page = render_html(report)
+        assert f"<th>mean confidence ({words})</th>" in page  # the queue's column
+        cell = "mean stated confidence 0.80" if words == "stated" else "mean confidence (stability) 1.00"
+        assert f'<span class="muted">{cell}</span>' in page  # the committee's cell in the edit table
 
 
 def test_cli_refuses_thresholds_that_thresholds_refuse(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -25,7 +25,7 @@ from fanout.judging.strategy import Answer, Settlement
 from fanout.llm.cost import cache_savings
 from fanout.llm.models import KNOWN_MODELS
 from fanout.report.change import Change, describe_run
-from fanout.report.columns import CommitteeRow, Context
+from fanout.report.columns import CommitteeRow, Context, confidence_read
 from fanout.report.document import ReportOptions
 from fanout.report.fmt import short_names
 from fanout.report.guarantee import People, run_order_seed, who_decided
@@ -111,7 +111,8 @@ class Basis:
 
     @cached_property
     def ctx(self) -> Context:
-        return Context(short_names(self.run.models), self.options.project_edits, self.described.changes)
+        return Context(short_names(self.run.models), self.options.project_edits, self.described.changes,
+                       confidence_read=confidence_read(self.run.records, calibrated=bool(self.applied)))
 
     @cached_property
     def verdicts(self) -> dict[int, dict[str, str | None]]:

@@ -35,7 +35,8 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
     generated = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return Report(basis.run, options, basis.labels, basis.consensus, basis.decisions, basis.costs, tables,
                   report_totals(basis, tables), report_notes(basis), generated, basis.described.changes,
-                  reviews=basis.reviews, calibration_bins=calibration_bins(basis), people=basis.people)
+                  reviews=basis.reviews, calibration_bins=calibration_bins(basis), people=basis.people,
+                  confidence_read=basis.ctx.confidence_read)
 
 
 def read_run(run_dir: Path, options: ReportOptions) -> ReadRun:

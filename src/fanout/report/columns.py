@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from fanout.stats.calibration import BINS, CalibrationRow
 from fanout.report.change import Change, change_text, edit_diff_url
 from fanout.report.charts import esc
-from fanout.judging.policy import confidence
+from fanout.judging.policy import confidence, confidence_kind
 from fanout.stats.decisions import set_aside_rule
 from fanout.stats.spend import ModelCost, uses_cache
 from fanout.report.fmt import percent, ratio, settled_steps, subject_name, usd, with_interval
@@ -48,6 +48,8 @@ class Context:
     """The folder of the edit pages, as a link from the first page reaches it."""
     rule_violations: str = "abstain"
     """The report's --rule-violations: under `abstain` a verdict that breaks a rule is marked set aside."""
+    confidence_read: str = "stated"
+    """What the models' mean confidence averages in this run (`confidence_read`), so its columns say so."""
 
     def name(self, model: object) -> str:
         return self.names.get(str(model), str(model))
@@ -331,6 +333,21 @@ def cache_saved_text(c: ModelCost) -> str:
     return money(4)(c.cache_saved_usd)
 
 
+def confidence_read(records: Sequence[VerdictRecord], calibrated: bool) -> str:
+    """What the thresholds read in a run, in words: `stated` (each verdict's stated confidence), `stability`
+    (with --samples, the share of a model's samples that agree), both, and `calibrated` when a model's
+    calibrated confidence replaced its own (--calibrate). A column headed "confidence (stated)" in a run asked
+    with --samples 3 would name the wrong figure."""
+    kinds = {confidence_kind(r) for r in records if confidence(r) is not None}
+    read = "stated or stability" if len(kinds) > 1 else "stability" if kinds == {"stability"} else "stated"
+    return f"{read}, calibrated" if calibrated else read
+
+
+def mean_confidence_words(read: str) -> str:
+    """`mean stated confidence`, or `mean confidence (stability)` and the like (confidence_read's words)."""
+    return "mean stated confidence" if read == "stated" else f"mean confidence ({read})"
+
+
 def queue_columns(ctx: Context) -> tuple[Column[CommitteeRow], ...]:
     """The edits that need a human, least sure first: the terminal lists them by QID, the page by item, linked to
     their rows. Two confidences, each named: Dawid–Skene's posterior of its decision, and the models' mean
@@ -348,7 +365,7 @@ def queue_columns(ctx: Context) -> tuple[Column[CommitteeRow], ...]:
         Column("majority_share", "share", short="", fmt=fixed(2)),
         Column("dawid_skene", "Dawid–Skene", short="", html=lambda q: stance_html(q.dawid_skene)),
         Column("dawid_skene_confidence", "Dawid–Skene posterior", short="", fmt=fixed(2)),
-        Column("mean_confidence", "mean confidence (stated)", short="mean conf", fmt=fixed(2)),
+        Column("mean_confidence", f"mean confidence ({ctx.confidence_read})", short="mean conf", fmt=fixed(2)),
         Column("reasons", "why", left=True),
         Column("human", "human", left=True, when=lambda rows: any(q.human is not None for q in rows)),
     )
@@ -538,7 +555,8 @@ def edit_columns(ctx: Context, models: Sequence[str], has_truth: bool) -> tuple[
                html=lambda e: edit_cell(e.edit, e.described, _page_href(ctx, e))),
         *([Column[EditRow]("truth", "truth", value=lambda e: e.committee.truth,
                            html=lambda e: truth_html(e.committee.truth))] if has_truth else []),
-        Column("decision", "committee", value=lambda e: e.committee.decision, html=lambda e: committee_html(e.committee)),
+        Column("decision", "committee", value=lambda e: e.committee.decision,
+               html=lambda e: committee_html(e.committee, ctx.confidence_read)),
         Column("mean_confidence", value=lambda e: e.committee.mean_confidence),
         Column("dawid_skene_posterior", value=lambda e: e.committee.dawid_skene_confidence),
         *(c for i, m in enumerate(models) for c in (verdict(i, m), cost(m), sure(m))),
@@ -568,14 +586,16 @@ def _edit_row(n: int, edit: EditInfo, row: CommitteeRow, records: Mapping[str, V
     )
 
 
-def committee_html(row: CommitteeRow) -> str:
+def committee_html(row: CommitteeRow, read: str = "stated") -> str:
+    """Each figure named: Dawid–Skene's posterior, the majority's share, the models' mean confidence (`read`:
+    what it averages, confidence_read)."""
     if row.settled_by is not None:
         return (f"{esc(row.settled_by)} {stance_html(row.decision)} · " + (f'<span class="badge">needs a human: {esc(row.reasons)}</span>'
                 if row.needs_human else f'<span class="muted">{esc(row.outcome)}: {esc(row.why)}</span>'))
     text = (f"Dawid–Skene {stance_html(row.dawid_skene)} <span class=\"muted\">posterior "
             f"{ratio(row.dawid_skene_confidence)}</span> · majority {stance_html(row.majority)} "
-            f"<span class=\"muted\">share {ratio(row.majority_share)}</span> · <span class=\"muted\">mean stated "
-            f"confidence {ratio(row.mean_confidence)}</span>")
+            f"<span class=\"muted\">share {ratio(row.majority_share)}</span> · <span class=\"muted\">"
+            f"{esc(mean_confidence_words(read))} {ratio(row.mean_confidence)}</span>")
     if row.needs_human:
         text += f' <span class="badge">needs a human: {esc(row.reasons)}</span>'
     else:

@@ -19,7 +19,7 @@ from fanout.base.item import Editor
 from fanout.base.version import __version__
 from fanout.judging.policy import Thresholds
 from fanout.report.change import Change, change_text, edit_diff_url
-from fanout.report.columns import Context, EditRow, edit_columns, edit_rows
+from fanout.report.columns import Context, EditRow, edit_columns, edit_rows, mean_confidence_words
 from fanout.report.fmt import short_names
 from fanout.report.guarantee import GuaranteeSettings, People
 from fanout.report.run_data import EditInfo, RunData
@@ -134,10 +134,17 @@ class Report:
     """Model -> the bins of its reliability diagram (fanout.stats.calibration), with labels."""
     people: People | None = None
     """Who decided (reviews.jsonl or a labels file), and which decisions are the random sample."""
+    confidence_read: str = "stated"
+    """What the models' mean confidence averages in this run (fanout.report.columns.confidence_read)."""
 
     @property
     def models(self) -> list[str]:
         return self.run.models
+
+    @property
+    def mean_confidence_words(self) -> str:
+        """The models' mean confidence named for what it averages: `mean stated confidence` in most runs."""
+        return mean_confidence_words(self.confidence_read)
 
     @property
     def dawid_skene_queues(self) -> bool:
@@ -154,7 +161,7 @@ class Report:
         committee's decision (`report --csv`, and the page's edit table, whose cells link the edit pages in
         `edit_pages`)."""
         ctx = Context(short_names(self.models), self.options.project_edits, self.changes, edit_pages,
-                      self.options.rule_violations)
+                      self.options.rule_violations, self.confidence_read)
         rows = edit_rows(self.run.edits, self.tables["committee"].rows, self.run.by_edit(), self.changes)
         return Table(edit_columns(ctx, self.models, self.labels is not None), rows)
 

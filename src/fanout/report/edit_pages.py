@@ -76,7 +76,7 @@ def _edit_page(report: Report, edit: EditInfo, records: dict[str, VerdictRecord]
     body = (
         f"<header><h1>{esc(label)} <span class=\"muted\">·</span> rcid {esc(edit.rcid)}</h1>"
         f'<p class="sub">{_navigation(edit, around)}</p></header><main>'
-        + _edit_section(edit, change, committee)
+        + _edit_section(edit, change, committee, report.confidence_read)
         + _verdict_table(report.models, names, records, aside)
         + "".join(_model_section(i, m, names[m], records[m], aside.get(m)) for i, m in enumerate(report.models)
                   if m in records)
@@ -94,7 +94,7 @@ def _navigation(edit: EditInfo, around: Neighbours) -> str:
     return " · ".join(parts)
 
 
-def _edit_section(edit: EditInfo, change: Change | None, committee: CommitteeRow) -> str:
+def _edit_section(edit: EditInfo, change: Change | None, committee: CommitteeRow, read: str) -> str:
     rows = [("item", entity_link(edit.qid) + (f" {esc(change.item_label)}" if change and change.item_label else ""))]
     rows += _what_rows(edit, change)
     if edit.revid is not None:
@@ -103,7 +103,7 @@ def _edit_section(edit: EditInfo, change: Change | None, committee: CommitteeRow
     rows.append(("edited at", esc(edit.edit_timestamp or "–")))
     if committee.truth is not None:
         rows.append(("truth", truth_html(committee.truth)))
-    rows.append(("committee", committee_html(committee)))
+    rows.append(("committee", committee_html(committee, read)))
     items = "".join(f"<dt>{esc(k)}</dt><dd>{v}</dd>" for k, v in rows)
     return f'<section><h2>The edit</h2><dl class="edit">{items}</dl></section>'
 

@@ -38,7 +38,7 @@ from fanout.base.declare import flag, setting
 from fanout.base.errors import ConfigError
 from fanout.base.item import Editor
 from fanout.base.records import VerdictRecord
-from fanout.judging.policy import confidence
+from fanout.judging.policy import confidence, confidence_kind
 from fanout.judging.scales import stance
 from fanout.report import EditInfo, Report, ReportOptions, build_report
 from fanout.stats.certify import min_decisions
@@ -211,6 +211,7 @@ def _row(report: Report, edit: EditInfo, records: dict[str, VerdictRecord], d: E
         "outcome": d.outcome, "stance": d.decision, "stance_text": stance_text(d), "why": d.why,
         "reasons": "; ".join(d.reasons), "majority": d.majority.decision, "dawid_skene": d.dawid_skene.decision,
         "dawid_skene_posterior": d.dawid_skene.confidence, "mean_confidence": d.mean_confidence,
+        "mean_confidence_words": report.mean_confidence_words,
         "split": len({s for s in given.values() if s is not None}) > 1,
         "verdicts": {m: records[m].verdict if m in records else None for m in report.models},
         "stances": given, "drawn": drawn, "human": None if human is None else review_json(human),
@@ -245,13 +246,14 @@ def edit_detail(report: Report, reviews: ReviewLog, rcid: int) -> dict[str, Any]
 def _model(model: str, record: VerdictRecord | None) -> dict[str, Any]:
     if record is None:
         return {"model": model, "status": "not run", "verdict": None, "stance": None, "confidence": None,
-                "rationale": None, "sources": [], "error": None}
+                "confidence_kind": None, "rationale": None, "sources": [], "error": None}
     return {
         "model": model,
         "status": record.status,
         "verdict": record.verdict,
         "stance": stance(record.verdict),
         "confidence": confidence(record),
+        "confidence_kind": confidence_kind(record),
         "rationale": record.rationale,
         "sources": [{"url": s.url, "supports_claim": s.supports_claim, "provenance": s.provenance}
                     for s in record.sources],

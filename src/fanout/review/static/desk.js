@@ -269,7 +269,7 @@
     row(dl, "on Wikidata", links(edit));
     row(dl, "committee", [el("span", edit.stance_text, "stance st-" + (edit.outcome === "paused" ? "paused" : edit.stance || "none")),
                           " " + (edit.why || "")]);
-    row(dl, "confidence", "mean stated confidence " + ratio(edit.mean_confidence) + " (what --pause reads; the queue's " +
+    row(dl, "confidence", edit.mean_confidence_words + " " + ratio(edit.mean_confidence) + " (what --pause reads; the queue's " +
         "order) · Dawid–Skene posterior " + ratio(edit.dawid_skene_posterior));
     row(dl, "drawn", drawnText(edit));
     var a = el("a", "the full transcripts"); a.href = edit.transcript_url; a.id = "transcript";
@@ -293,7 +293,7 @@
   function modelBox(m) {
     var box = el("section", null, "model");
     box.appendChild(el("h3", short(m.model) + ": " + (m.verdict || m.status) +
-      (m.confidence !== null ? " · stated confidence " + ratio(m.confidence) : "")));
+      (m.confidence !== null ? " · " + m.confidence_kind + " " + ratio(m.confidence) : "")));
     if (m.rationale) { box.appendChild(el("p", m.rationale)); }
     if (m.error) { box.appendChild(el("p", "error: " + m.error, "muted")); }
     if (m.sources.length) {
