@@ -469,6 +469,27 @@ async def test_an_edit_the_committee_rejects_alone_reads_auto_rejected_never_pas
     assert rows[2]["stance_text"] == "auto-accepted"
 
 
+async def test_progress_toward_a_certificate_follows_the_random_decisions_as_they_come_in(tmp_path: Path) -> None:
+    """The random order here is 4, 1, 3, 2. With 4 (paused: the rule decides nothing there) and then 1 (the
+    committee accepts at 0.9) decided, the random sample is 2 decisions, one of them auto-accept's and agreeing:
+    45 such are needed at 95 % and risk 0.1, and auto-accept gets 1 of every 2 random decisions, so about
+    (45 - 1) x 2 = 88 more. Auto-reject has none of its edits decided yet."""
+    records = [dataclasses.replace(r, confidence=0.9 if r.verdict else None)
+               for rcid, row in TABLE.items() for r in (make_record(rcid, m, v) for m, v in zip(MODELS, row))]
+    run_dir = write_run(tmp_path / "run", records)
+    append_review(run_dir, Review(4, "unsure", "", "ana", drawn="random"))
+    async with running_desk(Desk(run_dir, ReportOptions()), "ana", port=0) as url:
+        before = json.loads((await call("GET", url + "api/edits"))[2])
+        assert (await decide(url, 1, "accept"))[0] == 201
+        after = json.loads((await call("GET", url + "api/edits"))[2])
+    assert [p["text"] for p in before["progress"]] == ["at least 45 random decisions to certify auto-accept at 95 %",
+                                                       "at least 45 random decisions to certify auto-reject at 95 %"]
+    assert before["counts"]["random_sample"] == 1 and after["counts"]["random_sample"] == 2
+    assert [(p["rule"], p["more_needed"], p["text"]) for p in after["progress"]] == [
+        ("auto-accept", 88, "88 more random decisions to certify auto-accept at 95 %"),
+        ("auto-reject", None, "at least 45 random decisions to certify auto-reject at 95 %")]
+
+
 @pytest.mark.parametrize("kind", ["link", "fifo", "directory"])
 async def test_an_unusable_reviews_file_stops_the_desk_at_start_in_one_line(run_dir: Path, kind: str) -> None:
     import os
