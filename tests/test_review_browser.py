@@ -42,10 +42,11 @@ def chromium() -> str:
 
 @pytest.fixture(scope="module")
 def sim_run(chromium: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The sample snapshot through the four default models against the simulator (seed 8, as test_queue_cli)."""
+    """The demo run (`make demo`: the sample snapshot through the four default models against the simulator's
+    `demo` profile, seed 7), so the desk's pictures in the docs are of the run the README's picture shows."""
     run_dir = tmp_path_factory.mktemp("review") / "run"
 
-    simulated_run(run_dir, seed=8)
+    simulated_run(run_dir, seed=7, profile="demo")
     return run_dir
 
 
@@ -248,13 +249,16 @@ LAYOUT = """() => {
 async def test_the_desk_fits_a_desktop_and_a_phone_with_its_buttons_on_screen(
         browser: Browser, run_dir: Path, width: int, height: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """No sideways scroll on the list, on an edit or on its transcript; the three decisions and undo inside the
-    window; a note box as wide as the edit's column; screenshots of both (make screenshot copies them into docs/)."""
+    window; a note box as wide as the edit's column; screenshots of both (make screenshot copies them into docs/).
+    The desk runs with the report's defaults, as `fanout review` does: its counts are the demo's (4 of 12 edits
+    wait for a human), with one edit the committee decided already checked by a person."""
     append_review(run_dir, Review(2540801101, "reject", "born 1952, not 1852: the diff changes the century", "ana"))
     monkeypatch.chdir(run_dir.parent)  # the run as a user names it, not a temporary path: the picture is the docs'
-    async with running_desk(Desk(Path(run_dir.name), OPTIONS), "ana", port=0) as url:
+    async with running_desk(Desk(Path(run_dir.name), ReportOptions()), "ana", port=0) as url:
         page = await browser.new_page(viewport={"width": width, "height": height})
         await page.goto(url)
         await shown(page, 1)
+        counts = await page.text_content("#counts")
         ARTIFACTS.mkdir(exist_ok=True)
         shots = [ARTIFACTS / f"review-desk-{width}.png"]
         await page.screenshot(path=str(shots[0]))
@@ -266,6 +270,7 @@ async def test_the_desk_fits_a_desktop_and_a_phone_with_its_buttons_on_screen(
             await page.screenshot(path=str(shots[1]))
         await page.goto(url + "edits/2540801101")
         transcript = await page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert counts is not None and counts.startswith("4 of 12 edits wait for a human · 1 of 12 decided by people")
     assert listed == [width, width] and transcript == [width, width]
     assert layout["scroll"] == [width, width, height]
     for left, top, right, bottom in [*layout["buttons"], layout["undo"]]:
