@@ -128,6 +128,11 @@ async def test_a_reviewer_decides_three_edits_by_keyboard_undoes_one_changes_ano
         history = await page.eval_on_selector_all("#detail ol.history li", "els => els.map(e => e.textContent)")
         assert [h.split(" ")[0] for h in history] == ["unsure", "undo", "unsure"]  # oldest first, each with its time
         assert "took back the decision of" in history[1] and history[0].endswith("“source is offline”")
+        placed = await page.eval_on_selector_all("#detail ol.history li", """els => els.map(e => [
+            e.querySelector(".decision").getBoundingClientRect().top, e.querySelector("time").getBoundingClientRect().top,
+            e.querySelector(".decision").getBoundingClientRect().right <= e.querySelector("time").getBoundingClientRect().left])""")
+        assert [top for top, _, _ in placed] == sorted(top for top, _, _ in placed)  # on screen in the order made
+        assert all(abs(badge - time) < 4 and before for badge, time, before in placed)  # each badge beside its time
         assert violations == []
         await page.screenshot(path=str(tmp_path / "desk.png"))
 
