@@ -273,10 +273,13 @@ async def test_the_desk_fits_a_desktop_and_a_phone_with_its_buttons_on_screen(
         if width < 760:
             shots.append(ARTIFACTS / f"review-desk-{width}-edit.png")
             await page.screenshot(path=str(shots[1]))
-        await page.goto(url + "edits/2540801101")
-        transcript = await page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+        rcids = await page.evaluate("fetch('/api/edits').then(r => r.json()).then(d => d.edits.map(e => e.rcid))")
+        wide = {}
+        for rcid in rcids:  # every transcript: long source URLs and tool arguments wrap on each
+            await page.goto(url + f"edits/{rcid}")
+            wide[rcid] = await page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
     assert counts is not None and counts.startswith("4 of 12 edits wait for a human · 1 of 12 decided by people")
-    assert listed == [width, width] and transcript == [width, width]
+    assert listed == [width, width] and len(wide) == 12 and set(map(tuple, wide.values())) == {(width, width)}
     assert layout["scroll"] == [width, width, height]
     for left, top, right, bottom in [*layout["buttons"], layout["undo"]]:
         assert 0 <= left < right <= width and 0 <= top < bottom <= height
