@@ -322,6 +322,32 @@ def test_fanout_queue_shows_which_paused_edits_are_decided(run_dir: Path, capsys
     assert [r["human"] for r in json.loads(capsys.readouterr().out)["queue"]] == ["reject", None]
 
 
+async def test_the_report_the_queue_the_desk_and_compare_count_the_same_decided_edits(
+        run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Edit 3 decided; edit 4 decided, then the decision undone: one paused edit decided, one waiting, everywhere."""
+    import shutil
+
+    from fanout.report.compare_view import compare_reports
+
+    append_review(run_dir, Review(3, "reject", "", "ana", "2026-11-27T00:00:00.000Z"))
+    append_review(run_dir, Review(4, "accept", "", "ana", "2026-11-27T00:01:00.000Z"))
+    append_review(run_dir, Review(4, "undo", "", "ana", "2026-11-27T00:02:00.000Z", undoes="2026-11-27T00:01:00.000Z"))
+    said = "1 of 4 edits wait for a human (2 paused, 1 of them decided by a human"  # the terminal adds the queue
+    report = build_report(run_dir)
+    assert said in render_summary(report) and said in render_html(report)
+    assert main(["queue", str(run_dir)]) == 0
+    assert said in capsys.readouterr().out.splitlines()[0]
+    async with running_desk(Desk(run_dir, ReportOptions()), "ana", port=0) as url:
+        counts = json.loads((await call("GET", url + "api/edits"))[2])["counts"]
+    assert counts == {"edits": 4, "paused": 2, "waiting": 1, "decided": 1, "random_sample": 0}
+    other = tmp_path / "other"
+    shutil.copytree(run_dir, other)
+    (other / "reviews.jsonl").unlink()
+    notes = compare_reports(report, build_report(other)).notes
+    assert ("Human decisions: A 1 of 4 edits decided by people, 1 paused edits waiting; B 0 of 4 edits decided by "
+            "people, 2 paused edits waiting.") in notes
+
+
 def test_export_writes_the_decisions_as_labels_the_report_reads(
         run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     decide_all(run_dir)
