@@ -11,13 +11,13 @@ from urllib.parse import quote
 
 from fanout.base.item import Change, Editor
 from fanout.workloads.patrol.edit import Edit
+from fanout.workloads.patrol.precheck import show_property, show_value
 
 WIKIDATA_INDEX = "https://www.wikidata.org/w/index.php"
 NEW_EDITOR_TAG = "new editor"
 """How Wikidata's AbuseFilter tags a new account's statement edits ("new editor changing statement", ...)."""
 EDIT_COUNT_FIELDS = ("user_edit_count", "user_editcount")
 """Where a snapshot entry may carry the editor's edit count (EventStreams' name, the API's)."""
-from fanout.workloads.patrol.precheck import show_property, show_value
 
 
 def describe(edit: Edit) -> Change:
