@@ -125,14 +125,9 @@ async def test_a_reviewer_decides_three_edits_by_keyboard_undoes_one_changes_ano
         assert decided == {first: "reject", second: "reject", third: "unsure"}
         assert await page.text_content("#counts") == counted  # the page counts as the desk does
         await click_edit(page, third)
-        history = await page.eval_on_selector_all("#detail ol.history li", "els => els.map(e => e.textContent)")
+        history = await drawn_history(page)
         assert [h.split(" ")[0] for h in history] == ["unsure", "undo", "unsure"]  # oldest first, each with its time
         assert "took back the decision of" in history[1] and history[0].endswith("“source is offline”")
-        placed = await page.eval_on_selector_all("#detail ol.history li", """els => els.map(e => [
-            e.querySelector(".decision").getBoundingClientRect().top, e.querySelector("time").getBoundingClientRect().top,
-            e.querySelector(".decision").getBoundingClientRect().right <= e.querySelector("time").getBoundingClientRect().left])""")
-        assert [top for top, _, _ in placed] == sorted(top for top, _, _ in placed)  # on screen in the order made
-        assert all(abs(badge - time) < 4 and before for badge, time, before in placed)  # each badge beside its time
         assert violations == []
         await page.screenshot(path=str(tmp_path / "desk.png"))
 
@@ -148,6 +143,19 @@ async def test_a_reviewer_decides_three_edits_by_keyboard_undoes_one_changes_ano
     assert main(["report", str(run_dir), "--delta", "1"]) == 0
     summary = capsys.readouterr().out
     assert f"human decisions: {run_dir / 'reviews.jsonl'} (3 of 12 edits; 0 accept, 2 reject, 1 unsure; by ana)" in summary
+
+
+PLACED = """els => els.map(e => { const badge = e.querySelector(".decision").getBoundingClientRect(),
+  time = e.querySelector("time").getBoundingClientRect(); return [badge.top, time.top, badge.right <= time.left]; })"""
+
+
+async def drawn_history(page: Page) -> list[str]:
+    """The edit's decision history as drawn: each line's text, checked to be on screen in the order made with
+    each badge on the line of its time and before it (the issue's r-then-u badges drifted away from their times)."""
+    placed = await page.eval_on_selector_all("#detail ol.history li", PLACED)
+    assert [top for top, _, _ in placed] == sorted(top for top, _, _ in placed)
+    assert all(abs(badge - time) < 4 and before for badge, time, before in placed)
+    return list(await page.eval_on_selector_all("#detail ol.history li", "els => els.map(e => e.textContent)"))
 
 
 async def click_edit(page: Page, rcid: int) -> int:
