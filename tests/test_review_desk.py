@@ -18,7 +18,7 @@ from test_report_support import MODELS, make_record, run_from_table, write_run
 from fanout.report import ReportOptions, build_report, render_html, render_summary
 from fanout.cli import main
 from fanout.judging.policy import Thresholds
-from fanout.review.desk import Desk
+from fanout.review.desk import Desk, work_order
 from fanout.review.guard import DESK_POLICY, EDIT_PAGE_POLICY
 from fanout.review.server import running_desk
 from fanout.store.reviews import NOTE_CAP, Review, append_review, read_reviews
@@ -98,6 +98,18 @@ async def test_the_list_is_every_undecided_edit_in_the_working_order_with_how_ea
     assert [p["text"] for p in data["progress"]] == ["at least 45 random decisions to certify auto-accept at 95 %",
                                                      "at least 45 random decisions to certify auto-reject at 95 %"]
     assert [(k["model"], k["n"], k["kappa"]) for k in data["agreement"]] == [(m, 0, None) for m in MODELS]
+
+
+def test_the_desks_least_sure_first_is_the_report_queues_order(tmp_path: Path) -> None:
+    """One order everywhere: with no random draws the desk offers the paused edits as the report's queue lists
+    them, by the models' mean confidence (edit 4 at 0.5 before edit 3 at 0.9), then the others."""
+    sure = {1: 0.95, 2: 0.8, 3: 0.9, 4: 0.5}
+    records = [dataclasses.replace(r, confidence=sure[rcid] if r.verdict else None)
+               for rcid, row in TABLE.items() for r in (make_record(rcid, m, v) for m, v in zip(MODELS, row))]
+    report = build_report(write_run(tmp_path / "run", records))
+    queue = [row["rcid"] for row in report.table("human_queue")]
+    assert queue == [4, 3]
+    assert [p.key for p in work_order(report, set(), random_share=0.0)] == [*queue, 2, 1]
 
 
 async def test_a_decision_is_appended_and_a_changed_one_stands_with_its_history_kept(desk: str, run_dir: Path) -> None:
