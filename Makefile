@@ -16,10 +16,10 @@ help:
 	@echo "make e2e-live      three edits through the four real models (needs OPENROUTER_API_KEY and SearXNG)"
 	@echo "make peers         real verdicts through llama-cpp-python's server from PyPI (ARGS=--record FILE re-records)"
 	@echo "make bench         throughput, overhead and scale benchmarks (ARGS=--quick for a short pass)"
-	@echo "make strategies    cost and accuracy of the judging strategies, own, shared or a research team's evidence, the swap, samples, prompt caching, aggregate search and min_results on the simulator; the certified auto-decisions' guarantee over 200 seeds; the claims workload's extraction, accuracy, cost and wall time per text"
+	@echo "make strategies    cost and accuracy of the judging strategies, own, shared or a research team's evidence, the swap, samples, prompt caching, aggregate search and min_results on the simulator; the certified auto-decisions' guarantee over 200 seeds; the claims workload's extraction, accuracy, cost and wall time per text; the desk's draw and the certificates on a 300-edit run"
 	@echo "make bench-report  size of the HTML report of a 500-edit run and how fast Chromium opens it"
 	@echo "make docs          build the manual (docs/) with mkdocs build --strict into site/"
-	@echo "make screenshot    redo docs/report-first-screen.png, the README's picture of the report (needs chromium)"
+	@echo "make screenshot    redo docs/report-first-screen.png (the README's picture of the report) and the desk's pictures docs/review-desk-*.png (needs chromium)"
 	@echo "make searxng-up    start SearXNG + Valkey on 127.0.0.1:8080 (podman or docker compose)"
 	@echo "make searxng-down  stop them"
 	@echo "make searxng-live  fanout against SearXNG run from its source (SEARXNG_SRC, SEARXNG_PYTHON; ARGS=--record)"
@@ -106,12 +106,14 @@ strategies: $(STAMP)
 	$(PY) bench/search_min_results.py
 	$(PY) bench/decisions_guarantee.py
 	$(PY) bench/claims.py --json bench/results/$$(date +%F)-claims.json
+	$(PY) bench/desk_guarantee.py
 
 bench-report: $(STAMP)
 	$(PY) bench/report_html.py $(ARGS)
 
 screenshot: $(STAMP)
 	FANOUT_SCREENSHOT=docs/report-first-screen.png $(PY) -m pytest tests/test_report_html.py -q -k screenshots
+	FANOUT_DESK_SCREENSHOTS=docs $(PY) -m pytest tests/test_review_browser.py -q -k fits
 
 lock:
 	$(PYTHON) -m pip install --quiet uv

@@ -18,6 +18,7 @@ from anyio.from_thread import start_blocking_portal
 from fanout.base.validate import package_data
 from fanout.cli import main
 from fanout.sim import SimConfig, SimHandle, running_simulator
+from fanout.sim.faults import load_profile
 
 SAMPLE = package_data("sample_snapshot.yaml")
 
@@ -28,20 +29,21 @@ class SimulatedRuns:
     def __init__(self, shared: Path) -> None:
         self.shared = shared
 
-    def copy(self, seed: int, run_dir: Path) -> Path:
-        """A copy at `run_dir` of the sample snapshot through the four default models on `seed`."""
-        shutil.copytree(self._finished(seed), run_dir)
+    def copy(self, seed: int, run_dir: Path, profile: str | None = None) -> Path:
+        """A copy at `run_dir` of the sample snapshot through the four default models on `seed` (and `profile`)."""
+        shutil.copytree(self._finished(seed, profile), run_dir)
         return run_dir
 
-    def _finished(self, seed: int) -> Path:
+    def _finished(self, seed: int, profile: str | None) -> Path:
         self.shared.mkdir(parents=True, exist_ok=True)
-        done = self.shared / f"seed-{seed}"
-        with open(self.shared / f"seed-{seed}.lock", "w") as lock:
+        name = f"seed-{seed}" + (f"-{profile}" if profile else "")
+        done = self.shared / name
+        with open(self.shared / f"{name}.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # one worker makes it; the others wait and read it
             if not done.exists():
-                making = self.shared / f"seed-{seed}.making"
+                making = self.shared / f"{name}.making"
                 shutil.rmtree(making, ignore_errors=True)
-                simulated_run(making, seed)
+                simulated_run(making, seed, profile)
                 making.rename(done)
         return done
 
@@ -55,9 +57,13 @@ def serving_simulator(config: SimConfig) -> Iterator[SimHandle]:
         yield sim
 
 
-def simulated_run(run_dir: Path, seed: int) -> Path:
-    """The sample snapshot through the four default models on `seed`, as a user types it."""
-    with serving_simulator(SimConfig(seed=seed, latency_scale=0.0)) as sim:
+def simulated_run(run_dir: Path, seed: int, profile: str | None = None) -> Path:
+    """The sample snapshot through the four default models on `seed`, as a user types it; with `profile` (`demo`:
+    what `make demo` runs), the simulator's faults of that profile, without its latency."""
+    config = SimConfig(seed=seed, latency_scale=0.0)
+    if profile is not None:
+        config = SimConfig(seed=seed, profile=load_profile(profile), latency_scale=0.0)
+    with serving_simulator(config) as sim:
         code = main(["run", str(SAMPLE), "--run-dir", str(run_dir), "--base-url", sim.api_base,
                      "--searxng-url", sim.searxng_url, "--allow-private-urls", "--fetch-delay", "0"])
     assert code == 0, f"the simulated run on seed {seed} exited {code}"

@@ -241,8 +241,6 @@ RUN_FILE_WRITERS = {
     "workloads/claims/source.py": "the run's input-labels.yaml, a declared view (through store.atomic)",
     "report/gate.py": "the run's quarantine.json, a declared view (through store.atomic)",
     "wikidata/snapshot_writer.py": "fetch-edits' own sidecar (<output>.partial.jsonl); its output goes through the writer",
-    "review/export.py": "the desk's --export (checked by the writer in main before it runs; the desk's helper moves "
-                        "its write into fanout.store.outputs)",
     "cli/__init__.py": "standard output pointed at /dev/null when the reader has gone",
     "tools/extract_worker.py": "the worker's reply pipe",
     "tools/cache.py": "the SQLite tool cache",

@@ -37,9 +37,13 @@ def test_queue_lists_each_paused_edit_on_one_line_with_its_diff_against_the_pare
     assert main(["queue", str(sim_run), "--delta", "1"]) == 0
     head, *lines = capsys.readouterr().out.splitlines()
     report = build_report(sim_run, ReportOptions(thresholds=Thresholds(delta=1)))
-    paused = [d.rcid for d in report.decisions if d.outcome == "paused"]
+    paused = [row["rcid"] for row in report.table("human_queue")]  # least sure first, as the report's queue
+    assert sorted(paused) == sorted(d.rcid for d in report.decisions if d.outcome == "paused")
     assert head.startswith(f"{len(lines)} of {len(report.run.edits)} edits paused for a human (--pause 0.6, "
                            "--delta 1, --autopass 0.9); ")
+    assert head.endswith(f"; {len(lines)} of 12 edits wait for a human; least sure first (mean confidence)")
+    sure = [row["mean_confidence"] for row in report.table("human_queue")]
+    assert sure == sorted(sure)
     assert len(lines) == len(paused) > 0
     edits = sample_edits()
     for rcid, line in zip(paused, lines):

@@ -217,7 +217,8 @@ def simulated_report(chromium: str, simulated_runs: SimulatedRuns, tmp_path_fact
     Made only when a browser is there to read it (`chromium` first): a skipped browser test costs no run.
     """
     root = tmp_path_factory.mktemp("simulated")
-    run_dir = simulated_runs.copy(7, root / "run")
+    # the demo run: the README's picture is of what `make demo` shows
+    run_dir = simulated_runs.copy(7, root / "run", "demo")
     shutil.copyfile(TRUTH, root / TRUTH.name)
     # Relative paths, as a user in the run's folder types them: the screenshot shows no temporary directory.
     with pytest.MonkeyPatch.context() as patch:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from test_report_support import MODELS, run_from_table, write_run
 from fanout.report import ReportOptions, build_report, render_html, render_summary
 from fanout.cli import main
 from fanout.base.records import VerdictRecord
+from fanout.judging.policy import Thresholds
 
 TABLE = {
     1: ("plausible", "verified-high", "plausible"),  # unanimous accept
@@ -77,8 +79,8 @@ def test_json_tables_are_lists_of_flat_rows_with_one_set_of_columns(run_dir: Pat
     expected = {"health", "verdict_distribution", "pairwise_agreement", "overall_agreement", "model_agreement",
                 "verdicts", "committee",
                 "human_queue", "reliability", "calibration", "dawid_skene_confusion", "scores", "model_comparison",
-                "score_confusion", "cost", "policy_replay", "human_scores", "human_agreement", "trust",
-                "factuality", "claim_verdicts",
+                "score_confusion", "cost", "policy_replay", "human_scores", "human_agreement", "trust", "certificates",
+                "accuracy_ppi", "factuality", "claim_verdicts",
                 "team_roles", "team_workers", "team_sources", "team_rounds"}  # the team's: empty without one
     assert set(data["tables"]) == expected
     for name, rows in data["tables"].items():
@@ -225,9 +227,51 @@ def test_measured_confidence_passes_an_edit_on_its_own(tmp_path: Path) -> None:
     assert rows[1]["why"] == "mean confidence 1.00 >= --autopass 0.95"
 
 
+def test_the_mean_confidence_is_named_for_what_it_averages_stated_or_measured(tmp_path: Path) -> None:
+    """A run asked once averages stated confidences; a run asked with --samples averages stabilities: the queue's
+    column and the committee's cell say which, never "stated" for a figure the samples measured."""
+    stated = run_from_table(tmp_path / "stated", TABLE, cost=0.25)
+    records = [VerdictRecord.from_dict(json.loads(line)) for line in (stated / "checkpoint.jsonl").read_text().splitlines()]
+    for record in records:
+        record.confidence = 0.8 if record.verdict else None
+    write_run(stated, records)
+    measured = write_run(tmp_path / "measured", [dataclasses.replace(r, stability=1.0 if r.verdict else None)
+                                                 for r in records])
+    options = ReportOptions(thresholds=Thresholds(pause=0.9))  # every edit pauses: the queue lists them all
+    for run_dir, words in ((stated, "stated"), (measured, "stability")):
+        report = build_report(run_dir, options)
+        assert report.confidence_read == words
+        page = render_html(report)
+        assert f"<th>mean confidence ({words})</th>" in page  # the queue's column
+        cell = "mean stated confidence 0.80" if words == "stated" else "mean confidence (stability) 1.00"
+        assert f'<span class="muted">{cell}</span>' in page  # the committee's cell in the edit table
+
+
 def test_cli_refuses_thresholds_that_thresholds_refuse(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", str(run_dir), "--pause", "1.5"]) == 2
     assert capsys.readouterr().err == "fanout report: error: --pause must be from 0 to 1 (got 1.5).\n"
     assert main(["report", str(run_dir), "--pause", "0.95"]) == 2
     assert capsys.readouterr().err == "fanout report: error: --pause (0.95) must not be above --autopass (0.9).\n"
     assert not (run_dir / "report.json").exists()
+
+
+def test_each_verdicts_confidence_and_each_models_reliability_bins_are_in_the_json(tmp_path: Path) -> None:
+    import dataclasses
+
+    from test_report_support import make_record, write_run
+
+    stated = {(1, MODELS[0]): 0.95, (1, MODELS[1]): 0.85, (2, MODELS[0]): 0.75, (2, MODELS[1]): 0.15}
+    records = [dataclasses.replace(make_record(r, m, v), confidence=stated.get((r, m)))
+               for r, row in {1: ("plausible", "plausible", "incorrect"), 2: ("incorrect", "plausible", None)}.items()
+               for m, v in zip(MODELS, row)]
+    run_dir = write_run(tmp_path / "run", records)
+    (run_dir / "labels.yaml").write_text(yaml.safe_dump({"labels": [{"rcid": 1, "truth": "correct"},
+                                                                     {"rcid": 2, "truth": "incorrect"}]}))
+    data = build_report(run_dir).to_json()
+    verdicts = {(r["rcid"], r["model"]): (r["confidence"], r["confidence_kind"]) for r in data["tables"]["verdicts"]}
+    assert verdicts[(1, MODELS[0])] == (0.95, "stated confidence") and verdicts[(1, MODELS[2])] == (None, "none")
+    assert data["tables"]["committee"][0]["mean_confidence"] == pytest.approx(0.9)
+    bins = data["calibration_bins"][MODELS[1]]  # beta: right at 0.85, wrong at 0.15
+    assert [(b["low"], b["high"], b["n"], b["mean_confidence"], b["accuracy"]) for b in bins if b["n"]] == [
+        (0.1, pytest.approx(0.2), 1, 0.15, 0.0), (0.8, pytest.approx(0.9), 1, 0.85, 1.0)]
+    assert len(bins) == 10

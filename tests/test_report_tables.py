@@ -150,8 +150,9 @@ def test_the_json_of_a_one_edit_run_has_each_typed_row_s_fields_with_their_value
     }
     assert tables["verdicts"][1] == {
         "rcid": 7, "qid": "Q7", "property": "P31", "model": "m/b", "status": "ok", "verdict": "incorrect",
-        "stance": "reject", "truth": None, "cost_usd": 0.5, "prompt_tokens": 1000, "completion_tokens": 100, "turns": 3,
-        "tool_calls": 0, "sources": 0, "verified_never_fetched": 0, "duration_s": 2.0,
+        "stance": "reject", "confidence": None, "confidence_kind": "none", "truth": None, "cost_usd": 0.5,
+        "prompt_tokens": 1000, "completion_tokens": 100, "turns": 3, "tool_calls": 0, "sources": 0,
+        "verified_never_fetched": 0, "duration_s": 2.0,
     }
     assert [(r["model"], r["weight_source"]) for r in tables["reliability"]] == [("m/a", "dawid_skene"),
                                                                                  ("m/b", "dawid_skene")]

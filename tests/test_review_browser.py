@@ -9,6 +9,8 @@ tests skip (fail under CI) naming the package to install, as test_report_html do
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -17,14 +19,15 @@ import pytest_asyncio
 import yaml
 from aiohttp import web
 from loopback import serving
-from playwright.async_api import Browser, async_playwright
-from test_report_html import chromium_binary
+from playwright.async_api import Browser, Page, async_playwright
+from test_report_html import ARTIFACTS, chromium_binary
 
-from fanout.report import ReportOptions
+from fanout.report import ReportOptions, build_report
 from fanout.cli import main
 from fanout.judging.policy import Thresholds
 from fanout.review.desk import Desk
 from fanout.review.server import running_desk
+from fanout.store.reviews import Review, append_review
 from simulated import SimulatedRuns
 
 OPTIONS = ReportOptions(thresholds=Thresholds(delta=1))
@@ -42,8 +45,9 @@ def chromium() -> str:
 
 @pytest.fixture(scope="module")
 def sim_run(chromium: str, simulated_runs: SimulatedRuns, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The sample snapshot through the four default models against the simulator (seed 8, as test_queue_cli)."""
-    return simulated_runs.copy(8, tmp_path_factory.mktemp("review") / "run")
+    """The demo run (`make demo`: the sample snapshot through the four default models against the simulator's
+    `demo` profile, seed 7), so the desk's pictures in the docs are of the run the README's picture shows."""
+    return simulated_runs.copy(7, tmp_path_factory.mktemp("review") / "run", "demo")
 
 
 @pytest.fixture
@@ -77,61 +81,112 @@ def reviews(run_dir: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-async def test_a_reviewer_decides_three_edits_by_keyboard_changes_one_and_reloads(
+async def shown(page: Page, count: int) -> int:
+    """Wait until the desk has drawn its `count`-th edit in full (only then does a key decide it); its rcid."""
+    await page.wait_for_selector(f'body[data-drawn="{count}"]')
+    return int(await page.get_attribute("body", "data-shown") or 0)
+
+
+async def test_a_reviewer_decides_three_edits_by_keyboard_undoes_one_changes_another_and_reloads(
         browser: Browser, run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     async with running_desk(Desk(run_dir, OPTIONS), "ana", port=0) as url:
         page = await browser.new_page(viewport={"width": 1280, "height": 800})
         violations: list[str] = []
         page.on("console", lambda m: violations.append(m.text) if "Content Security Policy" in m.text else None)
+        page.on("pageerror", lambda e: violations.append(str(e)))
         await page.goto(url)
-        await page.wait_for_selector("#detail h2")
-        queue = await page.eval_on_selector_all("#edits li:not([hidden])", "els => els.map(e => +e.dataset.rcid)")
-        assert len(queue) >= 3
-        first, second, third = queue[:3]
-        assert await page.get_attribute("#edits li.current", "data-rcid") == str(first)
+        first = await shown(page, 1)
+        queue = await page.eval_on_selector_all("#edits li[data-rcid]", "els => els.map(e => +e.dataset.rcid)")
+        assert len(queue) == 12 and queue[0] == first  # to decide: every edit, in the working order
 
         await page.keyboard.press("a")
-        await page.wait_for_selector('body[data-saved="1"]')
+        second = await shown(page, 2)
         await page.keyboard.press("r")
-        await page.wait_for_selector('body[data-saved="2"]')
+        third = await shown(page, 3)
         await page.keyboard.press("n")
         await page.keyboard.type("source is offline")
         await page.keyboard.press("Escape")
         await page.keyboard.press("u")
-        await page.wait_for_selector('body[data-saved="3"]')
-        assert await page.get_attribute("#edits li.current", "data-rcid") == str(queue[3])
-        for _ in range(3):
-            await page.keyboard.press("k")
-        await page.wait_for_selector(f'#edits li.current[data-rcid="{first}"]')
-        await page.wait_for_selector("#detail h2")
+        fourth = await shown(page, 4)
+        assert [first, second, third, fourth] == queue[:4]  # each decision draws the next of the working order
+        await page.keyboard.press("z")  # took the unsure back: the third edit is drawn again, undecided
+        assert await shown(page, 5) == third
+        said = await page.text_content("#status")
+        assert said is not None and said.startswith(f"undone: unsure on {await label_of(page, third)} (Q")
+        await page.keyboard.press("u")
+        await shown(page, 6)
+        await page.select_option("#show", "decided")
+        assert await click_edit(page, first) == first
         await page.keyboard.press("r")  # changed her mind: the first edit is wrong after all
-        await page.wait_for_selector('body[data-saved="4"]')
+        await page.wait_for_selector('body[data-saved="5"]')
         counted = await page.text_content("#counts")
 
         await page.reload()
-        await page.wait_for_selector("#detail h2")
-        shown = {rcid: await page.get_attribute(f"#edit-{rcid}", "data-decision") for rcid in (first, second, third)}
-        assert shown == {first: "reject", second: "reject", third: "unsure"}
-        assert await page.text_content("#counts") == counted  # the page counted as the desk does
-        assert counted is not None and "(3 decided) · 12 edits · 3 decided in all" in counted
-        assert await page.text_content("#edits li.current .decision") == "reject"
-        history = await page.text_content("#detail .history")
-        assert history is not None and history.startswith("accept ana ") and " ← reject ana " in history
+        await page.wait_for_selector("body[data-drawn]")
+        decided = {rcid: await page.get_attribute(f"#edit-{rcid}", "data-decision") for rcid in (first, second, third)}
+        assert decided == {first: "reject", second: "reject", third: "unsure"}
+        assert await page.text_content("#counts") == counted  # the page counts as the desk does
+        await click_edit(page, third)
+        history = await drawn_history(page)
+        assert [h.split(" ")[0] for h in history] == ["unsure", "undo", "unsure"]  # oldest first, each with its time
+        assert "took back the decision of" in history[1] and history[0].endswith("“source is offline”")
         assert violations == []
         await page.screenshot(path=str(tmp_path / "desk.png"))
 
-    assert [(r["rcid"], r["decision"], r["note"], r["reviewer"]) for r in reviews(run_dir)] == [
-        (first, "accept", "", "ana"), (second, "reject", "", "ana"), (third, "unsure", "source is offline", "ana"),
-        (first, "reject", "", "ana")]
+    lines = reviews(run_dir)
+    assert [(r["rcid"], r["decision"]) for r in lines] == [
+        (first, "accept"), (second, "reject"), (third, "unsure"), (third, "undo"), (third, "unsure"), (first, "reject")]
+    assert lines[3]["undoes"] == lines[2]["time"] and lines[5]["drawn"] == "chosen"
     out = tmp_path / "reviewed.yaml"
     assert main(["review", str(run_dir), "--export", str(out)]) == 0
     labels = yaml.safe_load(out.read_text(encoding="utf-8"))["labels"]
-    assert [(e["rcid"], e["truth"]) for e in labels] == [(first, "incorrect"), (second, "incorrect")]
+    assert sorted((e["rcid"], e["truth"]) for e in labels) == sorted([(first, "incorrect"), (second, "incorrect")])
     capsys.readouterr()
     assert main(["report", str(run_dir), "--delta", "1"]) == 0
     summary = capsys.readouterr().out
     assert f"human decisions: {run_dir / 'reviews.jsonl'} (3 of 12 edits; 0 accept, 2 reject, 1 unsure; by ana)" in summary
-    assert "queue: 3 of " in summary and "committee: majority" in summary
+
+
+PLACED = """els => els.map(e => { const badge = e.querySelector(".decision").getBoundingClientRect(),
+  time = e.querySelector("time").getBoundingClientRect(); return [badge.top, time.top, badge.right <= time.left]; })"""
+
+
+async def drawn_history(page: Page) -> list[str]:
+    """The edit's decision history as drawn: each line's text, checked to be on screen in the order made with
+    each badge on the line of its time and before it (the issue's r-then-u badges drifted away from their times)."""
+    placed = await page.eval_on_selector_all("#detail ol.history li", PLACED)
+    assert [top for top, _, _ in placed] == sorted(top for top, _, _ in placed)
+    assert all(abs(badge - time) < 4 and before for badge, time, before in placed)
+    return list(await page.eval_on_selector_all("#detail ol.history li", "els => els.map(e => e.textContent)"))
+
+
+async def click_edit(page: Page, rcid: int) -> int:
+    """Click an edit in the list and wait until it is drawn in full."""
+    await page.wait_for_selector(f"#edit-{rcid}")
+    drawn = int(await page.get_attribute("body", "data-drawn") or 0)
+    await page.click(f"#edit-{rcid}")
+    await page.wait_for_function("([r, n]) => document.body.dataset.shown === String(r) && +document.body.dataset.drawn > n",
+                                 arg=[rcid, drawn])
+    return rcid
+
+
+async def label_of(page: Page, rcid: int) -> str:
+    return str(await page.evaluate(f"document.querySelector('#edit-{rcid} b').textContent"))
+
+
+async def test_holding_a_key_decides_the_edit_on_screen_once(browser: Browser, run_dir: Path) -> None:
+    async with running_desk(Desk(run_dir, OPTIONS), "ana", port=0) as url:
+        page = await browser.new_page(viewport={"width": 1280, "height": 800})
+        await page.goto(url)
+        first = await shown(page, 1)
+        for _ in range(12):  # a held key: the first keydown, then eleven auto-repeats (event.repeat)
+            await page.keyboard.down("a")
+        await page.keyboard.up("a")
+        await shown(page, 2)
+        await page.keyboard.press("a")
+        await shown(page, 3)
+    assert [(r["rcid"], r["decision"]) for r in reviews(run_dir)][:1] == [(first, "accept")]
+    assert len(reviews(run_dir)) == 2
 
 
 ATTACKER = """<!doctype html><title>cat pictures</title><script>
@@ -192,3 +247,154 @@ async def test_a_dns_rebinding_name_gets_421_and_cannot_post(browser: Browser, r
             }).then(r => r.status)""")
     assert status == 421
     assert reviews(run_dir) == []
+
+
+SHOTS = Path(os.environ["FANOUT_DESK_SCREENSHOTS"]).resolve() if os.environ.get("FANOUT_DESK_SCREENSHOTS") else None
+"""A folder (docs/ under `make screenshot`) the layout test copies its screenshots into."""
+LAYOUT = """() => {
+  const box = s => { const r = document.querySelector(s).getBoundingClientRect();
+                     return [Math.round(r.left), Math.round(r.top), Math.round(r.right), Math.round(r.bottom)]; };
+  return { scroll: [document.documentElement.scrollWidth, window.innerWidth, window.innerHeight],
+           buttons: ["accept", "reject", "unsure"].map(d => box(`button[data-decision=${d}]`)),
+           undo: box("#undo"), note: box("#note") };
+}"""
+
+
+@pytest.mark.parametrize(("width", "height"), [(1280, 800), (390, 844)])
+async def test_the_desk_fits_a_desktop_and_a_phone_with_its_buttons_on_screen(
+        browser: Browser, run_dir: Path, width: int, height: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No sideways scroll on the list, on an edit or on its transcript; the three decisions and undo inside the
+    window; a note box as wide as the edit's column; screenshots of both (make screenshot copies them into docs/).
+    The desk runs with the report's defaults, as `fanout review` does: its counts are the demo's (4 of 12 edits
+    wait for a human), with one edit the committee decided already checked by a person."""
+    append_review(run_dir, Review(2540801101, "reject", "born 1952, not 1852: the diff changes the century", "ana"))
+    monkeypatch.chdir(run_dir.parent)  # the run as a user names it, not a temporary path: the picture is the docs'
+    async with running_desk(Desk(Path(run_dir.name), ReportOptions()), "ana", port=0) as url:
+        page = await browser.new_page(viewport={"width": width, "height": height})
+        await page.goto(url)
+        await shown(page, 1)
+        counts = await page.text_content("#counts")
+        ARTIFACTS.mkdir(exist_ok=True)
+        shots = [ARTIFACTS / f"review-desk-{width}.png"]
+        await page.screenshot(path=str(shots[0]))
+        listed = await page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+        await click_edit(page, int(await page.get_attribute("#edits li[data-rcid]", "data-rcid") or 0))
+        layout = await page.evaluate(LAYOUT)
+        if width < 760:
+            shots.append(ARTIFACTS / f"review-desk-{width}-edit.png")
+            await page.screenshot(path=str(shots[1]))
+        rcids = await page.evaluate("fetch('/api/edits').then(r => r.json()).then(d => d.edits.map(e => e.rcid))")
+        wide = {}
+        for rcid in rcids:  # every transcript: long source URLs and tool arguments wrap on each
+            await page.goto(url + f"edits/{rcid}")
+            wide[rcid] = await page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert counts is not None and counts.startswith("4 of 12 edits wait for a human · 1 of 12 decided by people")
+    assert listed == [width, width] and len(wide) == 12 and set(map(tuple, wide.values())) == {(width, width)}
+    assert layout["scroll"] == [width, width, height]
+    for left, top, right, bottom in [*layout["buttons"], layout["undo"]]:
+        assert 0 <= left < right <= width and 0 <= top < bottom <= height
+    left, _, right, _ = layout["note"]
+    assert right - left >= min(width - 40, 800)
+    if SHOTS:
+        for shot in shots:
+            shutil.copyfile(shot, SHOTS / shot.name)
+
+
+async def test_the_list_shows_the_stance_filters_by_stance_and_disagreement_and_groups_by_editor(
+        browser: Browser, run_dir: Path) -> None:
+    async with running_desk(Desk(run_dir, OPTIONS), "ana", port=0) as url:
+        page = await browser.new_page(viewport={"width": 1280, "height": 800})
+        await page.goto(url)
+        await shown(page, 1)
+        rows = {r["rcid"]: r for r in await page.evaluate("fetch('/api/edits').then(r => r.json()).then(d => d.edits)")}
+        texts = await page.eval_on_selector_all("#edits li[data-rcid] .stance", "els => els.map(e => e.textContent)")
+        assert all("passed" not in t for t in texts) and len(texts) == 12
+        for stance in ("accept", "reject"):
+            await page.select_option("#stance", stance)
+            listed = await page.eval_on_selector_all("#edits li[data-rcid]", "els => els.map(e => +e.dataset.rcid)")
+            assert sorted(listed) == sorted(r for r, row in rows.items() if row["stance"] == stance)
+        await page.select_option("#stance", "any")
+        await page.select_option("#models", "split")
+        listed = await page.eval_on_selector_all("#edits li[data-rcid]", "els => els.map(e => +e.dataset.rcid)")
+        assert sorted(listed) == sorted(r for r, row in rows.items() if row["split"]) and listed
+        await page.select_option("#models", "any")
+        await page.select_option("#group", "editor")
+        groups = await page.eval_on_selector_all("#edits li.group b", "els => els.map(e => e.textContent)")
+        editors = {row["editor"]["name"] for row in rows.values()}
+        assert sorted(groups) == sorted(editors)
+        first_group = await page.text_content("#edits li.group")
+        assert first_group is not None and " to decide" in first_group
+
+
+async def test_a_finished_queue_says_so_and_each_models_kappa_follows_the_decisions(
+        browser: Browser, run_dir: Path) -> None:
+    async with running_desk(Desk(run_dir, OPTIONS), "ana", port=0) as url:
+        page = await browser.new_page(viewport={"width": 1280, "height": 800})
+        await page.goto(url)
+        await shown(page, 1)
+        count = 0
+        await page.select_option("#show", "queue")
+        paused = await page.eval_on_selector_all("#edits li[data-rcid]", "els => els.map(e => +e.dataset.rcid)")
+        assert paused and await page.get_attribute("body", "data-finished") == "0"
+        await click_edit(page, paused[0])
+        for n, _ in enumerate(paused, start=1):  # after each decision the desk draws the next paused edit
+            drawn = int(await page.get_attribute("body", "data-drawn") or 0)
+            await page.keyboard.press("r")
+            await page.wait_for_selector(f'body[data-saved="{n}"]')
+            await shown(page, drawn + 1)
+            count = n
+        assert sorted(r["rcid"] for r in reviews(run_dir)) == sorted(paused)
+        await page.wait_for_selector('body[data-finished="1"]')
+        finished = await page.text_content("#finished")
+        assert finished is not None and finished.startswith(f"Queue finished: all {len(paused)} paused edits are decided.")
+        counts = await page.text_content("#counts")
+        assert counts is not None and counts.startswith(f"no edit waits for a human ({len(paused)} paused, all decided")
+        await page.click("#people summary")
+        kappas = await page.eval_on_selector_all("#kappas tbody tr", "els => els.map(e => e.lastChild.textContent)")
+        assert kappas == [str(len(paused))] * 4 and count == len(paused)
+    capsys_report = build_report(run_dir, OPTIONS)
+    assert capsys_report.totals["waiting_for_human"] == 0  # the report counts the same decided edits
+
+
+async def test_the_transcripts_back_link_returns_to_the_edit_in_the_view_it_was_in(browser: Browser, run_dir: Path) -> None:
+    async with running_desk(Desk(run_dir, OPTIONS), "ana", port=0) as url:
+        page = await browser.new_page(viewport={"width": 1280, "height": 800})
+        await page.goto(url)
+        await shown(page, 1)
+        await page.select_option("#group", "editor")
+        listed = await page.eval_on_selector_all("#edits li[data-rcid]", "els => els.map(e => +e.dataset.rcid)")
+        target = listed[3]
+        await click_edit(page, target)
+        await page.keyboard.press("o")
+        await page.wait_for_url(f"{url}edits/{target}")
+        await page.click("text=← the desk")
+        await page.wait_for_selector(f'body[data-shown="{target}"]')
+        assert page.url == f"{url}#edit-{target}"
+        assert await page.get_attribute("#edits li.current", "data-rcid") == str(target)
+        assert await page.input_value("#group") == "editor"
+        banner = await page.text_content("#simulated")
+        assert banner is not None and banner.startswith("Simulated run: the verdicts come from fanout's offline simulator")
+
+
+async def test_new_edits_appear_without_a_reload_and_run_text_stays_text(browser: Browser, run_dir: Path) -> None:
+    import dataclasses
+
+    from fanout.report.run_data import load_run
+
+    template = load_run(run_dir).records[0]
+    evil = '<img src=x onerror="document.body.dataset.owned=1">'
+    added = [dataclasses.replace(r, edit_rcid=999, qid=evil, edit_revid=None) for r in load_run(run_dir).records[:4]]
+    assert template.edit_rcid != 999
+    async with running_desk(Desk(run_dir, OPTIONS), "ana", port=0) as url:
+        page = await browser.new_page(viewport={"width": 1280, "height": 800})
+        await page.goto(url)
+        await shown(page, 1)
+        assert await page.query_selector("#edit-999") is None
+        with (run_dir / "checkpoint.jsonl").open("a", encoding="utf-8") as log:  # a `fanout watch` grows the run
+            for record in added:
+                log.write(json.dumps(record.to_dict()) + "\n")
+        await page.wait_for_selector("#edit-999", timeout=20_000)  # the next poll brings it
+        assert await page.text_content("#edit-999 b") == evil
+        assert await page.query_selector("#edits img") is None and await page.get_attribute("body", "data-owned") is None
+        counts = await page.text_content("#counts")
+        assert counts is not None and " of 13 decided by people" in counts

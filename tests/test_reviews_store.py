@@ -119,3 +119,32 @@ def test_no_output_option_can_write_over_the_reviews_or_their_torn_tails(tmp_pat
         with pytest.raises(ConfigError, match=f"--export {folder / name} would write over the run's {name}"):
             refuse_run_file(folder / name, "--export")
     refuse_run_file(folder / "reviews.yaml", "--export")  # an export of the decisions beside them is fine
+
+
+def test_an_undo_is_one_more_line_and_the_decision_before_it_stands_again(tmp_path: Path) -> None:
+    folder = run_dir(tmp_path)
+    append_review(folder, Review(1, "accept", "", "ana", "2026-11-27T00:00:01Z", drawn="random"))
+    append_review(folder, Review(1, "reject", "", "ana", "2026-11-27T00:00:02Z", drawn="chosen"))
+    append_review(folder, Review(2, "unsure", "", "ana", "2026-11-27T00:00:03Z"))
+    append_review(folder, Review(1, "undo", "", "ana", "2026-11-27T00:00:04Z", undoes="2026-11-27T00:00:02Z"))
+    append_review(folder, Review(2, "undo", "", "ana", "2026-11-27T00:00:05Z", undoes="2026-11-27T00:00:03Z"))
+    lines = [json.loads(line) for line in (folder / "reviews.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert lines[0] == {"rcid": 1, "decision": "accept", "note": "", "reviewer": "ana", "time": "2026-11-27T00:00:01Z",
+                        "drawn": "random"}
+    assert "drawn" not in lines[2] and "undoes" not in lines[2]  # optional fields: left out when empty
+    assert lines[3] == {"rcid": 1, "decision": "undo", "note": "", "reviewer": "ana", "time": "2026-11-27T00:00:04Z",
+                        "undoes": "2026-11-27T00:00:02Z"}
+    log = read_reviews(folder)
+    assert {rcid: (r.decision, r.drawn) for rcid, r in log.latest.items()} == {1: ("accept", "random")}
+    assert len(log.history) == 5 and [r.decision for r in log.decisions] == ["accept", "reject", "unsure"]
+    assert log.truth() == {1: "correct"} and log.skipped == 0
+
+
+@pytest.mark.parametrize("line", [
+    b'{"rcid": 1, "decision": "accept", "note": "", "reviewer": "", "time": "t", "drawn": "lucky"}',
+    b'{"rcid": 1, "decision": "undo", "note": "", "reviewer": "", "time": "t", "undoes": 5}',
+])
+def test_an_optional_field_of_the_wrong_kind_makes_the_line_skipped(tmp_path: Path, line: bytes) -> None:
+    folder = run_dir(tmp_path)
+    (folder / "reviews.jsonl").write_bytes(line + b"\n")
+    assert read_reviews(folder).skipped == 1 and read_reviews(folder).history == []

@@ -100,7 +100,8 @@ def test_queue_csv_has_one_row_per_paused_edit_with_the_report_csv_columns(tmp_p
     report_csv = build_report(run_dir).edit_table().csv().splitlines()
     assert lines[0] == report_csv[0]
     assert [int(line.split(",")[0]) for line in lines[1:]] == [row["rcid"] for row in data["queue"]]
-    assert lines[1:] == [line for line in report_csv[1:] if int(line.split(",")[0]) in {r["rcid"] for r in data["queue"]}]
+    by_rcid = {int(line.split(",")[0]): line for line in report_csv[1:]}
+    assert lines[1:] == [by_rcid[r["rcid"]] for r in data["queue"]]  # the report's rows, in the queue's order
 
 
 def test_queue_json_to_a_file_writes_it_and_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

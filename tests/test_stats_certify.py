@@ -151,8 +151,8 @@ def test_fewer_decisions_than_can_pass_is_too_few_to_certify() -> None:
     checked = ten_accepts()[:7]
     cert = certify(checked, run_of(checked), stance="accept", target_agreement=0.8, risk=0.2)
     assert (cert.steps, cert.threshold, cert.decisions) == ((), None, 7)
-    assert cert.why.startswith("too few decisions to certify auto-accept: 7 with a human decision, at least 8 "
-                               "needed even if all agree (80 % agreement at risk 0.2); about ")
+    assert cert.why.startswith("too few decisions to certify auto-accept: 7 random human decisions of its edits, "
+                               "at least 8 needed even if all agree (80 % agreement at risk 0.2); about ")
 
 
 def test_no_decision_at_all_certifies_nothing_and_projects_nothing() -> None:
@@ -160,8 +160,8 @@ def test_no_decision_at_all_certifies_nothing_and_projects_nothing() -> None:
     assert cert == Certificate(
         stance="accept", target_agreement=0.95, risk=0.1, threshold=None, coverage=0.0, decided_alone=0,
         rests_on=0, disagreements=0, agreement_bound=None, decisions=0, observed_agreement=None, more_needed=None,
-        steps=(), why="too few decisions to certify auto-accept: 0 with a human decision, at least 45 needed even "
-                      "if all agree (95 % agreement at risk 0.1)")
+        steps=(), why="too few decisions to certify auto-accept: 0 random human decisions of its edits, at least 45 "
+                      "needed even if all agree (95 % agreement at risk 0.1)")
 
 
 def test_items_without_a_stance_or_a_confidence_are_never_decided_alone() -> None:

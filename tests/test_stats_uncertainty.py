@@ -47,3 +47,16 @@ def test_a_statistic_undefined_in_most_resamples_has_no_interval() -> None:
 def test_patterns_must_cover_the_bootstrapped_edits() -> None:
     with pytest.raises(ValueError, match="2 patterns for a bootstrap over 3 edits"):
         Bootstrap(3).interval([("a", "a"), ("b", "b")], weighted_kappa)
+
+
+def test_the_paired_difference_interval_matches_altmans_worked_example() -> None:
+    from fanout.stats.uncertainty import paired_difference_interval
+
+    # Altman et al., Statistics with Confidence (2000), table 6.2: 14 both, 5 first only, 0 second only, 22 neither;
+    # first - second = 5/41 = 0.122, 95 % interval 0.011 to 0.226 by Newcombe's method
+    low, high = paired_difference_interval(14, 5, 0, 22) or (0.0, 0.0)
+    assert (round(-high, 3), round(-low, 3)) == (0.011, 0.226)  # this function gives second - first
+    assert paired_difference_interval(14, 0, 5, 22) == pytest.approx((0.01148324138303325, 0.2264926843512112))
+    assert paired_difference_interval(0, 0, 0, 0) is None
+    low, high = paired_difference_interval(3, 0, 0, 0) or (0.0, 0.0)
+    assert low < 0 < high and low == -high  # three alike: no difference seen, and little known

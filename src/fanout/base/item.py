@@ -177,6 +177,19 @@ class Prompt:
     """The system prompt's name in a record's transcript, which shows its hash instead of its text: `SIFT`."""
 
 
+class Editor(NamedTuple):
+    """Who made an item, as far as the input says: patrollers work per editor as much as per edit."""
+
+    name: str | None
+    """A user name or an IP address; None when the input hides it (revision deletion)."""
+    anonymous: bool
+    """An IP address or a temporary account, not a registered user."""
+    new: bool
+    """Tagged as a new editor's edit (Wikidata's "new editor changing statement" filters)."""
+    edit_count: int | None = None
+    """The editor's edit count, where the input has it; None when it does not."""
+
+
 class Change(NamedTuple):
     """One item in words, as the report, the queue and the review desk show it; None where it has no such part.
 
@@ -204,6 +217,12 @@ class Change(NamedTuple):
     text came from. None for an edit: the report links its Wikidata diff from the record's revision."""
     link_text: str | None = None
     """What `link` is, in a word or two for the link's text (`source`)."""
+    editor: Editor | None = None
+    """Who made it, when the input says."""
+    history_url: str | None = None
+    """Where people see the item's history (a Wikidata item's revision history)."""
+    undo_url: str | None = None
+    """Where people take the change back (a Wikidata edit's undo), when the input names what it replaced."""
 
 
 class Workload(Protocol[ItemT]):

@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None, *, transport: httpx.AsyncBaseTransport |
 
 
 def command_parser(name: str, available: dict[str, tuple[str, str]] | None = None,
-                   ) -> tuple[ModuleType, argparse.ArgumentParser]:
+                   ) -> tuple[ModuleType, OneLineErrorParser]:
     """A command's module and its parser, as main builds them (the tests generated from the command table walk
     these: every command and every output option it declares)."""
     listed = available or _available_commands()

@@ -1,14 +1,20 @@
-"""The committee's options, shared by `fanout report` and `fanout queue` so both queue the same edits."""
+"""The committee's options, shared by `fanout report`, `queue`, `review` and `compare` so all decide the same edits.
+
+The thresholds are plain argparse options; --target-agreement and --risk are
+declared once (fanout.report.guarantee.GuaranteeSettings, fanout.base.declare)
+and added from that declaration.
+"""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from fanout.base.declare import given_values, options_of
+from fanout.base.declare import check_declared, given_values, options_of
 from fanout.base.errors import ConfigError
-from fanout.cli.declared import add_options, options_from_args
+from fanout.cli.declared import add_declared, add_options, options_from_args
 from fanout.judging.policy import Thresholds
+from fanout.report.guarantee import GuaranteeSettings
 
 
 THRESHOLDS_ENVIRONMENT = ("JUDGE_PAUSE_THRESHOLD, JUDGE_DELTA_THRESH, JUDGE_MIN_CONF_FOR_AUTOPASS: the defaults of "
@@ -31,6 +37,7 @@ def add_committee_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rule-violations", choices=("abstain", "count"), default="abstain",
                         help="a verified-high/-low verdict with no verified source: abstain = it casts no "
                              "committee vote (default), count = it votes like any other")
+    add_declared(parser, GuaranteeSettings)
 
 
 def committee_settings(args: argparse.Namespace) -> dict[str, Any]:
@@ -48,6 +55,7 @@ def committee_settings(args: argparse.Namespace) -> dict[str, Any]:
         "sources": sources,
         "rule_violations": args.rule_violations,
         "calibrate": args.calibrate,
+        "guarantee": guarantee_settings(args),
     }
 
 
@@ -60,3 +68,11 @@ def thresholds_from(args: argparse.Namespace) -> tuple[Thresholds, dict[str, str
             option.check(options[name], options.label(name))
     thresholds = Thresholds(**given_values(options, Thresholds))
     return thresholds, {name: source for name, source in options.sources.items() if not source.startswith("-")}
+
+
+def guarantee_settings(args: argparse.Namespace) -> GuaranteeSettings:
+    """--target-agreement and --risk as given, each checked (a message names the flag)."""
+    options = options_from_args(args, GuaranteeSettings, environ={})
+    settings = GuaranteeSettings(**given_values(options, GuaranteeSettings))
+    check_declared(settings, options.sources)
+    return settings

@@ -27,7 +27,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_a", type=Path, metavar="RUN_A", help="the first run directory (A)")
     parser.add_argument("run_b", type=Path, metavar="RUN_B", help="the second run directory (B)")
     parser.add_argument("--labels", type=Path, metavar="FILE",
-                        help="ground truth for both runs (default: each run directory's labels.yaml or sim-labels.yaml)")
+                        help="ground truth for both runs (default: each run directory's own labels.yaml or "
+                             "sim-labels.yaml, each run scored with its own; the output names which)")
     add_output(parser, "--json", nargs="?", const=STDOUT, metavar="OUT", ours=is_compare_json,
                help=f"write the comparison as JSON to OUT (bare or {STDOUT}: standard output)")
     add_output(parser, "--html", metavar="OUT", type=Path, ours=is_compare_html,
@@ -49,6 +50,7 @@ def is_compare_html(head: bytes) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    from fanout.engine.settings import RunSettings
     from fanout.report import ReportOptions, build_report
     from fanout.report.compare_view import compare_reports, comparison_html, render_comparison
 
@@ -63,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--html needs a file, not -")
     options = ReportOptions(labels_path=args.labels, **committee_settings(args))
     a, b = build_report(args.run_a, options), build_report(args.run_b, options)
-    comparison = compare_reports(a, b)
+    # the view may not import the engine: the settings that change results come from here
+    comparison = compare_reports(a, b, RunSettings.results_keys())
     if comparison.shared == 0:
         raise ConfigError(f"{args.run_a} and {args.run_b} have no edit in common; compare runs over the same snapshot.")
     notes = sys.stderr if json_out == STDOUT_PATH else sys.stdout

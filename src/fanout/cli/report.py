@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fanout.cli.terminal import say
 from fanout.cli.committee_options import THRESHOLDS_ENVIRONMENT, add_committee_options, committee_settings
@@ -13,6 +14,13 @@ from fanout.cli.epilog import BAD_INPUT, epilog
 from fanout.base.errors import ConfigError
 from fanout.cli.outputs import add_output, outputs_of
 
+if TYPE_CHECKING:
+    from fanout.report import Report
+
+CSV_TABLES = {"edits": "", "accuracy": "accuracy_ppi", "certificates": "certificates"}
+"""--csv-table's choices: the edit table, or a report table by its JSON name."""
+CSV_HEADS = (b"rcid,qid,item,", b'"rcid","qid","item",', b"subject,kind,proxy,", b"rule,stance,target_agreement,")
+"""How each table --csv writes begins: an earlier report's CSV, which a new one may replace."""
 DEFAULT_HTML = "report.html"
 DEFAULT_JSON = "report.json"
 DEFAULT_CSV = "report.csv"
@@ -49,6 +57,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help=f"write one row per edit (item, property, old → new, diff link, the truth with --labels, "
                              f"each model's verdict and cost, the committee's decision and why) to OUT as CSV "
                              f"(default RUN_DIR/{DEFAULT_CSV}; {STDOUT}: standard output)")
+    parser.add_argument("--csv-table", choices=tuple(CSV_TABLES), default="edits",
+                        help="what --csv writes: edits (one row per edit, the default), accuracy (each model's and "
+                             "committee rule's accuracy from few labels: labels only, PPI and PPI++ with their "
+                             "intervals) or certificates (auto-accept's and auto-reject's)")
     parser.add_argument("--project", type=int, default=500, metavar="N",
                         help="project the cost of N more edits at the observed rates (default 500)")
     add_committee_options(parser)
@@ -100,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         text = json.dumps(report.to_json(), indent=1, ensure_ascii=False, allow_nan=False)
         written.append(writer.write(outputs["--json"], "--json", text, OURS["--json"]))
     if "--csv" in outputs:
-        written.append(writer.write(outputs["--csv"], "--csv", report.edit_table().csv(), OURS["--csv"]))
+        written.append(writer.write(outputs["--csv"], "--csv", csv_text(report, args.csv_table), OURS["--csv"]))
     if "--html" in outputs:
         writer.check(outputs["--html"], "--html", OURS["--html"])
         page, *edit_pages = write_html_report(report, outputs["--html"])
@@ -117,14 +129,26 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def csv_text(report: Report, choice: str) -> str:
+    """The CSV --csv-table asks for; ConfigError when that table has no row yet (an empty file says nothing)."""
+    name = CSV_TABLES[choice]
+    if not name:
+        return report.edit_table().csv()
+    table = report.tables[name]
+    if not table.rows:
+        raise ConfigError(f"--csv-table {choice}: no rows yet: nobody has decided an edit of this run (reviews.jsonl "
+                          "of `fanout review`, or a labels file), so there is nothing to certify or estimate")
+    return table.csv()
+
+
 def _is_json_report(head: bytes) -> bool:
     """What run() writes: json.dumps(report.to_json(), indent=1), whose first key is fanout_version."""
     return head.startswith(b'{\n "fanout_version": ')
 
 
 def _is_csv_report(head: bytes) -> bool:
-    """What --csv writes: the edit table, whose header starts with the edit's rcid, qid and item."""
-    return head.startswith((b"rcid,qid,item,", b'"rcid","qid","item",'))
+    """What --csv writes: the edit table (its header starts with rcid, qid and item) or another --csv-table."""
+    return head.startswith(CSV_HEADS)
 
 
 def _is_html_report(head: bytes) -> bool:

@@ -20,14 +20,15 @@ from fanout.base.records import VerdictRecord
 from fanout.judging.policy import Aspect, aspect_of
 from fanout.judging.policy_file import PolicySpec
 from fanout.judging.registry import recorded_strategy
-from fanout.judging.scales import ACCEPT, REJECT, STANCES, UNSURE
+from fanout.judging.scales import ACCEPT, REJECT, STANCES, UNSURE, stance
 from fanout.judging.strategy import Answer, Settlement
 from fanout.llm.cost import cache_savings
 from fanout.llm.models import KNOWN_MODELS
 from fanout.report.change import Change, describe_run
-from fanout.report.columns import CommitteeRow, Context
+from fanout.report.columns import CommitteeRow, Context, confidence_read
 from fanout.report.document import ReportOptions
 from fanout.report.fmt import short_names
+from fanout.report.guarantee import People, run_order_seed, who_decided
 from fanout.report.run_data import EditInfo, RunData
 from fanout.report.truth import Labels
 from fanout.judging.policy import is_term_diff
@@ -58,6 +59,8 @@ from fanout.stats.decisions import (
     set_aside_rule,
     vote_weights,
 )
+from fanout.stats.certify import Certificate
+from fanout.stats.guarantee import AccuracyRow, accuracy_rows, apply_certificates, certify_committee
 from fanout.stats.replay import ReplayInput, replay_table
 from fanout.stats.scoring import committee_scores, compare_models, model_score, own_predictions, strategy_scores
 from fanout.stats.spend import ModelCost, model_costs
@@ -108,7 +111,8 @@ class Basis:
 
     @cached_property
     def ctx(self) -> Context:
-        return Context(short_names(self.run.models), self.options.project_edits, self.described.changes)
+        return Context(short_names(self.run.models), self.options.project_edits, self.described.changes,
+                       confidence_read=confidence_read(self.run.records, calibrated=bool(self.applied)))
 
     @cached_property
     def verdicts(self) -> dict[int, dict[str, str | None]]:
@@ -161,8 +165,39 @@ class Basis:
             self.stances, self.run.models, weights=held_out_weights(*self.weights, self.stances, self.truth),
             consensus=self.consensus, policy=applied_policy(options.policy, self.consensus), ballots=ballots,
             thresholds=options.thresholds, settlements=settlements(self.run), set_aside=self._set_aside())
+        if options.guarantee.applied:  # --target-agreement: the certificates decide what passes alone
+            apply_certificates(decisions, self._certify(decisions))
         say_calibrated(decisions, ballots, self.applied)
         return decisions
+
+    @cached_property
+    def people(self) -> People:
+        """Who decided (reviews.jsonl, else a labels file), and which decisions are the random sample."""
+        return who_decided(self.run.run_dir, [e.rcid for e in self.run.edits], self.reviews, self.labels,
+                           run_order_seed(self.run.manifest))
+
+    @cached_property
+    def certificates(self) -> dict[str, Certificate]:
+        """Auto-accept's and auto-reject's certificates at the target asked (or the default one, shown only)."""
+        return self._certify(self.decisions)  # the rule reads what apply_certificates leaves as it was
+
+    def _certify(self, decisions: list[EditDecision]) -> dict[str, Certificate]:
+        g = self.options.guarantee
+        return certify_committee(decisions, self.people.stances, self.people.sample, target_agreement=g.target,
+                                 risk=g.risk)
+
+    @cached_property
+    def own_stances(self) -> dict[int, dict[str, str | None]]:
+        """rcid -> model -> the stance of its verdict as given (what each model's own accuracy scores)."""
+        return {rcid: {m: stance(r.verdict) for m, r in recs.items()} for rcid, recs in self.by_edit.items()}
+
+    @cached_property
+    def accuracy_from_few(self) -> list[AccuracyRow]:
+        """Each model's and committee rule's accuracy by PPI++ on the random sample; none without one."""
+        people = self.people
+        if not people.sample:
+            return []
+        return accuracy_rows(self.run.models, self.own_stances, self.decisions, people.stances, people.sample)
 
     def _ballots(self) -> dict[int, dict[str, Ballot]]:
         return {rcid: {m: ballot(r, s) for m, r in self.by_edit[rcid].items() if (s := given[m]) is not None}

@@ -37,7 +37,8 @@ def build_report(run_dir: Path, options: ReportOptions | None = None) -> Report:
     generated = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return Report(basis.run, options, basis.labels, basis.consensus, basis.decisions, basis.costs, tables,
                   report_totals(basis, tables), report_notes(basis), generated, basis.described.changes,
-                  reviews=basis.reviews, calibration_bins=calibration_bins(basis))
+                  reviews=basis.reviews, calibration_bins=calibration_bins(basis), people=basis.people,
+                  confidence_read=basis.ctx.confidence_read)
 
 
 def read_run(run_dir: Path, options: ReportOptions) -> ReadRun:
@@ -58,6 +59,8 @@ def report_totals(basis: Basis, tables: ReportTables) -> dict[str, Any]:
         "records": len(run.records),
         "with_verdict": sum(r.verdict is not None for r in run.records),
         "needs_human": len(tables["human_queue"]),
+        "paused_decided_by_human": sum(row.human is not None for row in tables["human_queue"].rows),
+        "waiting_for_human": sum(row.human is None for row in tables["human_queue"].rows),
         **{outcome.replace("-", "_"): sum(d.outcome == outcome for d in decisions) for outcome in OUTCOMES},
         "labelled_edits": sum(rcid in basis.truth for rcid in basis.by_edit),
         "human_decided_edits": sum(rcid in basis.human for rcid in basis.by_edit),

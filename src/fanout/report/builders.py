@@ -14,21 +14,26 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from fanout.base.records import VerdictRecord
+from fanout.judging.policy import confidence, confidence_kind
 from fanout.judging.scales import stance
 from fanout.report.basis import Basis
 from fanout.report.columns import (
     HUMAN_AGREEMENT_COLUMNS,
     OVERALL_COLUMNS,
+    CertificateRow,
     ConfusionRow,
+    PpiRow,
     ReliabilityRow,
     TrustRow,
     VerdictRow,
     calibration_columns,
+    certificate_columns,
     comparison_columns,
     cost_columns,
     distribution_columns,
     health_columns,
     pairwise_columns,
+    ppi_columns,
     queue_columns,
     reliability_columns,
     replay_columns,
@@ -38,7 +43,11 @@ from fanout.report.columns import (
 from fanout.report.table import Table
 from fanout.stats.agreement import model_agreement, overall_agreement, pairwise_agreement, verdict_distribution
 from fanout.stats.calibration import CalibrationRow
+from fanout.stats.certify import Certificate
+from fanout.stats.guarantee import AccuracyRow
+from fanout.stats.ppi import MeanEstimate
 from fanout.stats.dawid_skene import DawidSkene
+from fanout.stats.decisions import least_sure_first
 from fanout.stats.human_decisions import human_agreement, human_scores
 from fanout.stats.model_health import claimed_unfetched, model_health
 from fanout.stats.scoring import score_confusion
@@ -107,7 +116,9 @@ def committee(b: Basis) -> Table[Any]:
 
 @table("human_queue")
 def human_queue(b: Basis) -> Table[Any]:
-    return Table(queue_columns(b.ctx), [row for row in b.committee_rows if row.needs_human])
+    """The paused edits, least sure first (fanout.stats.decisions.LEAST_SURE_FIRST): the order of every queue."""
+    rows = {row.rcid: row for row in b.committee_rows}
+    return Table(queue_columns(b.ctx), [rows[d.rcid] for d in least_sure_first(b.decisions) if d.needs_human])
 
 
 @table("reliability")
@@ -169,6 +180,44 @@ def trust(b: Basis) -> Table[Any]:
     return Table(trust_columns(b.ctx), trust_rows(b.run.models, b.model_scores, b.costs, b.calibration))
 
 
+@table("certificates")
+def certificates(b: Basis) -> Table[Any]:
+    """Auto-accept's and auto-reject's certificates; none when nobody decided and none were asked for."""
+    applied = b.options.guarantee.applied
+    if b.people.source is None and not applied:
+        return Table(certificate_columns(), [])
+    return Table(certificate_columns(), [certificate_row(c, applied) for c in b.certificates.values()])
+
+
+@table("accuracy_ppi")
+def accuracy_ppi(b: Basis) -> Table[Any]:
+    """Each model's and committee rule's accuracy from the random human decisions plus every verdict."""
+    return Table(ppi_columns(b.ctx), [ppi_row(r) for r in b.accuracy_from_few])
+
+
+def certificate_row(c: Certificate, applied: bool) -> CertificateRow:
+    return CertificateRow(
+        rule=c.rule, stance=c.stance, target_agreement=c.target_agreement, risk=c.risk, applied=applied,
+        certified=c.certified, threshold=c.threshold, coverage=c.coverage, decided_alone=c.decided_alone,
+        rests_on=c.rests_on, disagreements=c.disagreements, agreement_bound=c.agreement_bound,
+        decisions=c.decisions, observed_agreement=c.observed_agreement, more_needed=c.more_needed, why=c.why)
+
+
+def ppi_row(r: AccuracyRow) -> PpiRow:
+    e = r.estimate
+    (lo, lo_low, lo_high), (pp, pp_low, pp_high), (plus, plus_low, plus_high) = map(
+        _three, (e.classical, e.ppi, e.ppi_plus))
+    return PpiRow(
+        subject=r.subject, kind=r.kind, proxy=r.proxy, labelled=e.labelled, unlabelled=e.unlabelled,
+        labels_only=lo, labels_only_low=lo_low, labels_only_high=lo_high, ppi=pp, ppi_low=pp_low, ppi_high=pp_high,
+        ppi_plus=plus, ppi_plus_low=plus_low, ppi_plus_high=plus_high,
+        lam=e.lam, narrower=e.narrower, worth=e.worth, few=r.few, why=e.why)
+
+
+def _three(m: MeanEstimate | None) -> tuple[float | None, float | None, float | None]:
+    return (None, None, None) if m is None else (m.estimate, m.low, m.high)
+
+
 def verdict_row(r: VerdictRecord, truth: Mapping[int, str]) -> VerdictRow:
     return VerdictRow(
         rcid=r.edit_rcid,
@@ -178,6 +227,8 @@ def verdict_row(r: VerdictRecord, truth: Mapping[int, str]) -> VerdictRow:
         status=r.status,
         verdict=r.verdict,
         stance=stance(r.verdict),
+        confidence=confidence(r),
+        confidence_kind=confidence_kind(r) if confidence(r) is not None else "none",
         truth=truth.get(r.edit_rcid),
         cost_usd=r.cost_usd,
         prompt_tokens=r.token_usage.prompt_tokens,

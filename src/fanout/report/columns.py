@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 from fanout.stats.calibration import BINS, CalibrationRow
 from fanout.report.change import Change, change_text, item_link, link_text
 from fanout.report.charts import esc
+from fanout.judging.policy import confidence, confidence_kind
 from fanout.stats.decisions import set_aside_rule
 from fanout.stats.spend import ModelCost, uses_cache
-from fanout.report.fmt import ratio, settled_steps, subject_name, usd, with_interval
+from fanout.report.fmt import percent, ratio, settled_steps, subject_name, usd, with_interval
 from fanout.report.page_shell import (
     change_html,
     entity_link,
@@ -47,6 +48,8 @@ class Context:
     """The folder of the edit pages, as a link from the first page reaches it."""
     rule_violations: str = "abstain"
     """The report's --rule-violations: under `abstain` a verdict that breaks a rule is marked set aside."""
+    confidence_read: str = "stated"
+    """What the models' mean confidence averages in this run (`confidence_read`), so its columns say so."""
 
     def name(self, model: object) -> str:
         return self.names.get(str(model), str(model))
@@ -63,6 +66,9 @@ class VerdictRow:
     status: str
     verdict: str | None
     stance: str | None
+    confidence: float | None
+    """The confidence the thresholds read: stated with the verdict, or its samples' stability (`confidence_kind`)."""
+    confidence_kind: str
     truth: str | None
     cost_usd: float | None
     prompt_tokens: int
@@ -327,8 +333,26 @@ def cache_saved_text(c: ModelCost) -> str:
     return money(4)(c.cache_saved_usd)
 
 
+def confidence_read(records: Sequence[VerdictRecord], calibrated: bool) -> str:
+    """What the thresholds read in a run, in words: `stated` (each verdict's stated confidence), `stability`
+    (with --samples, the share of a model's samples that agree), both, and `calibrated` when a model's
+    calibrated confidence replaced its own (--calibrate). A column headed "confidence (stated)" in a run asked
+    with --samples 3 would name the wrong figure."""
+    kinds = {confidence_kind(r) for r in records if confidence(r) is not None}
+    read = "stated or stability" if len(kinds) > 1 else "stability" if kinds == {"stability"} else "stated"
+    return f"{read}, calibrated" if calibrated else read
+
+
+def mean_confidence_words(read: str) -> str:
+    """`mean stated confidence`, or `mean confidence (stability)` and the like (confidence_read's words)."""
+    return "mean stated confidence" if read == "stated" else f"mean confidence ({read})"
+
+
 def queue_columns(ctx: Context) -> tuple[Column[CommitteeRow], ...]:
-    """The edits that need a human: the terminal lists them by QID, the page by item, linked to their rows."""
+    """The edits that need a human, least sure first: the terminal lists them by QID, the page by item, linked to
+    their rows. Two confidences, each named: Dawid–Skene's posterior of its decision, and the models' mean
+    confidence (stated with each verdict, or its samples' stability), which --pause reads and the queue is
+    ordered by."""
     return (
         Column("rcid", "rcid", left=True, html=lambda q: f'<a href="#edit-{q.rcid}">{esc(q.rcid)}</a>'),
         Column("qid", "", short="qid", left=True),
@@ -340,7 +364,8 @@ def queue_columns(ctx: Context) -> tuple[Column[CommitteeRow], ...]:
                html=lambda q: stance_html(q.majority)),
         Column("majority_share", "share", short="", fmt=fixed(2)),
         Column("dawid_skene", "Dawid–Skene", short="", html=lambda q: stance_html(q.dawid_skene)),
-        Column("dawid_skene_confidence", "confidence", short="", fmt=fixed(2)),
+        Column("dawid_skene_confidence", "Dawid–Skene posterior", short="", fmt=fixed(2)),
+        Column("mean_confidence", f"mean confidence ({ctx.confidence_read})", short="mean conf", fmt=fixed(2)),
         Column("reasons", "why", left=True),
         Column("human", "human", left=True, when=lambda rows: any(q.human is not None for q in rows)),
     )
@@ -373,6 +398,106 @@ HUMAN_AGREEMENT_COLUMNS: tuple[Column[Row], ...] = (
 """How often each committee rule decided as the human did (fanout.stats.human_decisions.human_agreement)."""
 
 
+@dataclass(frozen=True)
+class CertificateRow:
+    """A rule that may decide alone (auto-accept, auto-reject) and its certificate (fanout.stats.certify)."""
+
+    rule: str
+    stance: str
+    target_agreement: float
+    risk: float
+    applied: bool
+    """Whether the certificate decides (--target-agreement given), or is only shown."""
+    certified: bool
+    threshold: float | None
+    """The certified confidence threshold (the models' mean confidence); None: nothing is certified."""
+    coverage: float
+    """Share of the run's edits the rule decides alone at the threshold."""
+    decided_alone: int
+    rests_on: int
+    """Random human decisions at or above the threshold."""
+    disagreements: int
+    agreement_bound: float | None
+    """The agreement the certificate vouches for at level 1 - risk."""
+    decisions: int
+    """Random human decisions on the rule's edits, at any confidence."""
+    observed_agreement: float | None
+    more_needed: int | None
+    """More random decisions that would certify it if they agreed as often as those so far (0 when certified;
+    None when no number would)."""
+    why: str
+
+
+def certificate_columns() -> tuple[Column[CertificateRow], ...]:
+    return (
+        Column("rule", "rule", left=True),
+        Column("threshold", "certified at", short="certified at", left=True,
+               show=lambda c: f"confidence >= {c.threshold:.2f}" if c.threshold is not None else "not certified"),
+        Column("coverage", "decides alone", short="decides alone",
+               show=lambda c: f"{percent(c.coverage)} ({c.decided_alone} edits)" if c.certified else "nothing"),
+        Column("rests_on", "rests on", short="rests on",
+               show=lambda c: f"{c.rests_on} ({c.disagreements} disagree)" if c.certified else f"{c.decisions} decided"),
+        Column("agreement_bound", f"agreement ≥ (at 1 − risk)", short="agreement >=", fmt=fixed(3)),
+        Column("more_needed", "more decisions to certify", short="more to certify",
+               show=lambda c: "–" if c.certified or c.more_needed is None else f"about {c.more_needed}"),
+        Column("why", "why", short="", left=True),
+    )
+
+
+@dataclass(frozen=True)
+class PpiRow:
+    """A model's or a committee rule's accuracy over the run from the random human decisions: labels only,
+    and prediction-powered (PPI, PPI++) with every verdict's proxy (fanout.stats.ppi). Intervals unclipped."""
+
+    subject: str
+    kind: str
+    proxy: str
+    labelled: int
+    """n: random human decisions on edits the subject answered."""
+    unlabelled: int
+    """N: the other edits it answered, known through the proxy only."""
+    labels_only: float | None
+    labels_only_low: float | None
+    labels_only_high: float | None
+    ppi: float | None
+    ppi_low: float | None
+    ppi_high: float | None
+    ppi_plus: float | None
+    ppi_plus_low: float | None
+    ppi_plus_high: float | None
+    lam: float | None
+    narrower: float | None
+    """1 - PPI++ width / labels-only width: 0.3 = 30 % narrower."""
+    worth: float | None
+    """The labels-only n that would give PPI++'s width."""
+    few: bool
+    """Fewer than FEW_RANDOM random decisions: a normal interval may cover less than 95 %."""
+    why: str
+
+
+def ppi_columns(ctx: Context) -> tuple[Column[PpiRow], ...]:
+    return (
+        Column("subject", "subject", left=True, show=lambda r: subject_name(r.subject, dict(ctx.names))),
+        Column("labelled", "random decisions", short="n", show=lambda r: f"{r.labelled}{'*' if r.few else ''}"),
+        Column("labels_only", "labels only [95 %]", short="labels only",
+               show=lambda r: clipped(r.labels_only, r.labels_only_low, r.labels_only_high)),
+        Column("ppi_plus", "PPI++ [95 %]", short="PPI++",
+               show=lambda r: clipped(r.ppi_plus, r.ppi_plus_low, r.ppi_plus_high)),
+        Column("narrower", "narrower", fmt=share),
+        Column("worth", "worth (labels)", short="worth", fmt=amount(0)),
+        Column("why", "", short="", left=True, show=lambda r: r.why),
+    )
+
+
+def clipped(value: float | None, low: float | None, high: float | None) -> str:
+    """`0.82 [0.71, 0.93]`, the interval clipped to [0, 1] for reading (the data keeps it as computed)."""
+    if value is None:
+        return "–"
+    if low is None or high is None:
+        return f"{value:.2f}"
+    return f"{value:.2f} [{max(0.0, low):.2f}, {min(1.0, high):.2f}]"
+
+
 def calibration_columns(ctx: Context) -> tuple[Column[CalibrationRow], ...]:
     """Each model's confidence against the labels (fanout.stats.calibration): ECE over BINS bins, Brier."""
     return (
@@ -394,7 +519,8 @@ TOOLTIP_LIMIT = 300
 
 def edit_columns(ctx: Context, models: Sequence[str], has_truth: bool) -> tuple[Column[EditRow], ...]:
     """The page's edit table and `report --csv`: the edit, the truth (with labels), the committee's decision
-    (Dawid–Skene, as the page shows it), each model's verdict (its status when it gave none) and cost, whether
+    (Dawid–Skene, as the page shows it) with the models' mean confidence (what --pause and --autopass read) and
+    Dawid–Skene's posterior, each model's verdict (its status when it gave none), cost and confidence, whether
     the edit passed on its own, was decided or paused (`outcome`), and why. The page shows the edit, the
     truth, the committee and the models in a cell each; the CSV has each part in its own column. No column
     is `left`: the page's edit table aligns every cell left by its style, and `td.l` would keep the edit
@@ -418,13 +544,22 @@ def edit_columns(ctx: Context, models: Sequence[str], has_truth: bool) -> tuple[
             return None if record is None else record.cost_usd
         return Column(f"{model} cost_usd", fmt=money(4), value=value)
 
+    def sure(model: str) -> Column[EditRow]:
+        def value(e: EditRow) -> Scalar:
+            record = e.records.get(model)
+            return None if record is None else confidence(record)
+        return Column(f"{model} confidence", fmt=fixed(2), value=value)
+
     return (
         Column("item", "edit", cls="edit", show=lambda e: f"{e.item} ({e.qid})" if e.item else e.qid,
                html=lambda e: edit_cell(e.edit, e.described, _page_href(ctx, e))),
         *([Column[EditRow]("truth", "truth", value=lambda e: e.committee.truth,
                            html=lambda e: truth_html(e.committee.truth))] if has_truth else []),
-        Column("decision", "committee", value=lambda e: e.committee.decision, html=lambda e: committee_html(e.committee)),
-        *(c for i, m in enumerate(models) for c in (verdict(i, m), cost(m))),
+        Column("decision", "committee", value=lambda e: e.committee.decision,
+               html=lambda e: committee_html(e.committee, ctx.confidence_read)),
+        Column("mean_confidence", value=lambda e: e.committee.mean_confidence),
+        Column("dawid_skene_posterior", value=lambda e: e.committee.dawid_skene_confidence),
+        *(c for i, m in enumerate(models) for c in (verdict(i, m), cost(m), sure(m))),
         Column("outcome", value=lambda e: e.committee.outcome),
         Column("reason", value=lambda e: e.committee.reasons if e.committee.needs_human else e.committee.why),
     )
@@ -451,12 +586,16 @@ def _edit_row(n: int, edit: EditInfo, row: CommitteeRow, records: Mapping[str, V
     )
 
 
-def committee_html(row: CommitteeRow) -> str:
+def committee_html(row: CommitteeRow, read: str = "stated") -> str:
+    """Each figure named: Dawid–Skene's posterior, the majority's share, the models' mean confidence (`read`:
+    what it averages, confidence_read)."""
     if row.settled_by is not None:
         return (f"{esc(row.settled_by)} {stance_html(row.decision)} · " + (f'<span class="badge">needs a human: {esc(row.reasons)}</span>'
                 if row.needs_human else f'<span class="muted">{esc(row.outcome)}: {esc(row.why)}</span>'))
-    text = (f"Dawid–Skene {stance_html(row.dawid_skene)} <span class=\"muted\">{ratio(row.dawid_skene_confidence)}"
-            f"</span> · majority {stance_html(row.majority)} <span class=\"muted\">{ratio(row.majority_share)}</span>")
+    text = (f"Dawid–Skene {stance_html(row.dawid_skene)} <span class=\"muted\">posterior "
+            f"{ratio(row.dawid_skene_confidence)}</span> · majority {stance_html(row.majority)} "
+            f"<span class=\"muted\">share {ratio(row.majority_share)}</span> · <span class=\"muted\">"
+            f"{esc(mean_confidence_words(read))} {ratio(row.mean_confidence)}</span>")
     if row.needs_human:
         text += f' <span class="badge">needs a human: {esc(row.reasons)}</span>'
     else:
@@ -494,4 +633,6 @@ check_fields(ModelCost, cost_columns(_NO_CONTEXT))
 check_fields(ReliabilityRow, reliability_columns(_NO_CONTEXT))
 check_fields(TrustRow, trust_columns(_NO_CONTEXT))
 check_fields(CommitteeRow, queue_columns(_NO_CONTEXT))
+check_fields(CertificateRow, certificate_columns())
+check_fields(PpiRow, ppi_columns(_NO_CONTEXT))
 check_fields(EditRow, edit_columns(_NO_CONTEXT, [], True))

@@ -10,17 +10,19 @@ fanout.report.columns.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from fanout.base.item import Editor
 from fanout.base.version import __version__
 from fanout.judging.policy import Thresholds
 from fanout.report.change import Change, change_text, item_link, link_text
 from fanout.report.claims_rows import factuality_documents
-from fanout.report.columns import Context, EditRow, edit_columns, edit_rows
+from fanout.report.columns import Context, EditRow, edit_columns, edit_rows, mean_confidence_words
 from fanout.report.fmt import short_names
+from fanout.report.guarantee import GuaranteeSettings, People
 from fanout.report.run_data import EditInfo, RunData
 from fanout.report.table import Scalar, Table
 from fanout.report.truth import Labels
@@ -31,10 +33,10 @@ from fanout.stats.spend import ModelCost
 from fanout.stats.uncertainty import RESAMPLES
 from fanout.store.reviews import ReviewLog, reviews_path
 
-NOTE_TOPICS = ("sample", "accuracy", "committee", "replay", "edits", "human")
+NOTE_TOPICS = ("sample", "accuracy", "committee", "replay", "edits", "human", "guarantee")
 """sample: the whole report (how many edits); accuracy: the scores against labels; committee: its
 decisions; replay: the policy replay table; edits: what the edit table can show; human: the scores
-against human decisions (reviews.jsonl)."""
+against human decisions (reviews.jsonl); guarantee: the certificates and the accuracy from few labels."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,8 @@ class ReportOptions:
     sources: Mapping[str, str] = field(default_factory=dict)
     """The thresholds an environment variable gave (seed 003's JUDGE_* names), by option: recorded in the report's
     settings; a threshold not named here came from its flag or its default."""
+    guarantee: GuaranteeSettings = field(default_factory=GuaranteeSettings)
+    """--target-agreement and --risk: certified auto-decisions in place of --autopass (fanout.report.guarantee)."""
 
 
 class ReportTables(Mapping[str, Table[Any]]):
@@ -107,6 +111,12 @@ class EditWords(NamedTuple):
     workload names (a claim's source)."""
     link_text: str = "diff"
     """What that link is: `diff`, or the workload's word (`source`)."""
+    editor: Editor | None = None
+    """Who made it, as the snapshot says (anonymous, new, edit count where it has one)."""
+    history_url: str | None = None
+    """The item's history on Wikidata."""
+    undo_url: str | None = None
+    """Where to undo the edit on Wikidata."""
 
 
 @dataclass
@@ -129,10 +139,19 @@ class Report:
     (fanout.stats.human_decisions)."""
     calibration_bins: dict[str, list[Bin]] = field(default_factory=dict)
     """Model -> the bins of its reliability diagram (fanout.stats.calibration), with labels."""
+    people: People | None = None
+    """Who decided (reviews.jsonl or a labels file), and which decisions are the random sample."""
+    confidence_read: str = "stated"
+    """What the models' mean confidence averages in this run (fanout.report.columns.confidence_read)."""
 
     @property
     def models(self) -> list[str]:
         return self.run.models
+
+    @property
+    def mean_confidence_words(self) -> str:
+        """The models' mean confidence named for what it averages: `mean stated confidence` in most runs."""
+        return mean_confidence_words(self.confidence_read)
 
     @property
     def dawid_skene_queues(self) -> bool:
@@ -149,7 +168,7 @@ class Report:
         committee's decision (`report --csv`, and the page's edit table, whose cells link the edit pages in
         `edit_pages`)."""
         ctx = Context(short_names(self.models), self.options.project_edits, self.changes, edit_pages,
-                      self.options.rule_violations)
+                      self.options.rule_violations, self.confidence_read)
         rows = edit_rows(self.run.edits, self.tables["committee"].rows, self.run.by_edit(), self.changes)
         return Table(edit_columns(ctx, self.models, self.labels is not None), rows)
 
@@ -163,6 +182,9 @@ class Report:
             change=change_text(change, edit.diff_type),
             diff_url=item_link(edit, change),
             link_text=link_text(change),
+            editor=change.editor if change else None,
+            history_url=change.history_url if change else None,
+            undo_url=change.undo_url if change else None,
         )
 
     @property
@@ -180,12 +202,14 @@ class Report:
             "simulated": self.run.simulated(),
             "records": len(self.run.records),
             "labels": self._labels_json(),
-            "human_decisions": human_source(self.reviews, self.run.run_dir, len(self.run.edits)),
+            "human_decisions": human_source(self.reviews, self.run.run_dir, [e.rcid for e in self.run.edits]),
+            "guarantee": self._guarantee_json(),
             "settings": self._settings_json(),
             "totals": self.totals,
             "notes": self.notes,
             "warnings": self.run.warnings,
             "tables": self.tables.json(),
+            "calibration_bins": {m: [b._asdict() for b in bins] for m, bins in self.calibration_bins.items()},
             **self._factuality_json(),
         }
 
@@ -194,6 +218,12 @@ class Report:
         if "factuality" not in self.tables or not self.tables["factuality"].rows:
             return {}
         return {"factuality": factuality_documents(self.tables["factuality"], self.tables["claim_verdicts"])}
+
+    def _guarantee_json(self) -> dict[str, Any]:
+        """Who the certificates and the accuracy from few labels rest on, and whether the certificates decide."""
+        g = self.options.guarantee
+        people = self.people.json() if self.people is not None else {}
+        return {**people, "target_agreement": g.target, "risk": g.risk, "applied": g.applied}
 
     def _labels_json(self) -> dict[str, Any] | None:
         if self.labels is None:
@@ -212,15 +242,22 @@ class Report:
             "delta": options.thresholds.delta,
             "autopass": options.thresholds.autopass,
             "calibrate": options.calibrate,
+            "target_agreement": options.guarantee.target_agreement,
+            "risk": options.guarantee.risk,
             "project_edits": options.project_edits,
             "policy": None if options.policy_path is None else str(options.policy_path),
             **({"sources": dict(options.sources)} if options.sources else {}),
         }
 
 
-def human_source(reviews: ReviewLog, run_dir: Path, edits: int) -> dict[str, Any]:
-    """The human decisions as the report names them: the file, how many edits each decision covers, who decided."""
-    latest = reviews.latest
+def human_source(reviews: ReviewLog, run_dir: Path, keys: Collection[int]) -> dict[str, Any]:
+    """The human decisions as the report names them: the file, how many of the run's edits they decide (`keys`:
+    the run's edits; a decision on another edit is not counted), who decided. The queue, the desk and compare
+    count decided edits the same way."""
+    wanted = set(keys)
+    latest = {rcid: r for rcid, r in reviews.latest.items() if rcid in wanted}
+    edits = len(wanted)
     counts = {d: sum(r.decision == d for r in latest.values()) for d in ("accept", "reject", "unsure")}
-    return {"path": str(reviews_path(run_dir)), "decisions": len(reviews.history), "edits_decided": len(latest),
-            "edits": edits, **counts, "reviewers": reviews.reviewers, "skipped_lines": reviews.skipped}
+    return {"path": str(reviews_path(run_dir)), "decisions": len(reviews.decisions),
+            "undone": len(reviews.history) - len(reviews.decisions), "edits_decided": len(latest),
+            "edits": edits, **counts, "reviewers": sorted({r.reviewer for r in latest.values() if r.reviewer}), "skipped_lines": reviews.skipped}

@@ -44,6 +44,8 @@ class Neighbours(NamedTuple):
     report_href: str
     previous: int | None
     following: int | None
+    back: str = "the report"
+    """What the link back names (the review desk serves these pages too)."""
 
 
 def render_edit_pages(report: Report, report_href: str) -> Iterator[tuple[int, str]]:
@@ -56,14 +58,14 @@ def render_edit_pages(report: Report, report_href: str) -> Iterator[tuple[int, s
         yield edit.rcid, _edit_page(report, edit, by_edit[edit.rcid], committee[edit.rcid], around)
 
 
-def render_edit_page(report: Report, rcid: int, report_href: str) -> str | None:
-    """One edit's page on its own (the review desk serves it), with a link back to `report_href` and none to its
-    neighbours; None for an rcid the run does not hold."""
+def render_edit_page(report: Report, rcid: int, report_href: str, back: str = "the report") -> str | None:
+    """One edit's page on its own (the review desk serves it), with a link back to this edit at `report_href`
+    (`report_href#edit-RCID`, named `back`) and none to its neighbours; None for an rcid the run does not hold."""
     edit = next((e for e in report.run.edits if e.rcid == rcid), None)
     if edit is None:
         return None
     committee = next(row for row in report.tables["committee"].rows if row.rcid == rcid)
-    return _edit_page(report, edit, report.run.by_edit()[rcid], committee, Neighbours(report_href, None, None))
+    return _edit_page(report, edit, report.run.by_edit()[rcid], committee, Neighbours(report_href, None, None, back))
 
 
 def _edit_page(report: Report, edit: EditInfo, records: dict[str, VerdictRecord], committee: CommitteeRow,
@@ -75,7 +77,7 @@ def _edit_page(report: Report, edit: EditInfo, records: dict[str, VerdictRecord]
     body = (
         f"<header><h1>{esc(label)} <span class=\"muted\">·</span> rcid {esc(edit.rcid)}</h1>"
         f'<p class="sub">{_navigation(edit, around)}</p></header><main>'
-        + _edit_section(edit, change, committee)
+        + _edit_section(edit, change, committee, report.confidence_read)
         + team_edit_html(report, edit.rcid)
         + _verdict_table(report.models, names, records, aside)
         + "".join(_model_section(i, m, names[m], records[m], aside.get(m)) for i, m in enumerate(report.models)
@@ -86,7 +88,7 @@ def _edit_page(report: Report, edit: EditInfo, records: dict[str, VerdictRecord]
 
 
 def _navigation(edit: EditInfo, around: Neighbours) -> str:
-    parts = [f'<a href="{esc(around.report_href)}#edit-{esc(edit.rcid)}">← the report</a>']
+    parts = [f'<a href="{esc(around.report_href)}#edit-{esc(edit.rcid)}">← {esc(around.back)}</a>']
     if around.previous is not None:
         parts.append(f'<a href="{esc(around.previous)}.html">previous edit</a>')
     if around.following is not None:
@@ -94,7 +96,7 @@ def _navigation(edit: EditInfo, around: Neighbours) -> str:
     return " · ".join(parts)
 
 
-def _edit_section(edit: EditInfo, change: Change | None, committee: CommitteeRow) -> str:
+def _edit_section(edit: EditInfo, change: Change | None, committee: CommitteeRow, read: str) -> str:
     shown = entity_link(edit.qid) if edit.diffable else esc(edit.qid)
     rows = [("item", shown + (f" {esc(change.item_label)}" if change and change.item_label else ""))]
     rows += _what_rows(edit, change)
@@ -106,7 +108,7 @@ def _edit_section(edit: EditInfo, change: Change | None, committee: CommitteeRow
     rows.append(("edited at", esc(edit.edit_timestamp or "–")))
     if committee.truth is not None:
         rows.append(("truth", truth_html(committee.truth)))
-    rows.append(("committee", committee_html(committee)))
+    rows.append(("committee", committee_html(committee, read)))
     items = "".join(f"<dt>{esc(k)}</dt><dd>{v}</dd>" for k, v in rows)
     return f'<section><h2>The edit</h2><dl class="edit">{items}</dl></section>'
 

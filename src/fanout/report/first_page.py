@@ -34,11 +34,12 @@ from fanout.report.fmt import (
     with_interval,
 )
 from fanout.report.page_shell import notes_html, page
-from fanout.report.human_section import human_section
+from fanout.report.human_section import guarantee_section, human_section, waiting
 from fanout.report.claims_rows import COMMITTEE
 from fanout.report.document import Report
 from fanout.report.columns import CommitteeRow, EditRow
 from fanout.judging.scales import STANCE_OF_TRUTH, stance
+from fanout.stats.decisions import least_sure_first
 from fanout.base.records import VERDICTS
 
 EDIT_TABLE_SCRIPT = """(function () {
@@ -49,7 +50,7 @@ EDIT_TABLE_SCRIPT = """(function () {
   var find = document.getElementById("edit-find"), count = document.getElementById("edit-count");
   var keys = {
     logged: function (r) { return +r.dataset.n; },
-    confidence: function (r) { return +r.dataset.conf; },
+    doubt: function (r) { return +r.dataset.doubt; },
     cost: function (r) { return -r.dataset.cost; },
     item: function (r) { return r.dataset.item; }
   };
@@ -90,6 +91,7 @@ def render_html(report: Report, edit_pages: str = "report/edits") -> str:
         _committee_section(report, names),
         team_section(report),
         human_section(report),
+        guarantee_section(report),
         _edits_section(report, edit_pages),
     ]
     body = _header(report) + _nav(report) + "<main>" + "".join(sections) + "</main>" + _footer(report)
@@ -132,9 +134,7 @@ SIMULATED_WHY = "The run's manifest shows one loopback server answering the chat
 def _first_screen(report: Report) -> str:
     """Whom to trust, before anything else: each model's accuracy with its interval, $/correct, $/verdict and
     calibration, and the queue's count linked to the queue."""
-    paused = report.totals["paused"]
-    queue = (f'<a href="#queue">{paused} of {report.totals["edits"]} edits wait for a human</a>' if paused
-             else "no edit waits for a human")
+    queue = f'<a href="#queue">{esc(waiting(report))}</a>' if report.totals["paused"] else esc(waiting(report))
     without = "" if report.labels is not None else (" · no labels: accuracy needs --labels FILE (or labels.yaml in "
                                                    "the run directory)")
     return (f'<div class="first" id="trust"><p class="queue-count">{queue}{esc(without)}</p>'
@@ -170,11 +170,14 @@ def _best_card(report: Report) -> tuple[str, str]:
 
 def _nav(report: Report) -> str:
     links = [("agreement", "Agreement"), ("verdicts", "Verdicts"), ("cost", "Cost & accuracy"),
-             ("health", "Health"), ("committee", "Committee"), ("edits", "Edits")]
+             ("health", "Health"), ("committee", "Committee")]
     if report.tables["factuality"].rows:
         links.insert(0, ("factuality", "Factuality"))
     if is_team(report.run):
-        links.insert(-1, ("team", "Research team"))
+        links.append(("team", "Research team"))
+    if report.tables["certificates"].rows:
+        links.append(("guarantee", "Guarantee"))
+    links.append(("edits", "Edits"))
     return "<nav>" + "".join(f'<a href="#{a}">{esc(t)}</a>' for a, t in links) + "</nav>"
 
 
@@ -338,7 +341,9 @@ def _committee_section(report: Report, names: dict[str, str]) -> str:
 
 def _edits_section(report: Report, pages: str) -> str:
     has_truth = report.labels is not None
-    table = report.edit_table(pages).html(lambda e: _row_attrs(e, report.models), ' class="edits" id="edit-table"')
+    doubt = {d.rcid: i for i, d in enumerate(least_sure_first(report.decisions))}
+    table = report.edit_table(pages).html(lambda e: _row_attrs(e, report.models, doubt[e.rcid]),
+                                          ' class="edits" id="edit-table"')
     return (
         '<section id="edits"><h2>Edits</h2><p class="stat">An edit’s link opens its page: every model’s rationale, '
         "sources, tool calls and transcript. Highlighted rows need a human; rest the pointer on a verdict for "
@@ -351,7 +356,7 @@ def _edit_tools(has_truth: bool) -> str:
     """The controls EDIT_TABLE_SCRIPT drives; hidden until it runs, so a page without scripts shows none."""
     shows = [("all", "all edits"), ("queued", "queued for a human"), ("split", "models disagree"),
              ("gap", "a model gave no verdict")] + ([("wrong", "committee wrong")] if has_truth else [])
-    orders = [("logged", "as logged"), ("confidence", "least sure first"), ("cost", "costliest first"),
+    orders = [("logged", "as logged"), ("doubt", "least sure first (mean confidence)"), ("cost", "costliest first"),
               ("item", "item")]
     show = "".join(f'<option value="{v}">{esc(t)}</option>' for v, t in shows)
     order = "".join(f'<option value="{v}">{esc(t)}</option>' for v, t in orders)
@@ -361,10 +366,10 @@ def _edit_tools(has_truth: bool) -> str:
             '<span id="edit-count" class="muted"></span></div>')
 
 
-def _row_attrs(e: EditRow, models: list[str]) -> str:
+def _row_attrs(e: EditRow, models: list[str], doubt: int) -> str:
     """The row's id (the edit pages link back to it), its highlight when queued, and what the script reads."""
     cls = ' class="human"' if e.committee.needs_human else ""
-    data = "".join(f' data-{k}="{esc(v)}"' for k, v in _row_data(e, models).items())
+    data = "".join(f' data-{k}="{esc(v)}"' for k, v in (_row_data(e, models) | {"doubt": doubt}).items())
     return f' id="edit-{esc(e.rcid)}"{cls}{data}'
 
 
@@ -372,14 +377,12 @@ def _row_data(e: EditRow, models: list[str]) -> dict[str, object]:
     """What EDIT_TABLE_SCRIPT sorts and filters the row by (flags are "1" or "0")."""
     records, row = e.records, e.committee
     stances = {stance(r.verdict) for r in records.values() if r.verdict is not None}
-    confidence = row.dawid_skene_confidence
     return {
         "n": e.position,
         "queued": int(row.needs_human),
         "split": int(len(stances) > 1),
         "gap": int(any(m not in records or records[m].verdict is None for m in models)),
         "wrong": int(_committee_wrong(row)),
-        "conf": -1 if confidence is None else round(confidence, 4),
         "cost": round(sum(r.cost_usd or 0.0 for r in records.values()), 6),
         "item": (e.item or e.qid).lower(),
     }

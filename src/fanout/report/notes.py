@@ -13,6 +13,7 @@ from typing import Any
 from fanout.report.basis import Basis
 from fanout.report.document import NOTE_TOPICS, human_source
 from fanout.stats.dawid_skene import MIN_EDITS, PRIOR, PRIOR_DIAGONAL, DawidSkene
+from fanout.stats.guarantee import FEW_RANDOM
 
 FEW_EDITS = 30
 """Below this many edits the statistics are shown with a warning that they are rough."""
@@ -26,7 +27,8 @@ def report_notes(basis: Basis) -> dict[str, list[str]]:
     notes["committee"] = dawid_skene_notes(basis.consensus) + rule_notes(basis) + calibration_notes(basis)
     notes["replay"] = basis.replay.notes
     notes["edits"] = basis.described.notes
-    notes["human"] = human_notes(human_source(basis.reviews, basis.run.run_dir, len(basis.run.edits)))
+    notes["human"] = human_notes(human_source(basis.reviews, basis.run.run_dir, basis.by_edit))
+    notes["guarantee"] = guarantee_notes(basis)
     return notes
 
 
@@ -156,4 +158,28 @@ def human_notes(source: Mapping[str, Any]) -> list[str]:
              "see the paused, harder edits, so accuracy against them reads lower than over all edits."]
     if source["skipped_lines"]:
         notes.append(f"{source['skipped_lines']} line(s) of reviews.jsonl are not decisions and were skipped.")
+    return notes
+
+
+def guarantee_notes(basis: Basis) -> list[str]:
+    """What the certificates and the accuracy from few labels rest on, and where to read them as rough."""
+    people = basis.people
+    if people.source is None:
+        return []
+    notes = ["Certificates and prediction-powered accuracy use only the random sample: the decided front of the "
+             "run's seeded random order (every edit there decided, however it came to be). Edits people saw because "
+             "the committee was unsure are the hard ones and would bias both."]
+    if people.source == "labels":
+        notes.append(f"No decision in reviews.jsonl: the labels file {people.path} stands in for people's decisions "
+                     "(correct = accept, incorrect = reject, unverifiable = unsure).")
+    rows = basis.accuracy_from_few
+    if rows:
+        notes.append("PPI++ (Angelopoulos, Duchi and Zrnic 2023) corrects a proxy known for every edit with the random "
+                     "decisions: for a model, whether it agrees with the committee's decision; for a committee rule, its "
+                     "own confidence. Narrower: 1 − PPI++ width / labels-only width; worth: the labels-only decisions "
+                     "that would give PPI++'s width.")
+    if any(r.few for r in rows):
+        notes.append(f"* Fewer than {FEW_RANDOM} random human decisions: normal intervals (labels only, PPI and "
+                     "PPI++ alike) cover the true accuracy less often than 95 % there (81–88 % at 20 decisions in "
+                     "the statistics bench, docs/decisions.md); read them as rough.")
     return notes

@@ -77,6 +77,7 @@ table.edits td.edit { min-width:260px; max-width:420px; overflow-wrap:anywhere; 
 .tools select, .tools input { font:inherit; padding:3px 6px; }
 details summary { cursor:pointer; }
 pre { white-space:pre-wrap; overflow-wrap:anywhere; margin:2px 0 6px; font:12.5px/1.45 ui-monospace,SFMono-Regular,Menlo,monospace; }
+main p, main li, main dd, main code, .msg { overflow-wrap:anywhere; }
 .model { border:1px solid var(--line); border-radius:8px; padding:4px 18px 12px; margin-top:22px; max-width:1100px; }
 .msg { border-left:3px solid var(--line); padding-left:10px; margin:8px 0; }
 .msg.role-assistant { border-color:#0969da; } .msg.role-tool { border-color:#8c959f; } .msg.role-user { border-color:#2da44e; }

@@ -1,8 +1,10 @@
 """The human queue as a list to work through: `fanout queue RUN_DIR`.
 
-One line per edit the committee paused (fanout.stats.decisions): the
-item, what changed, why it paused, what each model said, and the diff to open
-on Wikidata. The same edits as the report's human queue, under the same options.
+One line per edit the committee paused (fanout.stats.decisions), least sure
+first (the order of the report's queue and the desk): the item, what changed,
+why it paused, what each model said, the diff to open on Wikidata, and the
+human decision where one stands. The same edits and counts as the report's
+human queue and the desk, under the same options.
 """
 
 from __future__ import annotations
@@ -11,15 +13,16 @@ from pathlib import Path
 from typing import Any
 
 from fanout.base.safe_text import for_terminal
-from fanout.stats.decisions import set_aside_rule
+from fanout.stats.decisions import LEAST_SURE_FIRST, set_aside_rule
 from fanout.report.fmt import short_names
 from fanout.report.document import Report
+from fanout.report.human_section import guarantee_heading, waiting
 from fanout.report.columns import EditRow
 from fanout.report.table import Table
 
 
 def queue_rows(report: Report) -> list[dict[str, Any]]:
-    """The paused edits in the run's order, as flat-ish rows (verdicts: model -> verdict, or None; set_aside:
+    """The paused edits least sure first, as flat-ish rows (verdicts: model -> verdict, or None; set_aside:
     model -> the rule its verdict broke, for each verdict that casts no committee vote; human: the decision of
     `fanout review` that stands, or None)."""
     edits = {e.rcid: e for e in report.run.edits}
@@ -41,6 +44,8 @@ def queue_rows(report: Report) -> list[dict[str, Any]]:
             "set_aside": {m: rule for m in report.models if m in records
                           and (rule := set_aside_rule(records[m], report.options.rule_violations))},
             "diff_url": words.diff_url,
+            "mean_confidence": row["mean_confidence"],
+            "dawid_skene_posterior": row["dawid_skene_confidence"],
             "human": row["human"],
         })
     return rows
@@ -51,25 +56,45 @@ def queue_json(report: Report, run_dir: Path, rows: list[dict[str, Any]]) -> dic
     t = report.totals
     settings = {k: v for k, v in report.to_json()["settings"].items() if k not in ("project_edits", "policy")}
     return {"run_dir": str(run_dir), "edits": t["edits"], "paused": t["paused"], "auto_passed": t["auto_passed"],
-            "decided": t["decided"], "settings": settings, "queue": rows}
+            "decided": t["decided"], "waiting_for_human": t["waiting_for_human"],
+            "paused_decided_by_human": t["paused_decided_by_human"], "order": LEAST_SURE_FIRST, "settings": settings,
+            "guarantee": report.to_json()["guarantee"], "certificates": report.table("certificates"), "queue": rows}
 
 
 def queue_table(report: Report) -> Table[EditRow]:
-    """The paused edits as rows of the report's edit table (`fanout queue --csv`: the columns of `report --csv`)."""
+    """The paused edits as rows of the report's edit table (`fanout queue --csv`: the columns of `report --csv`),
+    least sure first."""
     table = report.edit_table()
-    return Table(table.columns, [row for row in table.rows if row.committee.needs_human])
+    rows = {row.rcid: row for row in table.rows}
+    return Table(table.columns, [rows[q["rcid"]] for q in report.table("human_queue")])
 
 
 def render_queue(report: Report, rows: list[dict[str, Any]]) -> str:
-    """A count line, then one line per paused edit."""
-    t, limits = report.totals, report.options.thresholds
+    """A count line (the waiting count as the report gives it), then one line per paused edit, least sure first."""
+    t, limits, g = report.totals, report.options.thresholds, report.options.guarantee
     names = short_names(report.models)
+    passing = (f"auto-decisions certified at {g.target:g} agreement, risk {g.risk:g}" if g.applied
+               else f"--autopass {limits.autopass:g}")
     head = (f"{len(rows)} of {t['edits']} edits paused for a human (--pause {limits.pause:g}, --delta {limits.delta:g}, "
-            f"--autopass {limits.autopass:g}); {t['auto_passed']} auto-passed, {t['decided']} decided by the committee")
-    done = sum(row["human"] is not None for row in rows)
-    if done:
-        head += f"; {done} of the {len(rows)} paused decided by a human (reviews.jsonl)"
-    return "\n".join([head, *(_line(row, names) for row in rows)]) + "\n"
+            f"{passing}); {t['auto_passed']} auto-passed, {t['decided']} decided by the committee; "
+            f"{waiting(report)}; least sure first (mean confidence)")
+    return "\n".join([head, *(_line(row, names) for row in rows), *certificate_lines(report)]) + "\n"
+
+
+def certificate_lines(report: Report) -> list[str]:
+    """After the queue, what may decide alone: each rule's certificate, as the report and the desk give it."""
+    certificates = report.table("certificates")
+    if not certificates:
+        return []
+    lines = ["", guarantee_heading(report)]
+    for c in certificates:
+        if c["certified"]:
+            lines.append(f"{c['rule']}: certified at confidence >= {c['threshold']:.2f}, decides {c['coverage']:.0%} "
+                         f"of the edits alone ({c['decided_alone']}), on {c['rests_on']} random human decisions "
+                         f"({c['disagreements']} disagree)")
+        else:
+            lines.append(f"{c['rule']}: {c['why']}")
+    return lines
 
 
 def _line(row: dict[str, Any], names: dict[str, str]) -> str:

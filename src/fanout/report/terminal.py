@@ -12,7 +12,7 @@ from fanout.base.safe_text import for_terminal
 from fanout.report.team_views import evidence_noun, team_line, team_terminal
 from fanout.stats.spend import cost_notes
 from fanout.report.fmt import short_names, with_interval
-from fanout.report.human_section import human_summary
+from fanout.report.human_section import guarantee_summary, human_summary, waiting
 from fanout.report.claims_rows import COMMITTEE
 from fanout.report.document import Report
 from fanout.report.table import fixed, share
@@ -32,6 +32,7 @@ def render_summary(report: Report) -> str:
         _committee(report),
         _scores(report, names),
         human_summary(report),
+        guarantee_summary(report),
         _replay(report),
         _cost(report),
         team_terminal(report),
@@ -58,7 +59,7 @@ def _header(report: Report) -> str:
         line += f"\nlabels: {report.labels.path} ({report.labels.kind}, {t['labelled_edits']} edits labelled)"
     if report.run.simulated():
         line += "\nSIMULATED MODELS: the verdicts come from fanout's offline simulator, not from real LLMs."
-    line += f"\n{t['paused']} of {t['edits']} edits wait for a human (fanout queue {report.run.run_dir})"
+    line += f"\n{waiting(report, f'fanout queue {report.run.run_dir}')}"
     if report.labels is not None:
         line += "\n\nWhom to trust\n" + report.tables["trust"].terminal()
     return line
@@ -113,7 +114,7 @@ def _committee(report: Report) -> str:
     queue = report.tables["human_queue"]
     policy, limits, t = report.options.policy, report.options.thresholds, report.totals
     lines.append(
-        f"Thresholds (--pause {limits.pause:.2f}, --delta {limits.delta:.2f}, --autopass {limits.autopass:.2f}): "
+        f"Thresholds (--pause {limits.pause:.2f}, --delta {limits.delta:.2f}, {_passing(report)}): "
         f"{t['auto_passed']} auto-passed / {t['decided']} decided / {t['paused']} paused"
     )
     if report.options.sources:
@@ -130,6 +131,14 @@ def _committee(report: Report) -> str:
         if len(queue) > QUEUE_SHOWN:
             lines.append(f"... and {len(queue) - QUEUE_SHOWN} more (see --json or --html)")
     return "\n".join(lines)
+
+
+def _passing(report: Report) -> str:
+    """What lets an edit pass alone: --autopass, or the certificates in its place."""
+    g = report.options.guarantee
+    if g.applied:
+        return f"auto-decisions certified at {g.target:g} agreement, risk {g.risk:g}"
+    return f"--autopass {report.options.thresholds.autopass:.2f}"
 
 
 def _scores(report: Report, names: dict[str, str]) -> str:

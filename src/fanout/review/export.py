@@ -12,14 +12,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
-from fanout.base.errors import ConfigError
-from fanout.store.atomic import dump_yaml, write_atomically
-from fanout.store.layout import refuse_run_file
-from fanout.store.manifest import run_inputs
+from fanout.store.atomic import dump_yaml
 from fanout.store.reviews import read_reviews, reviews_path
 
 
 class Exported(NamedTuple):
+    text: str
+    """The labels file, for the one output writer (fanout.store.outputs) to write."""
     labels: int
     unsure: int
     """Decisions left out because they are unsure."""
@@ -34,17 +33,12 @@ def is_export(head: bytes) -> bool:
     return head.startswith(f"source: {SOURCE_HEAD}".encode())
 
 
-def export_labels(run_dir: Path, path: Path, *, force: bool = False) -> Exported:
-    """Write the labels file (atomically); ConfigError when `path` is a file or an input of a run (the snapshot),
-    or, unless `force`, an existing file that is not an earlier export."""
-    refuse_run_file(path, "--export", inputs=run_inputs(run_dir), ours=is_export, force=force)
+def exported_labels(run_dir: Path) -> Exported:
+    """The labels file of the decisions that stand; written by the caller through the output writer, which
+    refuses a run's files and inputs and, without --force, a file that is not an earlier export (is_export)."""
     log = read_reviews(run_dir)
     latest, truth = log.latest, log.truth()
     labels = [{"rcid": r.rcid, "truth": truth[r.rcid], "note": r.note, "reviewer": r.reviewer, "time": r.time}
               for r in latest.values() if r.rcid in truth]
     data = {"source": f"{SOURCE_HEAD} ({reviews_path(run_dir)})", "labels": labels}
-    try:
-        write_atomically(path, dump_yaml(data))
-    except OSError as exc:
-        raise ConfigError(f"--export {path}: cannot write it: {exc.strerror or exc}") from None
-    return Exported(len(labels), len(latest) - len(labels))
+    return Exported(dump_yaml(data), len(labels), len(latest) - len(labels))

@@ -15,6 +15,8 @@
     certify          certified auto-decisions: fixed-sequence testing on human decisions (binomial: its exact tail)
     ppi              prediction-powered accuracy intervals from few human decisions and many verdicts
     draw             which items people see next: a seeded random share beside the most uncertain
+    guarantee        the committee against the people who decided: its certified auto-decisions, each model's
+                     and rule's prediction-powered accuracy, each model's kappa with the people
 
 The report (fanout.report) reads the run and renders these figures; an
 import contract keeps this package free of it, of the engine and of every

@@ -296,8 +296,8 @@ def _why(stance: str, steps: Sequence[Step], decisions: int, target_agreement: f
              else f"; about {more} more random decisions to certify {rule} at {_percent(target_agreement)}")
     if not steps:
         fewest = min_decisions(target_agreement, risk)
-        return (f"too few decisions to certify {rule}: {decisions} with a human decision, at least {fewest} "
-                f"needed even if all agree ({level}){ahead}")
+        return (f"too few decisions to certify {rule}: {decisions} random human decisions of its edits, at least "
+                f"{fewest} needed even if all agree ({level}){ahead}")
     first = steps[0]
     return (f"{rule} not certified: at confidence >= {first.threshold:.2f}, {first.disagreements} of "
             f"{first.decisions} human decisions disagree, too many for {level}{ahead}")

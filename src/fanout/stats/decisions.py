@@ -125,6 +125,21 @@ class EditDecision:
         return self.dawid_skene.decision
 
 
+LEAST_SURE_FIRST = ("least sure first: the models' mean confidence (the figure --pause and --autopass read; stated "
+                    "with each verdict, or its samples' stability), lowest first, then the closest top two stances")
+"""The one order of "least sure first" in every view (the report's queue, `fanout queue`, the review desk)."""
+
+
+def least_sure_first(decisions: list[EditDecision]) -> list[EditDecision]:
+    """The decisions in LEAST_SURE_FIRST order: no confidence first, then the lowest mean confidence, then the
+    smallest gap between the top two stances' vote shares; ties keep their order."""
+    def doubt(d: EditDecision) -> tuple[float, float]:
+        gap = None if d.top_two is None else d.top_two[0] - d.top_two[1]
+        return (-1.0 if d.mean_confidence is None else d.mean_confidence, -1.0 if gap is None else gap)
+
+    return sorted(decisions, key=doubt)
+
+
 def rule_predictions(decisions: list[EditDecision], rule: str) -> dict[int, str | None]:
     """rcid -> the stance a committee rule (COMMITTEE_RULES) decided, None for a tie or no votes."""
     return {d.rcid: getattr(d, rule).decision for d in decisions}

@@ -60,6 +60,13 @@ class Pick(NamedTuple):
     random: bool
 
 
+def run_seed(*parts: str) -> int:
+    """A run's own seed, from what names the run (its first start, its input's sha256): the same for the life of
+    the run, so its random order never moves, and another for every other run."""
+    digest = hashlib.blake2b("\x00".join(parts).encode("utf-8"), digest_size=4).digest()
+    return int.from_bytes(digest, "big")
+
+
 def rank(key: int, seed: int = SEED) -> int:
     """The item's place in the seeded random order: 64 bits of BLAKE2b over (seed, key)."""
     digest = hashlib.blake2b(f"{seed}:{key}".encode("ascii"), digest_size=8).digest()

@@ -45,6 +45,36 @@ def wilson_interval(successes: int, n: int, z: float = Z95) -> Interval | None:
     return max(0.0, (centre - spread) / denominator), min(1.0, (centre + spread) / denominator)
 
 
+def paired_difference_interval(both: int, only_first: int, only_second: int, neither: int,
+                               z: float = Z95) -> Interval | None:
+    """The 95 % interval of (second's share right) - (first's share right) on the same items: Newcombe's
+    hybrid score interval for paired proportions (Stat. Med. 17, 1998, 2635-2650; method 10), from the two
+    Wilson intervals and the correlation of the pairs, as Altman et al. work it (Statistics with Confidence,
+    2000, table 6.2: 14, 5, 0, 22 gives 0.122 [0.011, 0.226] for first - second). None without items."""
+    n = both + only_first + only_second + neither
+    if n == 0:
+        return None
+    first, second = (both + only_first) / n, (both + only_second) / n
+    low1, high1 = wilson_interval(both + only_first, n, z) or (0.0, 1.0)
+    low2, high2 = wilson_interval(both + only_second, n, z) or (0.0, 1.0)
+    phi = _paired_phi(both, only_first, only_second, neither)
+    difference = first - second
+    below = math.sqrt(max(0.0, (first - low1) ** 2 - 2 * phi * (first - low1) * (high2 - second) + (high2 - second) ** 2))
+    above = math.sqrt(max(0.0, (second - low2) ** 2 - 2 * phi * (second - low2) * (high1 - first) + (high1 - first) ** 2))
+    return max(-1.0, -(difference + above)), min(1.0, -(difference - below))
+
+
+def _paired_phi(a: int, b: int, c: int, d: int) -> float:
+    """The correlation of the pairs, continuity-corrected as Newcombe's method 10 has it: (ad - bc - n/2) when
+    ad - bc exceeds n/2, ad - bc when negative, else 0; over the root of the margins' product."""
+    n, margins = a + b + c + d, (a + b) * (c + d) * (a + c) * (b + d)
+    if margins == 0:
+        return 0.0
+    cross = a * d - b * c
+    corrected = cross - n / 2 if cross > n / 2 else min(cross, 0)
+    return corrected / math.sqrt(margins)
+
+
 def mcnemar_exact_p(only_first: int, only_second: int) -> float:
     """Two-sided exact McNemar p: under no difference, each discordant edit is a fair coin."""
     n = only_first + only_second

@@ -18,11 +18,16 @@ DECISIONS = ("accept", "reject", "unsure")
 NOTE_CAP = 2000
 """Characters in a note; a longer note is refused, not cut."""
 REVIEWER_CAP = 100
+UNDO = "undo"
+"""A line that takes back the edit's standing decision (an older reader skips it as not a decision)."""
+DRAWN = ("random", "uncertain", "chosen")
+"""How the desk came to show an edit, recorded beside a decision (`drawn`)."""
 
-REVIEW_LINE = record({"rcid": whole(), "decision": one_of(DECISIONS), "note": text(max_chars=NOTE_CAP),
-                      "reviewer": text(max_chars=REVIEWER_CAP), "time": text()},
+REVIEW_LINE = record({"rcid": whole(), "decision": one_of((*DECISIONS, UNDO)), "note": text(max_chars=NOTE_CAP),
+                      "reviewer": text(max_chars=REVIEWER_CAP), "time": text(), "drawn": one_of(("", *DRAWN)),
+                      "undoes": text()},
                      ("rcid", "decision", "note", "reviewer", "time"), "decision")
-"""A line of reviews.jsonl (fanout.store.reviews.Review)."""
+"""A line of reviews.jsonl (fanout.store.reviews.Review): `drawn` and `undoes` are optional, left out when empty."""
 ABANDONED_LINE = record({"edit_rcid": whole(), "model": text(empty=False), "attempt": text(), "calls": whole(low=0),
                          "cut_off": whole(low=0), "cost_usd": optional(number(low=0)),
                          "cost_source": one_of(("reported", "generation", "estimated", "unknown")),
