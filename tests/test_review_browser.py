@@ -20,7 +20,7 @@ import yaml
 from aiohttp import web
 from loopback import serving
 from playwright.async_api import Browser, Page, async_playwright
-from test_report_html import ARTIFACTS, chromium_binary
+from test_report_html import chromium_binary
 
 from fanout.report import ReportOptions, build_report
 from fanout.cli import main
@@ -262,7 +262,8 @@ LAYOUT = """() => {
 
 @pytest.mark.parametrize(("width", "height"), [(1280, 800), (390, 844)])
 async def test_the_desk_fits_a_desktop_and_a_phone_with_its_buttons_on_screen(
-        browser: Browser, run_dir: Path, width: int, height: int, monkeypatch: pytest.MonkeyPatch) -> None:
+        browser: Browser, run_dir: Path, width: int, height: int, monkeypatch: pytest.MonkeyPatch,
+        tmp_path: Path) -> None:
     """No sideways scroll on the list, on an edit or on its transcript; the three decisions and undo inside the
     window; a note box as wide as the edit's column; screenshots of both (make screenshot copies them into docs/).
     The desk runs with the report's defaults, as `fanout review` does: its counts are the demo's (4 of 12 edits
@@ -274,14 +275,13 @@ async def test_the_desk_fits_a_desktop_and_a_phone_with_its_buttons_on_screen(
         await page.goto(url)
         await shown(page, 1)
         counts = await page.text_content("#counts")
-        ARTIFACTS.mkdir(exist_ok=True)
-        shots = [ARTIFACTS / f"review-desk-{width}.png"]
+        shots = [tmp_path / f"review-desk-{width}.png"]
         await page.screenshot(path=str(shots[0]))
         listed = await page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
         await click_edit(page, int(await page.get_attribute("#edits li[data-rcid]", "data-rcid") or 0))
         layout = await page.evaluate(LAYOUT)
         if width < 760:
-            shots.append(ARTIFACTS / f"review-desk-{width}-edit.png")
+            shots.append(tmp_path / f"review-desk-{width}-edit.png")
             await page.screenshot(path=str(shots[1]))
         rcids = await page.evaluate("fetch('/api/edits').then(r => r.json()).then(d => d.edits.map(e => e.rcid))")
         wide = {}
@@ -383,7 +383,7 @@ async def test_new_edits_appear_without_a_reload_and_run_text_stays_text(browser
 
     template = load_run(run_dir).records[0]
     evil = '<img src=x onerror="document.body.dataset.owned=1">'
-    added = [dataclasses.replace(r, edit_rcid=999, qid=evil, edit_revid=None) for r in load_run(run_dir).records[:4]]
+    added = [dataclasses.replace(r, edit_rcid=999, qid=evil, edit_revid=999) for r in load_run(run_dir).records[:4]]
     assert template.edit_rcid != 999
     async with running_desk(Desk(run_dir, OPTIONS), "ana", port=0) as url:
         page = await browser.new_page(viewport={"width": 1280, "height": 800})

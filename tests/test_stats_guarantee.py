@@ -1,4 +1,4 @@
-"""The committee against the people who decided (fanout.stats.guarantee): the auto-decision rule, its certificates
+"""The committee against the people who decided (fanout.stats.judged_by_people): the auto-decision rule, its certificates
 applied to the edits' outcomes, PPI++ accuracy per model and rule, and each model's kappa with the people."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 from fanout.stats.certify import Checked, Judged, certify_rules
 from fanout.stats.decisions import AUTO_PASSED, DECIDED, PAUSED, EditDecision, Vote
 from fanout.stats.draw import run_seed
-from fanout.stats.guarantee import (
+from fanout.stats.judged_by_people import (
     FEW_RANDOM,
     accuracy_rows,
     apply_certificates,

@@ -598,7 +598,7 @@ def test_compare_sets_a_team_run_beside_an_own_run_with_the_teams_cost_in_the_co
         pytest.approx(0.08), pytest.approx(4 * 0.01 + 2 * 0.1 + 2 * 0.2))  # the team's steps, once per edit
     assert (rows["c/dear"].cost_per_edit_a, rows["c/dear"].cost_per_edit_b) == (pytest.approx(0.02), pytest.approx(0.01))
     assert ("A: each model's own investigation; B: a research team's evidence (planner c/dear, workers a/cheap, b/mid, "
-            "up to 2 rounds), $1.2800. The evidence's cost (investigations, team steps) counts once per edit in the committee "
+            "up to 2 rounds), $1.2000. The evidence's cost (investigations, team steps) counts once per edit in the committee "
             "rules' cost per edit, not in each model's: a model's row is its verdicts alone.") in comparison.notes
     assert "Settings differ: evidence.mode: own in A, team in B." in comparison.notes
 

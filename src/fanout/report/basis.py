@@ -60,7 +60,7 @@ from fanout.stats.decisions import (
     vote_weights,
 )
 from fanout.stats.certify import Certificate
-from fanout.stats.guarantee import AccuracyRow, accuracy_rows, apply_certificates, certify_committee
+from fanout.stats.judged_by_people import AccuracyRow, accuracy_rows, apply_certificates, certify_committee
 from fanout.stats.replay import ReplayInput, replay_table
 from fanout.stats.scoring import committee_scores, compare_models, model_score, own_predictions, strategy_scores
 from fanout.stats.spend import ModelCost, model_costs

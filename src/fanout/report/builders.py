@@ -44,7 +44,7 @@ from fanout.report.table import Table
 from fanout.stats.agreement import model_agreement, overall_agreement, pairwise_agreement, verdict_distribution
 from fanout.stats.calibration import CalibrationRow
 from fanout.stats.certify import Certificate
-from fanout.stats.guarantee import AccuracyRow
+from fanout.stats.judged_by_people import AccuracyRow
 from fanout.stats.ppi import MeanEstimate
 from fanout.stats.dawid_skene import DawidSkene
 from fanout.stats.decisions import least_sure_first

@@ -3,7 +3,7 @@
 `GuaranteeSettings` declares --target-agreement and --risk once
 (fanout.base.declare); fanout.cli.committee_options gives them to `report`,
 `queue`, `review` and `compare`, so every view certifies the same way. With
---target-agreement the certificates replace --autopass (fanout.stats.guarantee);
+--target-agreement the certificates replace --autopass (fanout.stats.judged_by_people);
 without it the report still shows what would be certified at DEFAULT_TARGET,
 and the desk how far each rule is from a certificate.
 

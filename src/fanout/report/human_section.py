@@ -13,7 +13,7 @@ from __future__ import annotations
 from fanout.report.charts import esc
 from fanout.report.page_shell import notes_html
 from fanout.report.document import Report
-from fanout.stats.guarantee import percent
+from fanout.stats.judged_by_people import percent
 
 
 def source_line(report: Report) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 from fanout.report.basis import Basis
 from fanout.report.document import NOTE_TOPICS, human_source
 from fanout.stats.dawid_skene import MIN_EDITS, PRIOR, PRIOR_DIAGONAL, DawidSkene
-from fanout.stats.guarantee import FEW_RANDOM
+from fanout.stats.judged_by_people import FEW_RANDOM
 
 FEW_EDITS = 30
 """Below this many edits the statistics are shown with a warning that they are rough."""

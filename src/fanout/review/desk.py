@@ -26,7 +26,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import secrets
-import stat
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,7 +43,7 @@ from fanout.report import EditInfo, Report, ReportOptions, build_report
 from fanout.stats.certify import min_decisions
 from fanout.stats.decisions import AUTO_PASSED, LEAST_SURE_FIRST, PAUSED, EditDecision, least_sure_first
 from fanout.stats.draw import SEED, Candidate, Pick, next_items
-from fanout.stats.guarantee import human_kappas, percent
+from fanout.stats.judged_by_people import human_kappas, percent
 from fanout.store.layout import LOG_NAME
 from fanout.store.reviews import UNDO, Review, ReviewLog, read_reviews, reviews_path
 
@@ -133,22 +132,15 @@ def _state(path: Path) -> tuple[int, int]:
 
 
 def check_reviews_file(run_dir: Path) -> None:
-    """ConfigError, in one line, when the desk could not append its decisions: reviews.jsonl is a link, a FIFO,
-    a directory or anything but a regular file, or cannot be written."""
+    """ConfigError, in one line, when the desk could not append its decisions. What the file is (a link, a FIFO,
+    a directory) is refused by the one reader of run files (fanout.store.lines), which reads it first; then
+    whether the desk may write it (or, before the first decision, the run directory)."""
+    read_reviews(run_dir)
     path = reviews_path(run_dir)
-    try:
-        found = os.lstat(path)
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         if not os.access(run_dir, os.W_OK):
-            raise ConfigError(f"cannot write decisions into {run_dir}: the directory is not writable") from None
+            raise ConfigError(f"cannot write decisions into {run_dir}: the directory is not writable")
         return
-    kind = ("a symbolic link" if stat.S_ISLNK(found.st_mode) else "a directory" if stat.S_ISDIR(found.st_mode)
-            else "a named pipe (FIFO)" if stat.S_ISFIFO(found.st_mode) else None)
-    if kind is None and not stat.S_ISREG(found.st_mode):
-        kind = "not a regular file"
-    if kind is not None:
-        raise ConfigError(f"the run's {path.name} ({path}) is {kind}; the desk appends decisions only to a regular "
-                          "file of the run directory: move it out of the way and start the desk again")
     if not os.access(path, os.W_OK):
         raise ConfigError(f"the run's {path.name} ({path}) cannot be written; the desk appends its decisions there")
 

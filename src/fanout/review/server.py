@@ -33,7 +33,7 @@ DEFAULT_PORT = 8766
 async def running_desk(desk: Desk, reviewer: str, port: int = DEFAULT_PORT) -> AsyncIterator[str]:
     """Serve the desk until the block ends; yields its URL (`http://127.0.0.1:PORT/`)."""
     await desk.report()  # a directory that is no run, or an unreadable log: one line before listening
-    check_reviews_file(desk.run_dir)  # a link, a FIFO, a directory: one line now, not a 500 at the first decision
+    check_reviews_file(desk.run_dir)  # unusable or unwritable: one line now, not a 500 at the first decision
     address = OwnAddress()
     app = desk_app(desk, reviewer, address)
     runner = web.AppRunner(app, access_log=None, handle_signals=False, logger=one_line_log())
