@@ -2,8 +2,7 @@
 
 Measured from its `def` line to its last line, docstring and comments included (decorators are not),
 with the standard library's parser, so the check needs no tool of its own. Cyclomatic complexity
-(radon's blocks rated C or worse, at most 1.5 per 1,000 lines) is measured with radon outside the suite;
-docs/development.md says how.
+(radon's blocks rated C or worse, at most 1.5 per 1,000 lines) is tests/test_complexity.py's.
 """
 
 from __future__ import annotations

@@ -19,9 +19,10 @@ import functools
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, TypeVar
 
 from fanout.base.reading import parse_json
 from fanout.base.schema import Schema, flag, list_of, number, one_of, optional, record, text, whole
@@ -43,6 +44,7 @@ PROVENANCES: tuple[str, ...] = ("verified", "reported")
 VERIFIED_WITHOUT_SOURCE = "verified_verdict_without_verified_source"
 """The rule violation of a verified-high/verified-low verdict none of whose sources was read."""
 MODEL_SLUG_CHARS = 64
+_T = TypeVar("_T")
 """The readable part of a model's slug is cut here, so a view's name stays far below a file system's 255 bytes."""
 
 
@@ -218,13 +220,7 @@ class VerdictRecord:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> VerdictRecord:
-        data = dict(data)
-        data["sources"] = [Source(**s) for s in data.get("sources") or []]
-        data["token_usage"] = Usage(**(data.get("token_usage") or {}))
-        data["tool_calls"] = [ToolCallLog(**t) for t in data.get("tool_calls") or []]
-        data["transcript"] = [TranscriptEntry(**t) for t in data.get("transcript") or []]
-        data["escalation"] = Escalation(**data["escalation"]) if data.get("escalation") else None
-        data["samples"] = [VerdictSample(**s) for s in data.get("samples") or []]
+        data = {**data, **_verdict_parts(data)}
         known = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
 
@@ -246,6 +242,22 @@ class VerdictRecord:
     def file_name(self) -> str:
         """`{date}-{qid}-{property}-{rcid}-{model_slug}.yaml`: unique per (edit, model)."""
         return verdict_file_name(self.model, self.edit_rcid, self.qid, self.property, self.timestamp)
+
+
+def _verdict_parts(data: dict[str, Any]) -> dict[str, Any]:
+    """A verdict line's nested parts as their classes; a part left out (an older line) is its empty form."""
+    return {
+        "sources": _each(Source, data.get("sources")),
+        "token_usage": Usage(**(data.get("token_usage") or {})),
+        "tool_calls": _each(ToolCallLog, data.get("tool_calls")),
+        "transcript": _each(TranscriptEntry, data.get("transcript")),
+        "escalation": Escalation(**data["escalation"]) if data.get("escalation") else None,
+        "samples": _each(VerdictSample, data.get("samples")),
+    }
+
+
+def _each(kind: Callable[..., _T], entries: list[dict[str, Any]] | None) -> list[_T]:
+    return [kind(**entry) for entry in entries or []]
 
 
 def verdict_file_name(model: str, edit_rcid: int, qid: str, property: str | None, timestamp: str) -> str:

@@ -97,7 +97,11 @@ def retry_after_from_metadata(metadata: Any, *, now: datetime | None = None) -> 
     headers = metadata.get("headers")
     if not isinstance(headers, Mapping):
         return None
-    lowered = {str(k).lower(): v for k, v in headers.items()}
+    return _from_headers({str(k).lower(): v for k, v in headers.items()}, now)
+
+
+def _from_headers(lowered: Mapping[str, Any], now: datetime | None) -> float | None:
+    """From the provider's headers (names lower-cased): Retry-After first, else X-RateLimit-Reset (epoch ms)."""
     if "retry-after" in lowered:
         return parse_retry_after(str(lowered["retry-after"]), now=now)
     reset = lowered.get("x-ratelimit-reset")

@@ -96,13 +96,7 @@ def _plain_node(data: Any, containers: set[int]) -> yaml.Node:
     if kind is str:
         return yaml.ScalarNode(_TAG + "str", data)
     if kind is dict or kind is list:
-        if id(data) in containers:  # the representer would write an anchor and an alias
-            raise NotPlain
-        containers.add(id(data))
-        if kind is dict:
-            pairs = [(_plain_node(k, containers), _plain_node(v, containers)) for k, v in data.items()]
-            return yaml.MappingNode(_TAG + "map", pairs, flow_style=False)
-        return yaml.SequenceNode(_TAG + "seq", [_plain_node(v, containers) for v in data], flow_style=False)
+        return _container_node(data, containers)
     if data is None:
         return yaml.ScalarNode(_TAG + "null", "null")
     if kind is bool:
@@ -112,6 +106,18 @@ def _plain_node(data: Any, containers: set[int]) -> yaml.Node:
     if kind is float:
         return yaml.ScalarNode(_TAG + "float", _float_text(data))
     raise NotPlain
+
+
+def _container_node(data: dict[Any, Any] | list[Any], containers: set[int]) -> yaml.Node:
+    """A dict or list, once: met again inside itself or elsewhere, the representer would write an anchor and
+    an alias, which only PyYAML's own path writes (NotPlain)."""
+    if id(data) in containers:
+        raise NotPlain
+    containers.add(id(data))
+    if type(data) is dict:
+        pairs = [(_plain_node(k, containers), _plain_node(v, containers)) for k, v in data.items()]
+        return yaml.MappingNode(_TAG + "map", pairs, flow_style=False)
+    return yaml.SequenceNode(_TAG + "seq", [_plain_node(v, containers) for v in data], flow_style=False)
 
 
 def _float_text(value: float) -> str:

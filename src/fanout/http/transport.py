@@ -172,6 +172,19 @@ def _reraise_translated(exc: BaseException, request: httpx.Request) -> NoReturn:
     raise translated from exc
 
 
+_TRANSLATIONS: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], type[httpx.TransportError]], ...] = (
+    (aiohttp.ConnectionTimeoutError, httpx.ConnectTimeout),
+    ((aiohttp.ServerTimeoutError, asyncio.TimeoutError, TimeoutError), httpx.ReadTimeout),
+    (aiohttp.ClientConnectorError, httpx.ConnectError),
+    ((aiohttp.ServerDisconnectedError, aiohttp.ClientPayloadError, aiohttp.ClientResponseError),
+     httpx.RemoteProtocolError),
+    (aiohttp.InvalidURL, httpx.UnsupportedProtocol),
+    ((aiohttp.ClientError, OSError), httpx.ReadError),
+)
+"""aiohttp's failures and the httpx error each becomes, the first that fits winning: a connect timeout is a
+server timeout too, and every aiohttp failure a ClientError, so the narrower ones come first."""
+
+
 def _translated(exc: BaseException, request: httpx.Request) -> BaseException:
     """aiohttp's exceptions as the httpx ones the callers catch; cancellation and our own pass through."""
     if isinstance(exc, (asyncio.CancelledError, httpx.HTTPError)) or not isinstance(exc, Exception):
@@ -179,18 +192,7 @@ def _translated(exc: BaseException, request: httpx.Request) -> BaseException:
     message = str(exc) or type(exc).__name__
     if isinstance(exc, aiohttp.ClientConnectorError) and isinstance(exc.os_error, ResolvedToMetadata):
         return AddressRefused(exc.os_error.strerror or message, request=request)
-    if isinstance(exc, aiohttp.ConnectionTimeoutError):
-        return httpx.ConnectTimeout(message, request=request)
-    if isinstance(exc, (aiohttp.ServerTimeoutError, asyncio.TimeoutError, TimeoutError)):
-        return httpx.ReadTimeout(message, request=request)
-    if isinstance(exc, aiohttp.ClientConnectorError):
-        return httpx.ConnectError(message, request=request)
-    if isinstance(exc, aiohttp.ServerDisconnectedError):
-        return httpx.RemoteProtocolError(message, request=request)
-    if isinstance(exc, (aiohttp.ClientPayloadError, aiohttp.ClientResponseError)):
-        return httpx.RemoteProtocolError(message, request=request)
-    if isinstance(exc, aiohttp.InvalidURL):
-        return httpx.UnsupportedProtocol(message, request=request)
-    if isinstance(exc, (aiohttp.ClientError, OSError)):
-        return httpx.ReadError(message, request=request)
+    for kinds, translated in _TRANSLATIONS:
+        if isinstance(exc, kinds):
+            return translated(message, request=request)
     return exc

@@ -58,11 +58,15 @@ def model_judgement(b: Basis, edit: EditInfo, model: str) -> Judgement:
 def committee_judgement(b: Basis, edit: EditInfo, row: CommitteeRow | None) -> Judgement:
     taken = (row.human or row.decision) if row is not None else None
     agreeing = [r for m, r in b.by_edit.get(edit.rcid, {}).items() if b.stances.get(edit.rcid, {}).get(m) == taken]
-    confidence = None
-    if row is not None and taken is not None:
-        confidence = row.dawid_skene_confidence if row.settled_by is None and row.human is None else row.mean_confidence
-    return Judgement(edit.qid, edit.rcid, claim_text(b, edit), taken, confidence,
+    return Judgement(edit.qid, edit.rcid, claim_text(b, edit), taken, _committee_confidence(row, taken),
                      tuple(_short(r.rationale) for r in agreeing if r.rationale), _sources(agreeing, taken))
+
+
+def _committee_confidence(row: CommitteeRow | None, taken: str | None) -> float | None:
+    """Dawid–Skene's confidence in its own consensus; the models' mean where a reviewer or a cascade decided."""
+    if row is None or taken is None:
+        return None
+    return row.dawid_skene_confidence if row.settled_by is None and row.human is None else row.mean_confidence
 
 
 def _sources(records: list[VerdictRecord], taken: str | None) -> tuple[str, ...]:

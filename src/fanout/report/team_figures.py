@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from fanout.base.records import EvidenceRecord, VerdictRecord
+from fanout.base.records import EvidenceRecord, PooledPage, TeamEvidence, TeamStep, VerdictRecord
 from fanout.report.run_data import RunData
 from fanout.tools.fusion import canonical_url
 
@@ -154,23 +154,37 @@ def team_citations(run: RunData) -> list[TeamCitation]:
 
 
 def team_workers(run: RunData) -> list[TeamWorkerRow]:
-    workers = list(run.evidence.get("workers") or [])
-    citations = team_citations(run)
-    read = [c for c in citations if c.round is not None]
+    read = [c for c in team_citations(run) if c.round is not None]
     total = sum(c.cited_by for c in read)
-    rows = []
-    for worker in workers:
-        pages = [p for e in run.team_evidence.values() if e.team for p in e.team.pages if worker in p.found_by]
-        mine = [c for c in read if worker in c.found_by.split(", ")]
-        steps = [s for s in run.team_steps if s.role == "worker" and s.model == worker]
-        rows.append(TeamWorkerRow(
-            worker=worker, edits=len({s.edit_rcid for s in steps}),
-            searches=sum(c.tool == "web_search" for s in steps for c in s.tool_calls), pages=len(pages),
-            alone=sum(p.found_by == [worker] for p in pages), round2_pages=sum(p.round == 2 for p in pages),
-            cited=sum(c.cited_by for c in mine), cited_share=sum(c.cited_by for c in mine) / total if total else None,
-            cited_alone=sum(c.cited_by for c in mine if c.found_by == worker),
-            cost_usd=sum(s.cost_usd or 0.0 for s in steps)))
-    return rows
+    return [_worker_row(run, worker, read, total) for worker in list(run.evidence.get("workers") or [])]
+
+
+def _worker_row(run: RunData, worker: str, read: list[TeamCitation], total: int) -> TeamWorkerRow:
+    """One worker's row: what it read and what it cost here, the credit for the judges' citations apart."""
+    steps, pages = _worker_steps(run, worker), _worker_pages(run, worker)
+    cited, cited_share, cited_alone = _credit(worker, read, total)
+    return TeamWorkerRow(
+        worker=worker, edits=len({s.edit_rcid for s in steps}),
+        searches=sum(c.tool == "web_search" for s in steps for c in s.tool_calls), pages=len(pages),
+        alone=sum(p.found_by == [worker] for p in pages), round2_pages=sum(p.round == 2 for p in pages),
+        cited=cited, cited_share=cited_share, cited_alone=cited_alone,
+        cost_usd=sum(s.cost_usd or 0.0 for s in steps))
+
+
+def _worker_steps(run: RunData, worker: str) -> list[TeamStep]:
+    return [s for s in run.team_steps if s.role == "worker" and s.model == worker]
+
+
+def _worker_pages(run: RunData, worker: str) -> list[PooledPage]:
+    """The pooled pages this worker read, over every edit (a page read for two edits counts twice)."""
+    return [p for e in run.team_evidence.values() if e.team for p in e.team.pages if worker in p.found_by]
+
+
+def _credit(worker: str, read: list[TeamCitation], total: int) -> tuple[int, float | None, int]:
+    """A worker's verified citations, their share of all of them (`total`), and those of pages only it read."""
+    mine = [c for c in read if worker in c.found_by.split(", ")]
+    cited = sum(c.cited_by for c in mine)
+    return cited, cited / total if total else None, sum(c.cited_by for c in mine if c.found_by == worker)
 
 
 def team_roles(run: RunData) -> list[TeamRoleRow]:
@@ -190,14 +204,27 @@ def team_roles(run: RunData) -> list[TeamRoleRow]:
 def team_rounds(run: RunData) -> list[TeamRoundsRow]:
     if not run.team_evidence:
         return []
-    teams = [e.team for e in run.team_evidence.values() if e.team is not None]
+    teams = _teams(run)
     added = [c for c in team_citations(run) if c.round == 2]
-    added_urls = {(c.rcid, c.url) for c in added}
-    by_edit = run.by_edit()
-    citing = sum(1 for rcid, records in by_edit.items() for r in records.values()
-                 if any((rcid, url) in added_urls for url, record, _ in verified_citations({r.model: r})))
     return [TeamRoundsRow(
-        edits=len(teams), briefs_failed=sum(t.brief is None for t in teams),
-        reviewed=len({s.edit_rcid for s in run.team_steps if s.step == "plan-2"}),
+        edits=len(teams), briefs_failed=sum(t.brief is None for t in teams), reviewed=_reviewed(run),
         second_rounds=sum(t.rounds > 1 for t in teams), pages_added=sum(p.round == 2 for t in teams for p in t.pages),
-        pages_added_cited=len(added), verdicts_citing_added=citing, summaries=sum(t.summary is not None for t in teams))]
+        pages_added_cited=len(added), verdicts_citing_added=_verdicts_citing(run, added),
+        summaries=sum(t.summary is not None for t in teams))]
+
+
+def _teams(run: RunData) -> list[TeamEvidence]:
+    """The team part of each edit's pooled evidence (an edit researched without a team has none)."""
+    return [e.team for e in run.team_evidence.values() if e.team is not None]
+
+
+def _reviewed(run: RunData) -> int:
+    """Edits whose plan the planner reviewed (a `plan-2` step), counted once however often a resume redid it."""
+    return len({s.edit_rcid for s in run.team_steps if s.step == "plan-2"})
+
+
+def _verdicts_citing(run: RunData, added: list[TeamCitation]) -> int:
+    """Verdicts that cite a page the second round found: one verdict counts once however many it cites."""
+    added_urls = {(c.rcid, c.url) for c in added}
+    return sum(1 for rcid, records in run.by_edit().items() for r in records.values()
+               if any((rcid, url) in added_urls for url, record, _ in verified_citations({r.model: r})))

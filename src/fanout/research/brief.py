@@ -47,14 +47,16 @@ def brief_problems(found: Any, *, first: bool) -> list[str]:
     """What keeps a reply from being a brief; empty when it is one."""
     if not isinstance(found, dict):
         return ["the brief must be one JSON object"]
-    problems = []
-    for key in BRIEF_KEYS:
-        value = found.get(key, [] if key == "missing" else None)
-        if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-            problems.append(f"{key} must be a list of non-empty strings")
+    problems = [f"{key} must be a list of non-empty strings" for key in BRIEF_KEYS if not _strings(found, key)]
     if first and not problems and not found["queries"]:
         problems.append("queries must name at least one web search query")
     return problems
+
+
+def _strings(found: dict[Any, Any], key: str) -> bool:
+    """Whether the brief's `key` is a list of non-empty strings (`missing` may be left out: nothing is)."""
+    value = found.get(key, [] if key == "missing" else None)
+    return isinstance(value, list) and all(isinstance(v, str) and v.strip() for v in value)
 
 
 def normalised_brief(found: Mapping[str, Any]) -> tuple[dict[str, list[str]], list[str]]:

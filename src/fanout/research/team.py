@@ -108,18 +108,27 @@ async def run_team(item: Item, team: Team, steps: TeamSteps, *, prompt: Prompt, 
     plan = await work.step("plan-1", lambda: steps.plan(item, team.planner, "plan-1", plan_request(noun), 1))
     brief = plan.brief if plan.status == "ok" else None
     round_one = await _workers(work, 1, brief, ())
-    second: TeamStep | None = None
     if team.rounds > 1 and any(w.status in GATHERED for w in round_one):
-        request = review_request(noun, brief, reports(round_one))
-        second = await work.step("plan-2", lambda: steps.plan(item, team.planner, "plan-2", request, 2))
-        if second.status == "ok" and second.brief and second.brief.get("missing"):
-            await _workers(work, 2, second.brief, read_pages(round_one))
-    workers = [s for s in work.finished if s.role == "worker"]
-    notes = [(s.model, s.round, s.notes) for s in workers if s.notes]
-    if team.aggregator is not None and notes:
-        aggregator = team.aggregator
-        await work.step("aggregate", lambda: steps.aggregate(item, aggregator, aggregate_request(noun, notes)))
+        await _review(work, brief, round_one)
+    await _aggregate(work)
     return pool_evidence(item, team, work.finished, evidence_id(item, work.finished))
+
+
+async def _review(work: TeamRun, brief: Mapping[str, Sequence[str]] | None, round_one: Sequence[TeamStep]) -> None:
+    """The planner reads round one's reports; the workers go out again only when it names something missing."""
+    request = review_request(work.prompt.item_noun, brief, reports(round_one))
+    second = await work.step("plan-2", lambda: work.steps.plan(work.item, work.team.planner, "plan-2", request, 2))
+    if second.status == "ok" and second.brief and second.brief.get("missing"):
+        await _workers(work, 2, second.brief, read_pages(round_one))
+
+
+async def _aggregate(work: TeamRun) -> None:
+    """The aggregator's summary of the workers' notes, when the team has one and some worker left notes."""
+    notes = [(s.model, s.round, s.notes) for s in work.finished if s.role == "worker" and s.notes]
+    aggregator = work.team.aggregator
+    if aggregator is not None and notes:
+        noun, item = work.prompt.item_noun, work.item
+        await work.step("aggregate", lambda: work.steps.aggregate(item, aggregator, aggregate_request(noun, notes)))
 
 
 async def _workers(work: TeamRun, round_: int, brief: Mapping[str, Sequence[str]] | None,
@@ -141,16 +150,17 @@ async def _workers(work: TeamRun, round_: int, brief: Mapping[str, Sequence[str]
 
 def reports(workers: Sequence[TeamStep]) -> str:
     """What each worker did, for the planner's review: its searches, the pages it read, its notes."""
-    parts = []
-    for step in workers:
-        searches = [_argument(c.arguments, "query") for c in step.tool_calls if c.tool == "web_search"]
-        pages = [c.final_url or _argument(c.arguments, "url") for c in step.tool_calls if c.tool == "web_fetch" and c.ok]
-        lines = [f"### {step.model} ({step.status})",
-                 "Searched: " + ("; ".join(searches) if searches else "nothing"),
-                 "Read: " + ("; ".join(pages) if pages else "nothing"),
-                 "Notes: " + (step.notes or "(none)")]
-        parts.append("\n".join(lines))
-    return "\n\n".join(parts)
+    return "\n\n".join(_report(step) for step in workers)
+
+
+def _report(step: TeamStep) -> str:
+    searches = [_argument(c.arguments, "query") for c in step.tool_calls if c.tool == "web_search"]
+    pages = [c.final_url or _argument(c.arguments, "url") for c in step.tool_calls if c.tool == "web_fetch" and c.ok]
+    lines = [f"### {step.model} ({step.status})",
+             "Searched: " + ("; ".join(searches) if searches else "nothing"),
+             "Read: " + ("; ".join(pages) if pages else "nothing"),
+             "Notes: " + (step.notes or "(none)")]
+    return "\n".join(lines)
 
 
 def read_pages(workers: Sequence[TeamStep]) -> list[str]:

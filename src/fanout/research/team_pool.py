@@ -93,15 +93,21 @@ def once(step: dict[str, str], listed: set[str]) -> str:
     hits = found.get("results") if isinstance(found, dict) else None
     if not isinstance(hits, list):
         return step["result"]
+    kept = _unlisted(hits, listed)
+    if len(kept) == len(hits):
+        return step["result"]
+    return json.dumps({**found, "results": kept, "already_listed_above": len(hits) - len(kept)}, ensure_ascii=False)
+
+
+def _unlisted(hits: list[Any], listed: set[str]) -> list[Any]:
+    """The hits not listed before, each now listed; a hit without a URL is always kept (nothing to match it by)."""
     kept = []
     for hit in hits:
         url = canonical_url(str(hit.get("url") or "")) if isinstance(hit, dict) else ""
         if not url or url not in listed:
             kept.append(hit)
         listed.add(url)
-    if len(kept) == len(hits):
-        return step["result"]
-    return json.dumps({**found, "results": kept, "already_listed_above": len(hits) - len(kept)}, ensure_ascii=False)
+    return kept
 
 
 def call_key(call: ToolCallLog) -> tuple[str, str]:
@@ -145,22 +151,44 @@ def pool_evidence(item: Item, team: Team, steps: Sequence[TeamStep], evidence_id
 
 def team_part(team: Team, steps: Sequence[TeamStep], pool: Pool) -> TeamEvidence:
     by_id = {s.step: s for s in steps}
-    plan, review, summary = by_id.get("plan-1"), by_id.get("plan-2"), by_id.get("aggregate")
+    brief, brief_status, brief_error = _brief_part(by_id.get("plan-1"))
+    summary, summary_status = _summary_part(by_id.get("aggregate"))
     worked = [s for s in steps if s.role == "worker"]
+    return TeamEvidence(
+        planner=team.planner, workers=list(team.workers), aggregator=team.aggregator,
+        brief=brief, brief_status=brief_status, brief_error=brief_error,
+        second_brief=_second_brief(by_id.get("plan-2")),
+        rounds=max((s.round for s in worked), default=1), pages=pool.pages(),
+        workers_notes=[notes_of(s) for s in sorted(worked, key=lambda s: (s.round, s.step))],
+        summary=summary, summary_status=summary_status, step_ids=[s.step for s in steps], role_costs=_role_costs(steps),
+    )
+
+
+def _brief_part(plan: TeamStep | None) -> tuple[dict[str, Any] | None, str, str | None]:
+    """The planner's first brief, its status and error; `missing` when no plan step was run (or logged)."""
+    brief = plan.brief if plan is not None and plan.status == "ok" else None
+    return brief, plan.status if plan is not None else "missing", plan.error if plan else None
+
+
+def _second_brief(review: TeamStep | None) -> dict[str, Any] | None:
+    """The review's brief only when it names something still missing: a review that found nothing adds no round."""
+    if review is not None and review.status == "ok" and (review.brief or {}).get("missing"):
+        return review.brief
+    return None
+
+
+def _summary_part(summary: TeamStep | None) -> tuple[str | None, str | None]:
+    """The aggregator's summary when it finished ok (a failed one is not shown to the judges), and its status."""
+    return (summary.notes if summary is not None and summary.status == "ok" else None,
+            summary.status if summary is not None else None)
+
+
+def _role_costs(steps: Sequence[TeamStep]) -> dict[str, float]:
+    """Known cost per role, in the order roles first appear; a step of unknown cost adds nothing."""
     costs: dict[str, float] = {}
     for step in steps:
         costs[step.role] = costs.get(step.role, 0.0) + (step.cost_usd or 0.0)
-    return TeamEvidence(
-        planner=team.planner, workers=list(team.workers), aggregator=team.aggregator,
-        brief=plan.brief if plan is not None and plan.status == "ok" else None,
-        brief_status=plan.status if plan is not None else "missing", brief_error=plan.error if plan else None,
-        second_brief=review.brief if review is not None and review.status == "ok" and (review.brief or {}).get("missing") else None,
-        rounds=max((s.round for s in worked), default=1), pages=pool.pages(),
-        workers_notes=[notes_of(s) for s in sorted(worked, key=lambda s: (s.round, s.step))],
-        summary=summary.notes if summary is not None and summary.status == "ok" else None,
-        summary_status=summary.status if summary is not None else None,
-        step_ids=[s.step for s in steps], role_costs=costs,
-    )
+    return costs
 
 
 def notes_of(step: TeamStep) -> WorkerNotes:

@@ -301,41 +301,66 @@ def _reply(
     state: SimState, conv: Conversation, model: SimModel, faults: ModelFaults, draws: dict[str, float], rng: random.Random
 ) -> Reply:
     """The model's answer, with at most one content fault the dice ask for, then the client's max_tokens."""
-    faulty = False
     if conv.phase == "extract":
-        reply = Reply(content=extraction_reply(load_claims_world(), conv.first_user_text, faults.habits(model),
-                                               state.seed, model.id))
-        if draws["invalid_json"] < faults.invalid_json:
-            state.stats.fault("invalid_json")
-            reply, faulty = Reply(content=(reply.content or "")[: len(reply.content or "") // 2]), True
+        reply, faulty = _extraction(state, conv, model, faults, draws)
     elif conv.team_role in ("plan", "review", "aggregate"):
-        reply = Reply(content=team_content(conv, model, state.corpus, state.seed))
-        if conv.team_role != "aggregate" and draws["invalid_json"] < faults.invalid_json:
-            state.stats.fault("invalid_json")
-            reply, faulty = Reply(content=invalid_brief(reply.content or "{}", rng)), True
+        reply, faulty = _team_reply(state, conv, model, faults, draws, rng)
     elif conv.phase == "investigate":
-        reply = investigate(conv, model, state.corpus, state.seed)
-        if conv.team_role == "worker" and not reply.tool_calls:  # a team's worker closes with its notes
-            reply = Reply(content=worker_notes(conv, model, state.corpus, state.seed))
-        if reply.tool_calls and draws["malformed_args"] < faults.malformed_args:
-            state.stats.fault("malformed_args")
-            reply, faulty = malformed_arguments(reply, rng), True
-        elif reply.tool_calls and draws["unknown_tool"] < faults.unknown_tool:
-            state.stats.fault("unknown_tool")
-            reply, faulty = unknown_tool(reply, rng), True
+        reply, faulty = _investigation(state, conv, model, faults, draws, rng)
     else:
-        verdict = verdict_answer(conv, faults.habits(model), state.corpus, state.seed)
-        if draws["invalid_json"] < faults.invalid_json:
-            state.stats.fault("invalid_json")
-            reply, faulty = Reply(content=invalid_verdict_json(verdict, rng)), True
-        else:
-            reply = Reply(content=format_verdict(verdict, conv, model))
+        reply, faulty = _verdict_reply(state, conv, model, faults, draws, rng)
     if not faulty and draws["length"] < faults.length:
         state.stats.fault("length")
         reply = cut_off(reply)
     if conv.max_tokens and estimate_tokens(_output_chars(reply)) > conv.max_tokens and reply.finish_reason != "length":
         reply = cut_off(reply, keep_chars=int(conv.max_tokens) * 4)
     return reply
+
+
+def _extraction(state: SimState, conv: Conversation, model: SimModel, faults: ModelFaults,
+                draws: dict[str, float]) -> tuple[Reply, bool]:
+    """A text's claims as JSON; invalid JSON is the reply cut in half (as a model that stopped mid-list)."""
+    reply = Reply(content=extraction_reply(load_claims_world(), conv.first_user_text, faults.habits(model),
+                                           state.seed, model.id))
+    if draws["invalid_json"] < faults.invalid_json:
+        state.stats.fault("invalid_json")
+        return Reply(content=(reply.content or "")[: len(reply.content or "") // 2]), True
+    return reply, False
+
+
+def _team_reply(state: SimState, conv: Conversation, model: SimModel, faults: ModelFaults, draws: dict[str, float],
+                rng: random.Random) -> tuple[Reply, bool]:
+    """A planner's brief (which may come back invalid) or an aggregator's summary (plain text: never invalid)."""
+    reply = Reply(content=team_content(conv, model, state.corpus, state.seed))
+    if conv.team_role != "aggregate" and draws["invalid_json"] < faults.invalid_json:
+        state.stats.fault("invalid_json")
+        return Reply(content=invalid_brief(reply.content or "{}", rng)), True
+    return reply, False
+
+
+def _investigation(state: SimState, conv: Conversation, model: SimModel, faults: ModelFaults, draws: dict[str, float],
+                   rng: random.Random) -> tuple[Reply, bool]:
+    """The next tool calls (perhaps malformed, or of an unknown tool), or a team worker's closing notes."""
+    reply = investigate(conv, model, state.corpus, state.seed)
+    if conv.team_role == "worker" and not reply.tool_calls:  # a team's worker closes with its notes
+        reply = Reply(content=worker_notes(conv, model, state.corpus, state.seed))
+    if reply.tool_calls and draws["malformed_args"] < faults.malformed_args:
+        state.stats.fault("malformed_args")
+        return malformed_arguments(reply, rng), True
+    if reply.tool_calls and draws["unknown_tool"] < faults.unknown_tool:
+        state.stats.fault("unknown_tool")
+        return unknown_tool(reply, rng), True
+    return reply, False
+
+
+def _verdict_reply(state: SimState, conv: Conversation, model: SimModel, faults: ModelFaults, draws: dict[str, float],
+                   rng: random.Random) -> tuple[Reply, bool]:
+    """The verdict as JSON in the model's own format, or JSON broken the way the dice say."""
+    verdict = verdict_answer(conv, faults.habits(model), state.corpus, state.seed)
+    if draws["invalid_json"] < faults.invalid_json:
+        state.stats.fault("invalid_json")
+        return Reply(content=invalid_verdict_json(verdict, rng)), True
+    return Reply(content=format_verdict(verdict, conv, model)), False
 
 
 def role_of(conv: Conversation) -> str:

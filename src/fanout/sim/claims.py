@@ -162,12 +162,17 @@ def load_claims_world(texts_path: Path | None = None, world_path: Path | None = 
     world = _read(world_path or package_data("sim/claims_world.yaml")).get("texts") or {}
     planted, pages = [], []
     for index, entry in enumerate(texts, start=1):
-        about = world.get(entry["id"]) or {}
-        text = _planted(index, entry, about.get("claims") or [])
+        text, about = _text_world(index, entry, world)
         planted.append(text)
-        pages += _pages(text, str(about.get("subject") or text.id), about.get("claims") or [],
-                        about.get("pages") or [])
+        pages += about
     return ClaimsWorld(planted, pages)
+
+
+def _text_world(index: int, entry: Mapping[str, Any], world: Mapping[str, Any]) -> tuple[PlantedText, list[Page]]:
+    """One sample text as planted, and its pages; a text the world file leaves out gets no pages of its own."""
+    about = world.get(entry["id"]) or {}
+    text = _planted(index, entry, about.get("claims") or [])
+    return text, _pages(text, str(about.get("subject") or text.id), about.get("claims") or [], about.get("pages") or [])
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -189,23 +194,37 @@ def _pages(text: PlantedText, subject: str, about: Sequence[Mapping[str, Any]],
     """The pages about one text's claims (see the module's docstring)."""
     placed = [(claim, about[i] if i < len(about) else {}) for i, claim in enumerate(text.claims)]
     web = [(c, a) for c, a in placed if a.get("where", "web") == "web" and a.get("fact")]
+    arxiv = [(c, a) for c, a in placed if a.get("where") == "arxiv" and a.get("fact")]
+    return (_web_pages(subject, web) + _pubmed_pages(subject, placed) + _arxiv_pages(text, subject, arxiv)
+            + [_extra(text, entry) for entry in extra])
+
+
+def _web_pages(subject: str, web: Sequence[tuple[PlantedClaim, Mapping[str, Any]]]) -> list[Page]:
+    """An encyclopedia's page with every web fact, and a second source's with every other one (so some stand alone)."""
+    if not web:
+        return []
+    return [_page(f"{ENCYCLOPEDIA}/topic/{_slug(subject)}", f"{subject} | Facts & History", subject, web),
+            _page(f"{SECOND_SOURCE}/history/article/{_slug(subject)}", f"{subject}: what to know", subject,
+                  web[::2], template="article", byline="National Geographic staff")]
+
+
+def _pubmed_pages(subject: str, placed: Sequence[tuple[PlantedClaim, Mapping[str, Any]]]) -> list[Page]:
+    """A journal article per fact placed in PubMed, found only through the PubMed-style search."""
     pages = []
-    if web:
-        pages.append(_page(f"{ENCYCLOPEDIA}/topic/{_slug(subject)}", f"{subject} | Facts & History", subject, web))
-        second = web[::2]
-        pages.append(_page(f"{SECOND_SOURCE}/history/article/{_slug(subject)}", f"{subject}: what to know", subject,
-                           second, template="article", byline="National Geographic staff"))
     for claim, a in placed:
         if a.get("where") == "pubmed" and a.get("fact"):
             pmc = 3_000_000 + claim.rcid % 1_000_000
             pages.append(_page(f"www.ncbi.nlm.nih.gov/pmc/articles/PMC{pmc}", f"{subject}: {_title(a['fact'])}", subject,
                                [(claim, a)], only="pubmed", byline="Journal article"))
-    arxiv = [(c, a) for c, a in placed if a.get("where") == "arxiv" and a.get("fact")]
-    if arxiv:
-        pages.append(_page(f"arxiv.org/abs/{1700 + len(text.id)}.{int(short_hash(text.id), 16) % 100000:05d}", subject, subject,
-                           arxiv, only="arxiv", byline="arXiv preprint"))
-    pages += [_extra(text, entry) for entry in extra]
     return pages
+
+
+def _arxiv_pages(text: PlantedText, subject: str, arxiv: Sequence[tuple[PlantedClaim, Mapping[str, Any]]]) -> list[Page]:
+    """One preprint with every fact placed on arXiv, at an id fixed by the text's id."""
+    if not arxiv:
+        return []
+    return [_page(f"arxiv.org/abs/{1700 + len(text.id)}.{int(short_hash(text.id), 16) % 100000:05d}", subject, subject,
+                  arxiv, only="arxiv", byline="arXiv preprint")]
 
 
 def _page(address: str, title: str, subject: str, facts: Sequence[tuple[PlantedClaim, Mapping[str, Any]]], *,

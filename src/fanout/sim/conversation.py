@@ -104,18 +104,16 @@ def read_conversation(body: dict[str, Any]) -> Conversation:
     messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
     user_texts = [message_text(m) for m in messages if m.get("role") == "user"]
     first_user = user_texts[0] if user_texts else ""
-    context = "\n".join([first_user, *(message_text(m) for m in messages if m.get("role") == "system")])
-    rcid_match = RCID_LINE.search(first_user) or RCID_LINE.search(context)
-    qid_match = QID_LINE.search(first_user) or QID_LINE.search(context)
-    assistants = [m for m in messages if m.get("role") == "assistant"]
+    rcid, qid = _edit_ids(first_user, messages)
+    json_mode, max_tokens = _asked_for(body)
     conv = Conversation(
-        rcid=int(rcid_match.group(1)) if rcid_match else None,
-        qid=qid_match.group(1) if qid_match else None,
+        rcid=rcid,
+        qid=qid,
         first_user_text=first_user,
         phase="extract" if first_user.startswith(EXTRACTION_MARKER) else _phase(body, messages),
-        turn=len(assistants),
-        json_mode=(body.get("response_format") or {}).get("type") in ("json_object", "json_schema"),
-        max_tokens=body.get("max_completion_tokens") or body.get("max_tokens"),
+        turn=_turn(messages),
+        json_mode=json_mode,
+        max_tokens=max_tokens,
     )
     _read_tool_traffic(conv, messages)
     if conv.phase == "verdict":
@@ -123,6 +121,25 @@ def read_conversation(body: dict[str, Any]) -> Conversation:
         conv.request_digest = request_digest(messages)
     read_team_part(conv, user_texts)
     return conv
+
+
+def _turn(messages: list[dict[str, Any]]) -> int:
+    """The index of the reply asked for: the assistant messages so far (a retried request asks the same turn)."""
+    return sum(1 for m in messages if m.get("role") == "assistant")
+
+
+def _asked_for(body: dict[str, Any]) -> tuple[bool, Any]:
+    """Whether JSON was asked for (either response_format type), and the token cap by its new name or its old."""
+    json_mode = (body.get("response_format") or {}).get("type") in ("json_object", "json_schema")
+    return json_mode, body.get("max_completion_tokens") or body.get("max_tokens")
+
+
+def _edit_ids(first_user: str, messages: list[dict[str, Any]]) -> tuple[int | None, str | None]:
+    """The edit's rcid and QID, from the first user message, else from it and the system prompt together."""
+    context = "\n".join([first_user, *(message_text(m) for m in messages if m.get("role") == "system")])
+    rcid_match = RCID_LINE.search(first_user) or RCID_LINE.search(context)
+    qid_match = QID_LINE.search(first_user) or QID_LINE.search(context)
+    return int(rcid_match.group(1)) if rcid_match else None, qid_match.group(1) if qid_match else None
 
 
 def read_team_part(conv: Conversation, user_texts: list[str]) -> None:
@@ -200,22 +217,33 @@ def _read_tool_traffic(conv: Conversation, messages: list[dict[str, Any]]) -> No
             action = _written_action(message_text(message))
             if action is not None:
                 _note_call(conv, *action)
-            continue
-        if message.get("role") == "user" and action is not None and message_text(message).startswith(PROMPTED_RESULT):
+        elif message.get("role") == "user" and action is not None and message_text(message).startswith(PROMPTED_RESULT):
             name, args = action
             _note_result(conv, name, args, message_text(message).split("\n", 1)[-1])
             action = None
-            continue
-        if message.get("role") == "assistant" and message.get("tool_calls"):
-            parsed = [_parse_call(c) for c in message["tool_calls"] if isinstance(c, dict)]
-            if parsed and all(name in KNOWN_TOOLS and args is not None for _, name, args in parsed):
-                conv.completed_steps += 1
-            for call_id, name, args in parsed:
-                calls[call_id] = (name, args)
-                _note_call(conv, name, args, count_step=False)
-        elif message.get("role") == "tool":
-            name, args = calls.get(str(message.get("tool_call_id")), ("", None))
-            _note_result(conv, name, args, message_text(message))
+        else:
+            _native_traffic(conv, message, calls)
+
+
+def _native_traffic(conv: Conversation, message: dict[str, Any],
+                    calls: dict[str, tuple[str, dict[str, Any] | None]]) -> None:
+    """An assistant's tool calls (remembered in `calls` by id), or a `tool` message answering one of them."""
+    if message.get("role") == "assistant" and message.get("tool_calls"):
+        _native_calls(conv, message["tool_calls"], calls)
+    elif message.get("role") == "tool":
+        name, args = calls.get(str(message.get("tool_call_id")), ("", None))
+        _note_result(conv, name, args, message_text(message))
+
+
+def _native_calls(conv: Conversation, tool_calls: list[Any],
+                  calls: dict[str, tuple[str, dict[str, Any] | None]]) -> None:
+    """A turn's calls; the turn counts as a completed step only when every call is well formed and known."""
+    parsed = [_parse_call(c) for c in tool_calls if isinstance(c, dict)]
+    if parsed and all(name in KNOWN_TOOLS and args is not None for _, name, args in parsed):
+        conv.completed_steps += 1
+    for call_id, name, args in parsed:
+        calls[call_id] = (name, args)
+        _note_call(conv, name, args, count_step=False)
 
 
 def _written_action(text: str) -> tuple[str, dict[str, Any] | None] | None:

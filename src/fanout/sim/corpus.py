@@ -249,15 +249,20 @@ def load_corpus(
         snapshot_path or package_data("sample_snapshot.yaml"),
         truth_path or package_data("sample_truth.yaml"),
     )
-    pages = [_page(entry, i) for i, entry in enumerate(_read_yaml(corpus_path or package_data("sim/corpus.yaml")).get("pages") or [])]
-    covered = {rcid for page in pages for rcid in page.stances}
-    pages += [generated_page(facts) for rcid, facts in sorted(edits.items()) if rcid not in covered]
+    pages = _pages_for(_read_yaml(corpus_path or package_data("sim/corpus.yaml")).get("pages") or [], edits)
     if corpus_path is None and snapshot_path is None and truth_path is None:  # the bundled corpus: with the claims
         from fanout.sim.claims import load_claims_world  # it imports this module's Page
 
         world = load_claims_world()
         return Corpus(pages, edits, world.facts(), world.pages)
     return Corpus(pages, edits)
+
+
+def _pages_for(entries: list[dict[str, Any]], edits: dict[int, EditFacts]) -> list[Page]:
+    """The corpus file's pages, then a generated one for each edit no page takes a stance on (by rcid)."""
+    pages = [_page(entry, i) for i, entry in enumerate(entries)]
+    covered = {rcid for page in pages for rcid in page.stances}
+    return pages + [generated_page(facts) for rcid, facts in sorted(edits.items()) if rcid not in covered]
 
 
 def load_edit_facts(snapshot_path: Path, truth_path: Path) -> dict[int, EditFacts]:
@@ -277,20 +282,11 @@ def load_edit_facts(snapshot_path: Path, truth_path: Path) -> dict[int, EditFact
 def _edit_facts(rcid: int, edit: dict[str, Any], truth: str, entry: dict[str, Any]) -> EditFacts:
     parsed = edit.get("parsed_edit") or {}
     item = edit.get("item") or {}
-    label = str(item.get("label_en") or edit.get("title") or rcid)
-    if parsed.get("qualifier_property_label"):
-        prop = f"{parsed.get('value_label', '')} {parsed['qualifier_property_label']}".strip()
-        value = str(parsed.get("qualifier_value_label") or parsed.get("qualifier_value_raw") or "")
-    elif parsed.get("reference_property_label"):
-        prop = str(parsed.get("property_label") or "")
-        value = str(parsed.get("value_label") or "")
-    else:
-        prop = str(parsed.get("property_label") or ("label" if parsed.get("language") else "statement"))
-        value = str(parsed.get("value_label") or parsed.get("value_raw") or "")
+    prop, value = _claimed(parsed)
     return EditFacts(
         rcid=rcid,
         qid=str(edit.get("title") or ""),
-        label=label,
+        label=str(item.get("label_en") or edit.get("title") or rcid),
         description=str(item.get("description_en") or ""),
         prop=prop,
         value=value,
@@ -300,22 +296,29 @@ def _edit_facts(rcid: int, edit: dict[str, Any], truth: str, entry: dict[str, An
     )
 
 
+def _claimed(parsed: dict[str, Any]) -> tuple[str, str]:
+    """(property, value) the edit states: a qualifier's under its statement's value, a reference's statement's
+    own, else the statement's (or a label's, or a bare `statement`)."""
+    if parsed.get("qualifier_property_label"):
+        prop = f"{parsed.get('value_label', '')} {parsed['qualifier_property_label']}".strip()
+        return prop, str(parsed.get("qualifier_value_label") or parsed.get("qualifier_value_raw") or "")
+    if parsed.get("reference_property_label"):
+        return str(parsed.get("property_label") or ""), str(parsed.get("value_label") or "")
+    return _statement_claimed(parsed)
+
+
+def _statement_claimed(parsed: dict[str, Any]) -> tuple[str, str]:
+    prop = str(parsed.get("property_label") or ("label" if parsed.get("language") else "statement"))
+    return prop, str(parsed.get("value_label") or parsed.get("value_raw") or "")
+
+
 GENERATED_STANCE = {"correct": "supports", "incorrect": "contradicts", "unverifiable": "vague"}
 
 
 def generated_page(edit: EditFacts) -> Page:
     """A reference page written from a truth entry's facts, for edits corpus.yaml lacks."""
     slug = re.sub(r"[^a-z0-9]+", "-", " ".join(tokens(edit.label)) or str(edit.rcid)).strip("-")
-    hint = edit.evidence_hint.lower()
-    host, template = ("www.britannica.com", "article")
-    if "obituar" in hint or "newspaper" in hint:
-        host, template = ("www.theguardian.com", "obituary")
-    elif "authority" in hint or "library" in hint:
-        host, template = ("catalogue.bnf.fr", "record")
-    elif "statistic" in hint or "census" in hint:
-        host, template = ("www.ons.gov.uk", "table")
-    elif "museum" in hint:
-        host, template = ("www.sciencemuseum.org.uk", "article")
+    host, template = _reference_site(edit.evidence_hint.lower())
     sentences = [s for s in re.split(r"(?<=[.;])\s+", edit.facts) if s]
     return Page(
         address=f"{host}/reference/{slug}-{edit.rcid}",
@@ -332,6 +335,19 @@ def generated_page(edit: EditFacts) -> Page:
     )
 
 
+def _reference_site(hint: str) -> tuple[str, str]:
+    """(host, template) of the kind of source the truth's evidence hint names; an encyclopedia by default."""
+    if "obituar" in hint or "newspaper" in hint:
+        return "www.theguardian.com", "obituary"
+    if "authority" in hint or "library" in hint:
+        return "catalogue.bnf.fr", "record"
+    if "statistic" in hint or "census" in hint:
+        return "www.ons.gov.uk", "table"
+    if "museum" in hint:
+        return "www.sciencemuseum.org.uk", "article"
+    return "www.britannica.com", "article"
+
+
 def _page(entry: dict[str, Any], index: int) -> Page:
     where = f"corpus page {index} ({entry.get('url', '?')})"
     try:
@@ -339,22 +355,27 @@ def _page(entry: dict[str, Any], index: int) -> Page:
         bad = sorted(set(stances.values()) - set(STANCES))
         if bad:
             raise ConfigError(f"{where}: unknown stance {bad[0]!r}")
-        return Page(
-            address=str(entry["url"]),
-            template=str(entry.get("template", "article")),
-            title=str(entry["title"]),
-            section=str(entry.get("section", "")),
-            date=str(entry["date"]) if entry.get("date") else None,
-            byline=str(entry.get("byline", "")),
-            summary=str(entry.get("summary", "")),
-            body=tuple(str(p) for p in entry.get("body") or ()),
-            facts=tuple((str(k), str(v)) for k, v in (entry.get("facts") or {}).items()),
-            keywords=tuple(str(k) for k in entry.get("keywords") or ()),
-            stances=stances,
-            status=int(entry.get("status", 200)),
-        )
+        return _page_of(entry, stances)
     except (KeyError, TypeError, ValueError) as exc:
         raise ConfigError(f"{where}: {exc}") from exc
+
+
+def _page_of(entry: dict[str, Any], stances: dict[int, str]) -> Page:
+    """The page an entry describes; a missing or malformed field raises for `_page` to name the entry."""
+    return Page(
+        address=str(entry["url"]),
+        template=str(entry.get("template", "article")),
+        title=str(entry["title"]),
+        section=str(entry.get("section", "")),
+        date=str(entry["date"]) if entry.get("date") else None,
+        byline=str(entry.get("byline", "")),
+        summary=str(entry.get("summary", "")),
+        body=tuple(str(p) for p in entry.get("body") or ()),
+        facts=tuple((str(k), str(v)) for k, v in (entry.get("facts") or {}).items()),
+        keywords=tuple(str(k) for k in entry.get("keywords") or ()),
+        stances=stances,
+        status=int(entry.get("status", 200)),
+    )
 
 
 def _read_yaml(path: Path) -> Any:

@@ -211,27 +211,34 @@ def with_overrides(profile: FaultProfile, assignments: list[str]) -> FaultProfil
 def _model_faults(section: Mapping[str, Any], base: ModelFaults, where: str) -> ModelFaults:
     allowed = {f.name for f in dataclasses.fields(ModelFaults)}
     _reject_unknown(section, allowed, where)
-    changes: dict[str, Any] = {}
-    for key, value in section.items():
-        if key == "latency":
-            changes[key] = _latency(value, base.latency, f"{where}.latency")
-        elif key == "rpm":
-            changes[key] = None if value is None else int(_number(value, f"{where}.rpm"))
-        elif key == "bucket_rpm":
-            changes[key] = None if value is None else _positive(value, f"{where}.bucket_rpm")
-        elif key == "bucket_burst":
-            changes[key] = max(1, int(_number(value, f"{where}.bucket_burst")))
-        elif key == "bucket_schedule":
-            changes[key] = _schedule(value, f"{where}.bucket_schedule")
-        elif key == "response_format_unsupported":
-            changes[key] = bool(value)
-        elif key in ("stall_s", "rate_window_s"):
-            changes[key] = _number(value, f"{where}.{key}")
-        elif key in ("label_position_bias", "temperature_noise"):
-            changes[key] = None if value is None else _rate(value, f"{where}.{key}")
-        else:
-            changes[key] = _rate(value, f"{where}.{key}")
+    changes = {key: _model_fault(key, value, base, f"{where}.{key}") for key, value in section.items()}
     return dataclasses.replace(base, **changes)
+
+
+def _model_fault(key: str, value: Any, base: ModelFaults, where: str) -> Any:
+    """One model setting checked by its kind (`where` names it in the error); anything else is a rate."""
+    if key == "latency":
+        return _latency(value, base.latency, where)
+    if key in ("rpm", "bucket_rpm", "bucket_burst", "bucket_schedule"):
+        return _limit(key, value, where)
+    if key == "response_format_unsupported":
+        return bool(value)
+    if key in ("stall_s", "rate_window_s"):
+        return _number(value, where)
+    if key in ("label_position_bias", "temperature_noise") and value is None:
+        return None  # None keeps the model's own habit
+    return _rate(value, where)
+
+
+def _limit(key: str, value: Any, where: str) -> Any:
+    """A rate limit's setting: None lifts rpm or the bucket; a burst is at least one request."""
+    if key == "bucket_burst":
+        return max(1, int(_number(value, where)))
+    if key == "bucket_schedule":
+        return _schedule(value, where)
+    if value is None:
+        return None
+    return int(_number(value, where)) if key == "rpm" else _positive(value, where)
 
 
 def _search_faults(section: Mapping[str, Any]) -> SearchFaults:

@@ -127,16 +127,22 @@ def worker_notes(conv: Conversation, model: SimModel, corpus: Corpus, seed: int)
 
 def summary(conv: Conversation, model: SimModel, seed: int) -> str:
     """The aggregator's summary of the notes: pages it kept, and its overall reading, bent by its leaning."""
-    kept = []
-    for url, words in dict.fromkeys(NOTE_LINE.findall(conv.first_user_text)):
-        stance = next((s for s, w in STANCE_WORDS.items() if w == words), "offtopic")
-        if dice(seed, "omit", model.id, conv.key, url).random() >= OMISSIONS.get(model.bias, {}).get(stance, 0.0):
-            kept.append((url, stance))
+    kept = _kept_notes(conv, model, seed)
     stances = [stance for _, stance in kept]
     reading = "incorrect" if "contradicts" in stances else "verified-low" if "supports" in stances else "unverifiable"
     leaned = lean(reading, model, dice(seed, "summary-lean", model.id, conv.key))
     lines = [f"{_host(url)}: it {STANCE_WORDS[stance]}." for url, stance in kept if stance != "offtopic"]
     return "\n".join([*(lines or ["No page in the notes says anything decisive."]), OVERALL[DIRECTION.get(leaned)]])
+
+
+def _kept_notes(conv: Conversation, model: SimModel, seed: int) -> list[tuple[str, str]]:
+    """Each page the notes name once, with its stance, unless this aggregator's leaning drops it (seeded per page)."""
+    kept = []
+    for url, words in dict.fromkeys(NOTE_LINE.findall(conv.first_user_text)):
+        stance = next((s for s, w in STANCE_WORDS.items() if w == words), "offtopic")
+        if dice(seed, "omit", model.id, conv.key, url).random() >= OMISSIONS.get(model.bias, {}).get(stance, 0.0):
+            kept.append((url, stance))
+    return kept
 
 
 def _host(url: str) -> str:

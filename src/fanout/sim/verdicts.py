@@ -134,13 +134,22 @@ def gather(conv: Conversation, corpus: Corpus, model: SimModel, seed: int) -> li
 
 
 def judge(read: list[Seen], glimpsed: list[Seen]) -> str:
-    read_stances = [e.stance for e in read]
-    if "contradicts" in read_stances:
+    return _judged_on_read(read) or _judged_on_glimpses(glimpsed)
+
+
+def _judged_on_read(read: list[Seen]) -> str | None:
+    """A page read in full decides: one against refutes, two for (or one authoritative) verify well; else None."""
+    if "contradicts" in [e.stance for e in read]:
         return "incorrect"
     supporting = [e for e in read if e.stance == "supports"]
     if supporting:
         strong = len(supporting) >= 2 or any(_authoritative(e.url) for e in supporting)
         return "verified-high" if strong else "verified-low"
+    return None
+
+
+def _judged_on_glimpses(glimpsed: list[Seen]) -> str:
+    """With nothing read deciding, search results only lean a verdict (suspect, plausible), never settle it."""
     glimpsed_stances = [e.stance for e in glimpsed]
     if "contradicts" in glimpsed_stances:
         return "suspect"
@@ -192,16 +201,26 @@ def pulled_to_first(verdict: str, conv: Conversation, model: SimModel, seed: int
 def cite(evidence: list[Seen], model: SimModel, rng: random.Random) -> list[dict[str, object]]:
     """Sources as the model reports them; the snippet reader claims to have read what it only glimpsed."""
     relevant = [e for e in evidence if e.stance != "offtopic"]
-    read = [e for e in relevant if e.read] or ([e for e in evidence if e.read] if model.bias == "credulous" else [])
+    read = _read_cited(evidence, relevant, model)
     glimpsed = [e for e in relevant if not e.read]
-    sources = [_source(e, "verified") for e in read]
+    return [_source(e, "verified") for e in read] + _glimpses_cited(glimpsed, bool(read), model, rng)
+
+
+def _read_cited(evidence: list[Seen], relevant: list[Seen], model: SimModel) -> list[Seen]:
+    """The pages read that bear on the edit; the credulous model, with none, cites the off-topic ones it read."""
+    return [e for e in relevant if e.read] or ([e for e in evidence if e.read] if model.bias == "credulous" else [])
+
+
+def _glimpses_cited(glimpsed: list[Seen], any_read: bool, model: SimModel,
+                    rng: random.Random) -> list[dict[str, object]]:
+    """Search results cited as well, by habit: the snippet reader's (drawn from `rng`), the sceptic's, the rest's."""
     if model.bias == "snippets":
-        sources += [_source(e, "verified" if rng.random() < 0.6 else "reported") for e in glimpsed[:3]]
-    elif model.bias == "sceptical":
-        sources += [_source(e, "reported") for e in glimpsed if e.stance == "contradicts"][:1]
-    elif not read:
-        sources += [_source(e, "reported") for e in glimpsed[:2]]
-    return sources
+        return [_source(e, "verified" if rng.random() < 0.6 else "reported") for e in glimpsed[:3]]
+    if model.bias == "sceptical":
+        return [_source(e, "reported") for e in glimpsed if e.stance == "contradicts"][:1]
+    if not any_read:
+        return [_source(e, "reported") for e in glimpsed[:2]]
+    return []
 
 
 def _source(seen: Seen, provenance: str) -> dict[str, object]:
@@ -213,25 +232,35 @@ def rationale(verdict: str, evidence: list[Seen], subject: Subject, model: SimMo
     key = next((e for e in evidence if direction and e.stance == direction and e.page), None)
     claim = f"{subject.prop}: {subject.value}".strip(": ") or "the edited statement"
     if key is not None and key.page is not None:
-        site = site_name(key.page)
-        seen_how = "" if key.read else " (in the search results)"
-        opening = {
-            "supports": f"{site}{seen_how} {key.page.summary}, which agrees with the edit ({claim}).",
-            "contradicts": f"{site}{seen_how} {key.page.summary}, which contradicts the edit ({claim}).",
-        }[key.stance]
-    elif direction == "supports":
-        opening = f"The sources I saw about {subject.label} raise no obvious problem with the edit ({claim})."
-    elif direction == "contradicts":
-        opening = f"The edit ({claim}) does not fit what the sources about {subject.label} suggest."
+        opening = _key_opening(key, key.page, claim)
     else:
-        mention = next((e.page for e in evidence if e.page and e.stance in ("vague", "namesake")), None)
-        opening = (
-            f"Pages about {subject.label} were found ({site_name(mention)} {mention.summary}), "
-            f"but none states the edited value ({claim})."
-            if mention
-            else f"No source I found says anything about {claim} for {subject.label}."
-        )
+        opening = _unkeyed_opening(direction, evidence, subject, claim)
     return f"{opening} {_voice(verdict, model, subject, conv)}".strip()
+
+
+def _key_opening(key: Seen, page: Page, claim: str) -> str:
+    """The rationale opens on the page that bears the verdict out, and says when it was only a search result."""
+    site = site_name(page)
+    seen_how = "" if key.read else " (in the search results)"
+    return {
+        "supports": f"{site}{seen_how} {page.summary}, which agrees with the edit ({claim}).",
+        "contradicts": f"{site}{seen_how} {page.summary}, which contradicts the edit ({claim}).",
+    }[key.stance]
+
+
+def _unkeyed_opening(direction: str | None, evidence: list[Seen], subject: Subject, claim: str) -> str:
+    """With no page bearing the verdict out: an impression, or a page that mentions the subject but not the value."""
+    if direction == "supports":
+        return f"The sources I saw about {subject.label} raise no obvious problem with the edit ({claim})."
+    if direction == "contradicts":
+        return f"The edit ({claim}) does not fit what the sources about {subject.label} suggest."
+    mention = next((e.page for e in evidence if e.page and e.stance in ("vague", "namesake")), None)
+    return (
+        f"Pages about {subject.label} were found ({site_name(mention)} {mention.summary}), "
+        f"but none states the edited value ({claim})."
+        if mention
+        else f"No source I found says anything about {claim} for {subject.label}."
+    )
 
 
 def _voice(verdict: str, model: SimModel, subject: Subject, conv: Conversation) -> str:

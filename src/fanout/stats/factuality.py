@@ -69,23 +69,36 @@ def group_factuality(group: str, subject: str, judgements: Sequence[Judgement]) 
     stances = [j.stance for j in judgements]
     judged = sum(s is not None for s in stances)
     supported, refuted = stances.count(ACCEPT), stances.count(REJECT)
-    interval = wilson_interval(supported, judged) if judged else None
-    stated = [j.confidence for j in judgements if j.stance is not None and j.confidence is not None]
-    sources = {url for j in judgements if j.stance is not None for url in j.sources}
     return GroupFactuality(
         group, subject, len(judgements), judged, supported, refuted, stances.count(UNSURE),
-        supported / judged if judged else None, interval[0] if interval else None, interval[1] if interval else None,
-        sum(stated) / len(stated) if stated else None, len(sources), explanation(judgements),
+        *_share_supported(supported, judged), _mean_confidence(judgements), _sources_consulted(judgements),
+        explanation(judgements),
     )
+
+
+def _share_supported(supported: int, judged: int) -> tuple[float | None, float | None, float | None]:
+    """The factuality and its Wilson interval (low, high); all None with nothing judged, not a share of zero."""
+    interval = wilson_interval(supported, judged)  # None exactly when nothing was judged
+    if interval is None:
+        return None, None, None
+    return supported / judged, interval[0], interval[1]
+
+
+def _mean_confidence(judgements: Sequence[Judgement]) -> float | None:
+    """Over the judged statements that state a confidence: an unjudged one's confidence says nothing of a stance."""
+    stated = [j.confidence for j in judgements if j.stance is not None and j.confidence is not None]
+    return sum(stated) / len(stated) if stated else None
+
+
+def _sources_consulted(judgements: Sequence[Judgement]) -> int:
+    """Distinct URLs cited for the stances taken (a source cited for two statements counts once)."""
+    return len({url for j in judgements if j.stance is not None for url in j.sources})
 
 
 def explanation(judgements: Sequence[Judgement]) -> str:
     """`4 of 6 claims supported, 1 refuted, 1 unsure. Refuted: "..." (sources: ...). Unsure: "..."`."""
     judged = [j for j in judgements if j.stance is not None]
-    counts = (f"{sum(j.stance == ACCEPT for j in judged)} of {len(judgements)} claim(s) supported, "
-              f"{sum(j.stance == REJECT for j in judged)} refuted, {sum(j.stance == UNSURE for j in judged)} unsure")
-    unjudged = len(judgements) - len(judged)
-    parts = [counts + (f", {unjudged} not judged" if unjudged else "") + "."]
+    parts = [_counts(judged, len(judgements))]
     refuted = [_named(j) for j in judged if j.stance == REJECT]
     if refuted:
         parts.append("Refuted: " + "; ".join(refuted) + ".")
@@ -93,6 +106,14 @@ def explanation(judgements: Sequence[Judgement]) -> str:
     if unsure:
         parts.append("Unsure: " + "; ".join(unsure) + ".")
     return " ".join(parts)
+
+
+def _counts(judged: list[Judgement], claims: int) -> str:
+    """The explanation's first sentence: each stance's count, and the claims no stance was given on when any."""
+    counts = (f"{sum(j.stance == ACCEPT for j in judged)} of {claims} claim(s) supported, "
+              f"{sum(j.stance == REJECT for j in judged)} refuted, {sum(j.stance == UNSURE for j in judged)} unsure")
+    unjudged = claims - len(judged)
+    return counts + (f", {unjudged} not judged" if unjudged else "") + "."
 
 
 def _named(judgement: Judgement) -> str:

@@ -439,6 +439,17 @@ def _arrays_from(fh: BinaryIO, header: dict[str, Any]) -> LogIndex | None:
         return None
     n = int(header["lines"])
     index = LogIndex()
+    if not _read_columns(fh, header, index, n):
+        return None
+    _link(index, header)
+    index.lines = n
+    index._total_costs()  # not the header's spent_usd: indexes saved before counted only the latest attempts
+    return index
+
+
+def _read_columns(fh: BinaryIO, header: dict[str, Any], index: LogIndex, n: int) -> bool:
+    """The saved arrays, statuses and line heads into `index`; False when the file is shorter or longer than its
+    header says, or its last line's end is not the log's length the header names."""
     for name, code in _ARRAYS:
         values = array(code)
         values.fromfile(fh, n)
@@ -446,10 +457,13 @@ def _arrays_from(fh: BinaryIO, header: dict[str, Any]) -> LogIndex | None:
     index._status = bytearray(fh.read(n))
     heads = fh.read(int(header["heads_bytes"])).decode("utf-8")
     if len(index._status) != n or fh.read(1):
-        return None
+        return False
     index._heads = heads.split("\n") if int(header["heads"]) else []
-    if len(index._heads) != int(header["heads"]) or int(header["log_bytes"]) != (index._end[-1] if n else 0):
-        return None
+    return len(index._heads) == int(header["heads"]) and int(header["log_bytes"]) == (index._end[-1] if n else 0)
+
+
+def _link(index: LogIndex, header: dict[str, Any]) -> None:
+    """The lookups the arrays imply, rebuilt rather than saved: ids of heads, models and statuses, latest lines."""
     index._head_ids = {head: i for i, head in enumerate(index._heads)}
     for model in header["models"]:
         index._model_id(str(model))
@@ -457,9 +471,6 @@ def _arrays_from(fh: BinaryIO, header: dict[str, Any]) -> LogIndex | None:
     index._status_ids = {status: i for i, status in enumerate(index._statuses)}
     for position, (rcid, model_id) in enumerate(zip(index._rcid, index._model)):
         index._latest[model_id][rcid] = position
-    index.lines = n
-    index._total_costs()  # not the header's spent_usd: indexes saved before counted only the latest attempts
-    return index
 
 
 def _fits_log(index: LogIndex, log_fh: BinaryIO) -> bool:

@@ -131,17 +131,18 @@ class UrlGuard:
         if literal is not None and is_metadata(literal):
             raise ToolFailure(f"refused_address: {shown} is a cloud metadata endpoint")
         if self._allow_private:
-            # A legacy form (2130706433) is sent as the address it stands for, the one just checked.
-            return _pinned(target, literal) if legacy and literal is not None else PinnedRequest(target.url, {}, {})
+            return _private_allowed(target, literal if legacy else None)
         addresses = [literal] if literal is not None else await self._resolved(target)
         for address in addresses:
-            refusal = self.refusal(address)
-            if refusal is not None:
-                where = shown if literal is not None else f"{target.host} resolves to {address}, which"
-                raise ToolFailure(
-                    f"refused_address: {where} is a {refusal} address; web_fetch reads only public web pages"
-                )
+            self._refuse_non_public(address, shown if literal is not None else None, target.host)
         return _pinned(target, addresses[0])
+
+    def _refuse_non_public(self, address: IPAddress, shown: str | None, host: str) -> None:
+        """ToolFailure when `address` may not be reached: named as the URL wrote it (`shown`), else as resolved."""
+        refusal = self.refusal(address)
+        if refusal is not None:
+            where = shown if shown is not None else f"{host} resolves to {address}, which"
+            raise ToolFailure(f"refused_address: {where} is a {refusal} address; web_fetch reads only public web pages")
 
     def endpoint_refusal(self, url: str) -> str | None:
         """Why a configured API address (a search endpoint) may not be used, judged without DNS, or None.
@@ -187,6 +188,12 @@ class UrlGuard:
         if not addresses:
             raise ToolFailure(f"dns_error: {target.host} has no address")
         return addresses
+
+
+def _private_allowed(target: Target, legacy: IPAddress | None) -> PinnedRequest:
+    """With private URLs allowed nothing is resolved here, but a legacy form (2130706433) is sent as the address
+    it stands for, the one just checked."""
+    return _pinned(target, legacy) if legacy is not None else PinnedRequest(target.url, {}, {})
 
 
 def _pinned(target: Target, address: IPAddress) -> PinnedRequest:

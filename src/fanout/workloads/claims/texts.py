@@ -126,14 +126,24 @@ def _records(path: Path, raw: bytes, name: str, problems: _Problems) -> Iterator
     """Each record with where it is (`line 3`, `texts[2]`): JSON Lines by suffix or by a first `{`, else YAML."""
     head = raw.lstrip()[:1]
     if path.suffix.lower() in (".jsonl", ".ndjson") or (head == b"{" and path.suffix.lower() not in (".yaml", ".yml")):
-        for number, line in enumerate(raw.split(b"\n"), start=1):
-            if not line.strip():
-                continue
-            try:
-                yield f"line {number}", parse_json(line)
-            except (ValueError, RecursionError) as exc:
-                problems.add(f"line {number}", f"not a JSON object ({str(exc).splitlines()[0][:80]})")
-        return
+        yield from _json_lines(raw, problems)
+    else:
+        yield from _yaml_records(raw, name)
+
+
+def _json_lines(raw: bytes, problems: _Problems) -> Iterator[tuple[str, Any]]:
+    """A line that is not JSON is named and skipped, so one read names every bad line, not only the first."""
+    for number, line in enumerate(raw.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield f"line {number}", parse_json(line)
+        except (ValueError, RecursionError) as exc:
+            problems.add(f"line {number}", f"not a JSON object ({str(exc).splitlines()[0][:80]})")
+
+
+def _yaml_records(raw: bytes, name: str) -> Iterator[tuple[str, Any]]:
+    """A YAML list, or `texts:` holding one; a file that is not such a list is refused whole, in one line."""
     try:
         data = parse_yaml(raw, TEXTS_BOUNDS)
     except OverLimit as exc:
