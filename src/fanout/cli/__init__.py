@@ -15,6 +15,7 @@ import os
 import shlex
 import sys
 import textwrap
+from importlib.util import find_spec
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -83,8 +84,6 @@ def build_parser(available: dict[str, tuple[str, str]] | None = None) -> argpars
 
 def _available_commands() -> dict[str, tuple[str, str]]:
     """Commands whose module is installed (all of them in a release)."""
-    from importlib.util import find_spec
-
     return {n: c for n, c in COMMANDS.items() if find_spec(f"fanout.cli.{c[0]}") is not None}
 
 

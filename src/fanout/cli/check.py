@@ -17,6 +17,7 @@ from fanout.llm.keys import KEY_HELP, OPENROUTER_BASE_URL, api_key_for
 from fanout.llm.models import DEFAULT_MODELS
 from fanout.tools.settings import DEFAULT_SEARXNG_URL, ToolSettings, search_options
 from fanout.http.client import make_http_client
+from fanout.tools.providers.reachability import provider_checks
 from fanout.tools.search_config import apply_search_options
 
 CHECK_TIMEOUT_S = 15.0
@@ -65,8 +66,6 @@ async def run_checks(
     One line per enabled search provider (SearXNG alone by default); a keyed
     provider's probe spends one request of its quota.
     """
-    from fanout.tools.providers.reachability import provider_checks
-
     async with make_client(transport) as http:
         providers = await provider_checks(http, search)
         key = await check_key(http, base_url, api_key)

@@ -6,6 +6,8 @@ import argparse
 import getpass
 from pathlib import Path
 
+import anyio
+
 from fanout.base.declare import check_declared, given_values
 from fanout.cli.terminal import say
 from fanout.cli.committee_options import add_committee_options, committee_settings
@@ -13,9 +15,11 @@ from fanout.cli.declared import add_declared, options_from_args
 from fanout.cli.epilog import BAD_INPUT, INTERRUPTED, epilog
 from fanout.base.errors import ConfigError
 from fanout.cli.outputs import add_output, outputs_of
-from fanout.review.desk import DeskSettings
-from fanout.review.export import is_export
-from fanout.review.server import DEFAULT_PORT
+from fanout.report import ReportOptions
+from fanout.report.run_data import load_run
+from fanout.review.desk import Desk, DeskSettings
+from fanout.review.export import exported_labels, is_export
+from fanout.review.server import DEFAULT_PORT, serve_desk
 from fanout.store.reviews import REVIEWER_CAP
 
 EPILOG = epilog(
@@ -58,12 +62,6 @@ def run(args: argparse.Namespace) -> int:
         return _export(args)
     if not 0 <= args.port <= 65535:
         raise ConfigError(f"--port must be between 0 and 65535, got {args.port}")
-    import anyio
-
-    from fanout.report import ReportOptions
-    from fanout.review.desk import Desk
-    from fanout.review.server import serve_desk
-
     desk = Desk(args.run_dir, ReportOptions(**committee_settings(args)), desk_settings(args))
     reviewer = args.reviewer if args.reviewer is not None else _login()
     if len(reviewer) > REVIEWER_CAP:
@@ -77,9 +75,6 @@ def _announce(url: str) -> None:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from fanout.report.run_data import load_run
-    from fanout.review.export import exported_labels
-
     load_run(args.run_dir)  # RUN_DIR must be a run: one line otherwise
     done = exported_labels(args.run_dir)
     writer = outputs_of(args)

@@ -19,6 +19,7 @@ from fanout.base.declare import Options, flag, given_values, options_of
 from fanout.base.errors import ConfigError, DiskFull
 from fanout.engine.options import MeasuredAccuracy, input_files, settings_from
 from fanout.engine.settings import RunSettings
+from fanout.workloads import workload_for
 from fanout.workloads.settings import WORKLOAD, WorkloadSettings
 
 SNAPSHOT_SUFFIXES = (".yaml", ".yml")
@@ -84,7 +85,6 @@ def _run_dir(value: str | None, snapshot: Path) -> Path:
 def run(args: argparse.Namespace) -> int:
     from fanout.cli.progress_display import show_progress
     from fanout.engine.runner import RunRequest, run_sync
-    from fanout.workloads import workload_for
 
     snapshot = snapshot_argument(args)
     options = options_from_args(args, RunSettings)

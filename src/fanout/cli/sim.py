@@ -21,6 +21,7 @@ import yaml
 from fanout.cli.terminal import say as safe_say
 from fanout.cli.epilog import BAD_INPUT, epilog
 from fanout.base.errors import ConfigError
+from fanout.base.validate import package_data
 from fanout.cli.outputs import add_output, outputs_of
 
 if TYPE_CHECKING:
@@ -135,8 +136,6 @@ def _is_corpus_labels(head: bytes) -> bool:
 
 def sample_texts() -> str:
     """The bundled sample texts, labels and all (the simulator's claims world is made for them)."""
-    from fanout.base.validate import package_data
-
     return package_data("sample_texts.yaml").read_text(encoding="utf-8")
 
 

@@ -20,6 +20,7 @@ import anyio
 from fanout.cli.terminal import say
 from fanout.cli.declared import add_options
 from fanout.cli.epilog import BAD_INPUT, SEARCH_KEYS, epilog
+from fanout.http.client import make_http_client
 from fanout.tools.settings import DEFAULT_SEARXNG_URL, ToolSettings, search_options
 from fanout.tools.schemas import REQUIRED_ARGUMENT, TOOL_NAMES
 from fanout.tools.search_config import apply_search_options
@@ -80,8 +81,7 @@ def run(args: argparse.Namespace, transport: httpx.AsyncBaseTransport | None = N
 async def _call_tool(
     settings: ToolSettings, name: str, raw_arguments: str, transport: httpx.AsyncBaseTransport | None
 ) -> ToolResult:
-    from fanout.http.client import make_http_client
-    from fanout.tools import ToolBox
+    from fanout.tools import ToolBox  # the toolbox (cache, providers, download) when a call is made, not for --help
 
     async with make_http_client(1, user_agent=settings.user_agent, transport=transport) as http:
         return await ToolBox(http, settings).dispatch(name, raw_arguments)

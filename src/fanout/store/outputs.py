@@ -58,7 +58,7 @@ class Outputs:
 
     def add_run(self, run_dir: Path) -> None:
         """A run the command reads: its files and the inputs its manifest lists are protected too."""
-        from fanout.store.manifest import run_inputs  # the manifest reads through the layout beside this
+        from fanout.store.manifest import run_inputs  # only a command that reads a run; every command loads this module
 
         if run_dir not in self.run_dirs:
             self.run_dirs.append(run_dir)

@@ -41,6 +41,9 @@ import sys
 import threading
 from typing import Any, BinaryIO
 
+from fanout.tools.extract import article_text
+from fanout.tools.pdf import UnreadablePdf, pdf_text
+
 READY = b"ready\n"
 NEAR_LIMIT = 0.9
 """A job whose peak address space reached this share of the limit counts as too large (see _ran_into)."""
@@ -123,20 +126,14 @@ def _load_libraries() -> None:
     """Loaded before the memory limit, so the limit is all left for pages; one small page
     warms trafilatura's lazy set-up, which would otherwise count against the first page's time. An
     install without pypdfium2 still reads HTML; a PDF then fails with the ImportError as its reason."""
-    from fanout.tools.extract import article_text
-    from fanout.tools.pdf import pdf_text  # noqa: F401 -- imported now, under no limit yet
-
     try:
-        import pypdfium2  # noqa: F401
+        import pypdfium2  # noqa: F401 -- loaded now, under no limit yet (pdf_text imports it when a PDF comes)
     except ImportError:
         pass
     article_text(b"<html><body><article><p>Warm-up text for the extractor.</p></article></body></html>", "utf-8", "")
 
 
 def _run(job: dict[str, Any], body: bytes) -> tuple[dict[str, Any], bytes]:
-    from fanout.tools.extract import article_text
-    from fanout.tools.pdf import UnreadablePdf, pdf_text
-
     reply: dict[str, Any] = {"status": "ok", "detail": "", "pages_read": None, "pages": None}
     try:
         if job["kind"] == "pdf":
