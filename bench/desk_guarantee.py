@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from judging_strategies import run_strategy, write_inputs  # noqa: E402
 
 from fanout.report import ReportOptions, build_report  # noqa: E402
-from fanout.report.guarantee import GuaranteeSettings  # noqa: E402
+from fanout.judging.policy import GuaranteeSettings  # noqa: E402
 from fanout.review.desk import work_order  # noqa: E402
 from fanout.sim import SimConfig, running_simulator  # noqa: E402
 from fanout.sim.corpus import load_corpus  # noqa: E402

@@ -15,8 +15,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "fanout"
 
 AT_RUN = "the command's machinery is imported when it runs, so its --help and a bad flag answer without it"
-REPORT = ("the report (about 400 modules) is imported when the command runs, not for its --help or a bad flag "
-          "(defeated for now: cli/committee_options.py imports fanout.report.guarantee at its top)")
+REPORT = "the report (about 400 modules) is imported when the command runs, not for its --help or a bad flag"
 RICH = "rich only when a terminal is there to draw on: a run logging to a file never loads it"
 PDFIUM = "PDFium (pypdfium2) only in the extraction worker that reads a PDF, never in the run's process"
 

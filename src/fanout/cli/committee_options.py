@@ -1,7 +1,7 @@
 """The committee's options, shared by `fanout report`, `queue`, `review` and `compare` so all decide the same edits.
 
 The thresholds are plain argparse options; --target-agreement and --risk are
-declared once (fanout.report.guarantee.GuaranteeSettings, fanout.base.declare)
+declared once (fanout.judging.policy.GuaranteeSettings, fanout.base.declare)
 and added from that declaration.
 """
 
@@ -13,8 +13,7 @@ from typing import Any
 from fanout.base.declare import check_declared, given_values, options_of
 from fanout.base.errors import ConfigError
 from fanout.cli.declared import add_declared, add_options, options_from_args
-from fanout.judging.policy import Thresholds
-from fanout.report.guarantee import GuaranteeSettings
+from fanout.judging.policy import GuaranteeSettings, Thresholds
 
 
 THRESHOLDS_ENVIRONMENT = ("JUDGE_PAUSE_THRESHOLD, JUDGE_DELTA_THRESH, JUDGE_MIN_CONF_FOR_AUTOPASS: the defaults of "

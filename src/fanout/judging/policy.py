@@ -321,3 +321,38 @@ class Router:
             if (key, model) in self.accuracy:
                 return self.accuracy[(key, model)]
         return None
+
+
+DEFAULT_TARGET = 0.95
+"""The agreement the report and the desk measure progress against when --target-agreement is not given."""
+GUARANTEE_GROUP = "decisions with a guarantee"
+"""Where --target-agreement and --risk are listed in a command's --help."""
+
+
+def _strictly_between_0_and_1(value: float | None, name: str) -> None:
+    if value is not None and not 0 < value < 1:
+        raise ConfigError(f"{name} must be strictly between 0 and 1, got {value}.")
+
+
+@dataclass(frozen=True)
+class GuaranteeSettings:
+    """Certified auto-decisions (docs/decisions.md): the decision rule's settings, beside its thresholds, read by
+    the report, the queue, the desk and compare (fanout.report.guarantee applies them)."""
+
+    target_agreement: float | None = setting(None, flag(
+        "--target-agreement", type=float, metavar="A", check=_strictly_between_0_and_1, group=GUARANTEE_GROUP,
+        help="decide an edit alone only where a certificate says the committee agrees with people at rate at "
+             "least A (e.g. 0.95), from the run's human decisions drawn at random (reviews.jsonl, else a labels "
+             "file): the certified confidence threshold of auto-accept and of auto-reject replaces --autopass, "
+             "and a rule with too few decisions to certify decides nothing alone"))
+    risk: float = setting(0.1, flag(
+        "--risk", type=float, metavar="D", check=_strictly_between_0_and_1, group=GUARANTEE_GROUP,
+        help="the chance, at most, that a certificate is wrong (default {default}); each rule on its own"))
+
+    @property
+    def applied(self) -> bool:
+        return self.target_agreement is not None
+
+    @property
+    def target(self) -> float:
+        return DEFAULT_TARGET if self.target_agreement is None else self.target_agreement

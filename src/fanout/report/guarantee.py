@@ -1,7 +1,8 @@
 """Decisions with a guarantee in the report: its two options, and the human decisions they rest on.
 
-`GuaranteeSettings` declares --target-agreement and --risk once
-(fanout.base.declare); fanout.cli.committee_options gives them to `report`,
+`GuaranteeSettings` (declared in fanout.judging.policy beside the thresholds,
+so a command's --help does not load the report) declares --target-agreement
+and --risk once; fanout.cli.committee_options gives them to `report`,
 `queue`, `review` and `compare`, so every view certifies the same way. With
 --target-agreement the certificates replace --autopass (fanout.stats.judged_by_people);
 without it the report still shows what would be certified at DEFAULT_TARGET,
@@ -23,45 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fanout.base.declare import flag, setting
-from fanout.base.errors import ConfigError
+from fanout.judging.policy import DEFAULT_TARGET as DEFAULT_TARGET, GuaranteeSettings as GuaranteeSettings
 from fanout.judging.scales import STANCE_OF_TRUTH
 from fanout.report.truth import Labels
 from fanout.stats.draw import SEED, random_sample, run_seed
 from fanout.store.reviews import ReviewLog, reviews_path
-
-DEFAULT_TARGET = 0.95
-"""The agreement the report and the desk measure progress against when --target-agreement is not given."""
-GROUP = "decisions with a guarantee"
-
-
-def _strictly_between_0_and_1(value: float | None, name: str) -> None:
-    if value is not None and not 0 < value < 1:
-        raise ConfigError(f"{name} must be strictly between 0 and 1, got {value}.")
-
-
-@dataclass(frozen=True)
-class GuaranteeSettings:
-    """Certified auto-decisions (docs/decisions.md)."""
-
-    target_agreement: float | None = setting(None, flag(
-        "--target-agreement", type=float, metavar="A", check=_strictly_between_0_and_1, group=GROUP,
-        help="decide an edit alone only where a certificate says the committee agrees with people at rate at "
-             "least A (e.g. 0.95), from the run's human decisions drawn at random (reviews.jsonl, else a labels "
-             "file): the certified confidence threshold of auto-accept and of auto-reject replaces --autopass, "
-             "and a rule with too few decisions to certify decides nothing alone"))
-    risk: float = setting(0.1, flag(
-        "--risk", type=float, metavar="D", check=_strictly_between_0_and_1, group=GROUP,
-        help="the chance, at most, that a certificate is wrong (default {default}); each rule on its own"))
-
-    @property
-    def applied(self) -> bool:
-        return self.target_agreement is not None
-
-    @property
-    def target(self) -> float:
-        return DEFAULT_TARGET if self.target_agreement is None else self.target_agreement
-
 
 @dataclass(frozen=True)
 class People:
