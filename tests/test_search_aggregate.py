@@ -27,7 +27,7 @@ from fanout.tools.health import SearchHealth
 from fanout.tools.search import chain_cache_key
 from fanout.tools.search_config import apply_search_options
 from fanout.tools.settings import ToolSettings
-from tests.loopback import serving
+from loopback import serving
 
 QUERY = "ada whitlock"
 
