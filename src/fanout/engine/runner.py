@@ -116,34 +116,43 @@ async def _checked_run(request: RunRequest, source: ItemSource[Any], verdict_fn:
                        evidence_fns: EvidenceFns | None = None) -> RunReport | None:
     items = source.items[: request.limit] if request.limit else source.items
     prompt = request.workload.prompt()
-    request, manifest = _manifest(request, source, items, prompt)
+    request, manifest = reconciled_manifest(request, source.sha256, len(items), prompt)
     if request.dry_run:  # contacts nothing, so it needs no key
         describe_plan(request.out, request.snapshot_path, request.run_dir, request.settings, items, manifest)
         return None
-    settings = request.settings
-    scripted = verdict_fn is not None or evidence_fns is not None
-    api_key = api_key_from_env(settings.base_url) if not scripted else None
     async with AsyncExitStack() as stack:
-        stack.enter_context(hold_run_lock(request.run_dir))
-        if not scripted:
-            hooks = await _stoppable(open_clients(stack, settings, api_key, prompt, request.run_dir),
-                                     request.handle_signals)
-        else:  # the engine alone, as tests drive it
-            hooks = scripted_hooks(verdict_fn, settings)
-        if settings.shares_evidence:
-            settings = name_investigator(settings, manifest, hooks.pricing or Pricing())
-            request = dataclasses.replace(request, settings=settings)
-            fns = evidence_fns or hooks.evidence_fns
-            assert fns is not None, "the real clients make the evidence functions of a shared run"
-            verdict, shared = share_evidence(stack, request.run_dir, str(settings.investigator), fns)
-            hooks = hooks._replace(verdict=verdict, evidence=shared)
+        request, hooks = await open_hooks(stack, request, manifest, prompt, verdict_fn, evidence_fns)
         return await _run_in(request, items, manifest, hooks, source)
 
 
-def _manifest(request: RunRequest, source: ItemSource[Any], items: Sequence[Item],
-              prompt: Prompt) -> tuple[RunRequest, Manifest]:
+async def open_hooks(stack: AsyncExitStack, request: RunRequest, manifest: Manifest, prompt: Prompt,
+                     verdict_fn: VerdictFn | None, evidence_fns: EvidenceFns | None) -> tuple[RunRequest, RunHooks]:
+    """The run directory locked, then the run's clients (or a test's scripted verdict) and, under --evidence
+    shared, the run's evidence; the request with the settings they settle (the investigator)."""
+    settings = request.settings
+    scripted = verdict_fn is not None or evidence_fns is not None
+    api_key = api_key_from_env(settings.base_url) if not scripted else None
+    stack.enter_context(hold_run_lock(request.run_dir))
+    if not scripted:
+        hooks = await _stoppable(open_clients(stack, settings, api_key, prompt, request.run_dir),
+                                 request.handle_signals)
+    else:  # the engine alone, as tests drive it
+        hooks = scripted_hooks(verdict_fn, settings)
+    if settings.shares_evidence:
+        settings = name_investigator(settings, manifest, hooks.pricing or Pricing())
+        request = dataclasses.replace(request, settings=settings)
+        fns = evidence_fns or hooks.evidence_fns
+        assert fns is not None, "the real clients make the evidence functions of a shared run"
+        verdict, shared = share_evidence(stack, request.run_dir, str(settings.investigator), fns)
+        hooks = hooks._replace(verdict=verdict, evidence=shared)
+    return request, hooks
+
+
+def reconciled_manifest(request: RunRequest, sha256: str, edits: int, prompt: Prompt,
+                        extra: dict[str, Any] | None = None) -> tuple[RunRequest, Manifest]:
     """The manifest this start writes, reconciled with the one an earlier start wrote (ConfigError when a resume
-    would mix inputs or strategies); the request with the settings a resume runs with."""
+    would mix inputs or strategies); the request with the settings a resume runs with. `sha256` pins the input
+    (a live source pins what it reads instead), `extra` settings are recorded beside the run's (a live source's)."""
     settings = request.settings
     previous = load_manifest(request.run_dir)
     if previous is not None:
@@ -154,11 +163,11 @@ def _manifest(request: RunRequest, source: ItemSource[Any], items: Sequence[Item
         previous,
         Manifest(
             snapshot_path=str(request.snapshot_path),
-            snapshot_sha256=source.sha256,
-            edits=len(items),
+            snapshot_sha256=sha256,
+            edits=edits,
             models=[m.name for m in settings.models],
             prompt_sha256=prompt.sha256,
-            settings=settings.summary(),
+            settings={**settings.summary(), **(extra or {})},
             starts=[utc_now()],
             inputs=[str(p.resolve()) for p in (request.snapshot_path, *request.inputs)],
             workload=request.workload.name,
@@ -186,7 +195,7 @@ async def _run_in(request: RunRequest, items: Sequence[Item], manifest: Manifest
     write_manifest(run_dir, manifest)
     if source is not None:
         source.keep_in(run_dir)  # a resume of a big snapshot then skips the YAML parse
-    index = await _recover_log(run_dir, hooks.pricing or Pricing(), out)
+    index = await recover_log(run_dir, hooks.pricing or Pricing(), out)
     abandoned = abandoned_totals(read_abandoned(run_dir))
     shared = hooks.evidence
     if shared is not None:
@@ -213,7 +222,7 @@ async def _run_in(request: RunRequest, items: Sequence[Item], manifest: Manifest
     try:
         async with anyio.create_task_group() as tg:
             if request.handle_signals:
-                tg.start_soon(_watch_signals, control, settings.grace_s)
+                tg.start_soon(watch_signals, control, settings.grace_s)
             lag_log = lag_log_path()
             if lag_log is not None:
                 tg.start_soon(watch_loop_lag, lag_log)
@@ -231,7 +240,7 @@ async def _run_in(request: RunRequest, items: Sequence[Item], manifest: Manifest
     return RunReport(outcome, tally, interrupted, manifest, tracker, shared)
 
 
-async def _recover_log(run_dir: Path, pricing: Pricing, out: TextIO) -> LogIndex:
+async def recover_log(run_dir: Path, pricing: Pricing, out: TextIO) -> LogIndex:
     """The log as the last stop left it, made whole: a torn last line and damaged lines set aside, missing
     views re-created, and what attempts cut off by that stop cost counted, before spending more."""
     torn = repair_torn_tail(log_path(run_dir))
@@ -277,7 +286,7 @@ def start_line(index: LogIndex, items: Sequence[Item], settings: RunSettings) ->
     return f"{skipped}/{total} pairs already done; running {total - skipped}{retried}, at concurrency {settings.concurrency}."
 
 
-async def _watch_signals(control: StopControl, grace_s: float) -> None:
+async def watch_signals(control: StopControl, grace_s: float) -> None:
     """The run's signal task: each signal is a stop request (the first gives verdicts in flight their grace)."""
     with anyio.open_signal_receiver(*SIGNALS) as signals:
         async for signum in signals:

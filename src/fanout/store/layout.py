@@ -40,8 +40,20 @@ EVIDENCE_NAME = "evidence.jsonl"
 """Under --evidence shared, one line per investigation of an edit, every judge of it reads (fanout.store.evidence_log)."""
 REVIEWS_NAME = "reviews.jsonl"
 """A reviewer's decisions (`fanout review`), appended like the log (fanout.store.reviews); torn tails go to reviews.torn-N.jsonl."""
+WATCH_JOURNAL_NAME = "watch.jsonl"
+"""`fanout watch`'s journal: each edit it accepted from the stream with the stream position after it (fsynced), and
+what became of it (dropped from a full queue, prefiltered, unusable, judged); its torn tails go to watch.torn-N.jsonl."""
+WATCH_EDITS_NAME = "watch.edits.jsonl"
+"""`fanout watch`'s edits, enriched as `fetch-edits --enrich` writes them, one JSON line each (fsynced) when they are
+handed to the engine: the run's input, which the report, the queue and the desk read as a snapshot's."""
+WATCH_STATE_NAME = "watch.state.json"
+"""What `fanout status` says of a watch: how far behind real time, what waits, what was skipped (replaced)."""
+PREFILTER_NAME = "prefilter.jsonl"
+"""Under `watch --prefilter revertrisk`, each edit's revert-risk score and whether it went past the jury."""
+STREAM_OUTCOMES_NAME = "outcomes.jsonl"
+"""Outcomes learnt from the stream as they happen (reverts), one entry of the `fanout outcomes` shape a line."""
 _RUN_FILE_PREFIXES = ("checkpoint.", "evidence.", MANIFEST_NAME, SPOOL_NAME, LOCK_NAME, TOOL_CACHE_NAME, ABANDONED_NAME,
-                      REVIEWS_NAME, "reviews.torn-")
+                      REVIEWS_NAME, "reviews.torn-", "watch.", PREFILTER_NAME, STREAM_OUTCOMES_NAME)
 """A run's own files by the start of their names: the log, its index and the lines set aside from it too."""
 
 
@@ -135,7 +147,8 @@ def own_folder(run_dir: Path, name: str) -> Path:
     return path
 
 
-APPENDED_FILES = (LOG_NAME, ABANDONED_NAME, TOOL_CACHE_NAME)
+APPENDED_FILES = (LOG_NAME, ABANDONED_NAME, TOOL_CACHE_NAME, WATCH_JOURNAL_NAME, WATCH_EDITS_NAME, PREFILTER_NAME,
+                  STREAM_OUTCOMES_NAME)
 """The run's files fanout appends to, cuts or lets SQLite write in place (the others are replaced by a rename)."""
 
 
