@@ -14,6 +14,7 @@ import math
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -108,20 +109,67 @@ class Hit:
 
 
 class Corpus:
-    """Pages plus an inverted index; search is deterministic token overlap."""
+    """Pages plus an inverted index; search is deterministic token overlap.
+
+    Pages can be added while the simulator runs (`add`): the simulated
+    Wikidata's edits get theirs as they are made (fanout.sim.world_pages), through
+    `growing`, which gives a simulator its own corpus so the bundled one, shared
+    and cached, never changes. A search scores only the pages that hold one of
+    its words, so a corpus that grows with every edit stays fast.
+    """
 
     def __init__(self, pages: list[Page], edits: dict[int, EditFacts]) -> None:
-        self.pages = {p.address: p for p in pages}
-        self.edits = edits
-        self._fields = {p.address: _page_tokens(p) for p in pages}
-        self._pairs = {p.address: _word_pairs(p) for p in pages}
-        doc_freq: Counter[str] = Counter()
-        for title, keywords, body in self._fields.values():
-            doc_freq.update(title | keywords | body)
-        n = max(1, len(pages))
-        self._idf = {t: math.log(1 + n / df) for t, df in doc_freq.items()}
-        self.by_pmid = {pubmed_id(p.address): p for p in pages}
-        """The PMID the PubMed-style API gives each page (fixed per page, whatever the seed)."""
+        self._pages: dict[str, Page] = {}
+        self._edits: dict[int, EditFacts] = {}
+        self._fields: dict[str, tuple[set[str], set[str], set[str]]] = {}
+        self._pairs: dict[str, set[tuple[str, str]]] = {}
+        self._doc_freq: Counter[str] = Counter()
+        self._postings: dict[str, set[str]] = {}
+        self._by_pmid: dict[int, Page] = {}
+        self._grow: Callable[[Corpus], None] | None = None
+        self.add(pages, edits)
+
+    def add(self, pages: list[Page], edits: dict[int, EditFacts]) -> None:
+        """More pages and edit facts (an address already known is replaced in place)."""
+        self._edits.update(edits)
+        for page in pages:
+            if page.address in self._fields:  # a page listed again replaces the first, as a dict by address would
+                old = self._fields[page.address]
+                self._doc_freq.subtract(old[0] | old[1] | old[2])
+                for token in old[0] | old[1] | old[2]:
+                    self._postings[token].discard(page.address)
+            fields = _page_tokens(page)
+            self._doc_freq.update(fields[0] | fields[1] | fields[2])
+            for token in fields[0] | fields[1] | fields[2]:
+                self._postings.setdefault(token, set()).add(page.address)
+            self._pages[page.address] = page
+            self._fields[page.address] = fields
+            self._pairs[page.address] = _word_pairs(page)
+            self._by_pmid[pubmed_id(page.address)] = page
+            """The PMID the PubMed-style API gives each page (fixed per page, whatever the seed)."""
+
+    def growing(self, grow: Callable[[Corpus], None]) -> Corpus:
+        """A corpus of its own with these pages, which `grow` adds to before each use."""
+        own = Corpus(list(self._pages.values()), dict(self._edits))
+        own._grow = grow
+        return own
+
+    def _synced(self) -> Corpus:
+        if self._grow is not None:
+            self._grow(self)
+        return self
+
+    @property
+    def pages(self) -> dict[str, Page]:
+        return self._synced()._pages
+
+    @property
+    def edits(self) -> dict[int, EditFacts]:
+        return self._synced()._edits
+
+    @property
+    def by_pmid(self) -> dict[int, Page]:
+        return self._synced()._by_pmid
 
     def labels(self) -> list[dict[str, Any]]:
         return [{"rcid": e.rcid, "truth": e.truth} for e in sorted(self.edits.values(), key=lambda e: e.rcid)]
@@ -137,7 +185,8 @@ class Corpus:
         return self.page_at(path[len(WEB_PREFIX):])
 
     def page_at(self, address: str) -> Page | None:
-        return self.pages.get(address) or self.pages.get(address.rstrip("/")) or self.pages.get(address + "/")
+        pages = self.pages
+        return pages.get(address) or pages.get(address.rstrip("/")) or pages.get(address + "/")
 
     def search(
         self, query: str, limit: int = 10, weights: tuple[float, float, float, float] = SEARXNG_WEIGHTS
@@ -147,25 +196,31 @@ class Corpus:
         terms = list(dict.fromkeys(tokens(query)))
         if not terms:
             return []
-        in_title, in_keywords, in_body, per_pair = weights
+        self._synced()
+        n = max(1, len(self._pages))
+        idf = {t: math.log(1 + n / self._doc_freq[t]) for t in terms if self._doc_freq[t]}
         pairs = set(zip(terms, terms[1:]))
-        hits = []
-        for address, (title, keywords, body) in self._fields.items():
-            score = 0.0
-            for term in terms:
-                weight = in_title * (term in title) + in_keywords * (term in keywords) + in_body * (term in body)
-                score += weight * self._idf.get(term, 0.0)
-            if score and pairs and per_pair:
-                text_pairs = self._pairs[address]
-                score += per_pair * sum(1 for pair in pairs if pair in text_pairs)
-            if score > 0:
-                hits.append(Hit(self.pages[address], round(score, 4)))
+        candidates = set().union(*(self._postings.get(t, ()) for t in terms))
+        hits = [hit for address in candidates if (hit := self._hit(address, terms, idf, pairs, weights)) is not None]
         if not hits:
             return []
         best = max(h.score for h in hits)
         hits = [h for h in hits if h.score >= 0.15 * best]
         hits.sort(key=lambda h: (-h.score, h.page.address))
         return hits[:limit]
+
+    def _hit(self, address: str, terms: list[str], idf: dict[str, float], pairs: set[tuple[str, str]],
+             weights: tuple[float, float, float, float]) -> Hit | None:
+        in_title, in_keywords, in_body, per_pair = weights
+        title, keywords, body = self._fields[address]
+        score = 0.0
+        for term in terms:
+            weight = in_title * (term in title) + in_keywords * (term in keywords) + in_body * (term in body)
+            score += weight * idf.get(term, 0.0)
+        if score and pairs and per_pair:
+            text_pairs = self._pairs[address]
+            score += per_pair * sum(1 for pair in pairs if pair in text_pairs)
+        return Hit(self._pages[address], round(score, 4)) if score > 0 else None
 
 
 def pubmed_id(address: str) -> int:
