@@ -77,7 +77,7 @@ def test_json_tables_are_lists_of_flat_rows_with_one_set_of_columns(run_dir: Pat
     expected = {"health", "verdict_distribution", "pairwise_agreement", "overall_agreement", "model_agreement",
                 "verdicts", "committee",
                 "human_queue", "reliability", "calibration", "dawid_skene_confusion", "scores", "model_comparison",
-                "score_confusion", "cost", "policy_replay", "human_scores", "human_agreement", "trust"}
+                "score_confusion", "cost", "policy_replay", "human_scores", "human_agreement", "trust", "prefilter"}
     assert set(data["tables"]) == expected
     for name, rows in data["tables"].items():
         assert isinstance(rows, list), name

@@ -29,6 +29,7 @@ def render_summary(report: Report) -> str:
         _scores(report, names),
         human_summary(report),
         _replay(report),
+        _prefilter(report),
         _cost(report),
     ]
     notes = report.run.warnings + report.notes
@@ -55,6 +56,15 @@ def _header(report: Report) -> str:
     if report.labels is not None:
         line += "\n\nWhom to trust\n" + report.tables["trust"].terminal()
     return line
+
+
+def _prefilter(report: Report) -> str:
+    """A watched run's first stage (`fanout watch --prefilter`), by revert-risk score; nothing without one."""
+    prefilter = report.tables.get("prefilter")
+    if prefilter is None or not len(prefilter):
+        return ""
+    return "Prefilter (revert risk): what went past the jury, and what the jury and the stream found\n" + \
+        prefilter.terminal()
 
 
 def _count(n: int, noun: str) -> str:

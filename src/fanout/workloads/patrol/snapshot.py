@@ -80,7 +80,7 @@ from fanout.base.reading import (
 from fanout.base.errors import ConfigError
 from fanout.judging.policy import is_term_diff
 from fanout.workloads.patrol.edit import Edit
-from fanout.workloads.patrol.live.lines import ReadLines, read_lines
+from fanout.store.lines import ReadLines, read_lines
 from fanout.base.yamlio import EVENT_PARSER, NotPlain
 
 JSON_LINES = ".jsonl"

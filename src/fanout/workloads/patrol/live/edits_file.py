@@ -20,7 +20,7 @@ import anyio
 from fanout.base.errors import ConfigError
 from fanout.store.layout import WATCH_EDITS_NAME
 from fanout.workloads.patrol.edit import Edit
-from fanout.workloads.patrol.live.lines import AppendLines, ReadLines, read_lines
+from fanout.store.lines import AppendLines, ReadLines, read_lines
 from fanout.workloads.patrol.snapshot import validate_edit
 
 

@@ -37,7 +37,7 @@ from fanout.store.layout import WATCH_JOURNAL_NAME
 from fanout.wikidata.autocomment import parse_summary
 from fanout.wikidata.eventstream import StreamGap
 from fanout.wikidata.stream_events import RECENTCHANGE, EventMeta, RecentChangeEvent, StreamPosition
-from fanout.workloads.patrol.live.lines import AppendLines, ReadLines, read_lines
+from fanout.store.lines import AppendLines, ReadLines, read_lines
 
 DROPPED_FULL = "queue full"
 DROPPED_SAMPLE = "not sampled"

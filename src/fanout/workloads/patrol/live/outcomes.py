@@ -20,7 +20,7 @@ from typing import Any
 from fanout.store.layout import STREAM_OUTCOMES_NAME
 from fanout.wikidata.live_outcomes import RevertWatch, WatchedEdit
 from fanout.wikidata.stream_events import RecentChangeEvent, StreamEvent
-from fanout.workloads.patrol.live.lines import AppendLines, ReadLines, read_lines
+from fanout.store.lines import AppendLines, ReadLines, read_lines
 
 
 class StreamOutcomes:

@@ -25,7 +25,7 @@ from typing import Any
 from fanout.store.layout import PREFILTER_NAME
 from fanout.wikidata.revertrisk import RevertRiskClient
 from fanout.wikidata.stream_events import RecentChangeEvent
-from fanout.workloads.patrol.live.lines import AppendLines, ReadLines, read_lines
+from fanout.store.lines import AppendLines, ReadLines, read_lines
 
 
 @dataclass(frozen=True)

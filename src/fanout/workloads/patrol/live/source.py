@@ -123,26 +123,31 @@ class PatrolWatch:
     # --- the reader --------------------------------------------------------------------------------
 
     async def read(self, http: httpx.AsyncClient) -> None:
-        """Follow the stream until --max-edits or a failure for good (kept in `failure`); then close the queue."""
+        """Follow the stream until a failure for good (kept in `failure`); then close the queue. Once --max-edits
+        are accepted the queue closes and the stream is read on for outcomes alone, until the watch ends."""
         settings = StreamSettings(url=self.settings.stream_url, stall_s=self.settings.stall_s)
         start: StreamPosition | str | None = self.position or self.settings.since
         try:
-            if not self._enough():
-                async with EventStreamReader(http, settings, start=start) as stream:
-                    self._stream = stream
-                    async for delivery in stream:
-                        await self._deliver(delivery)
-                        if self._enough():
-                            break
+            self._close_when_enough()
+            async with EventStreamReader(http, settings, start=start) as stream:
+                self._stream = stream
+                async for delivery in stream:
+                    await self._deliver(delivery)
+                    self._close_when_enough()
         except FanoutError as exc:
             self.failure = exc
         finally:
             self.queue.close()
 
-    def _enough(self) -> bool:
-        return self.settings.max_edits is not None and self.state.accepted >= self.settings.max_edits
+    def _close_when_enough(self) -> None:
+        if self.settings.max_edits is not None and self.state.accepted >= self.settings.max_edits:
+            self.queue.close()
 
     async def _deliver(self, delivery: Delivery) -> None:
+        if self.queue.closed:  # past --max-edits: outcomes only, and the position stays where a restart goes on
+            if not isinstance(delivery.event, StreamGap):
+                self.state.outcomes += self.outcomes.observe(delivery.event)
+            return
         event = delivery.event
         if isinstance(event, StreamGap):
             await self._backfill(event, delivery.position)
@@ -189,7 +194,8 @@ class PatrolWatch:
         async with aclosing(events) as rows:
             async for event in rows:
                 listed += 1
-                if skip_reason(self.settings.filter, event) is None and not self._seen(event.rcid):
+                if skip_reason(self.settings.filter, event) is None and not self._seen(event.rcid) \
+                        and not self.queue.closed:
                     await self._accept(event, position)
                     accepted += 1
         self.journal.gap(gap, listed, accepted)

@@ -1,6 +1,6 @@
-"""The watch's append-only files of JSON lines: written whole and in order, read back line by line.
+"""Append-only run files of JSON lines (a watch's journal, its edits, outcomes): written whole, read line by line.
 
-Each file has one writer (the watch that holds the run's lock) which appends
+Each file has one writer (the process that holds the run's lock) which appends
 whole lines, so a crash can tear only the last one: opening a file to append
 sets a torn tail aside (`NAME.torn-N.jsonl`, as the checkpoint does) before
 the first new line. A reader (a restart, `fanout status`, the report) reads a
@@ -30,7 +30,7 @@ CHUNK = 1 << 20
 
 
 class AppendLines:
-    """One of the watch's files, open for appending; a torn tail is set aside first."""
+    """One such file, open for appending; a torn tail is set aside first."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -75,7 +75,7 @@ def _is_object(line: bytes) -> bool:
 
 @dataclass
 class ReadLines:
-    """What reading one of the watch's files found."""
+    """What reading one such file found."""
 
     path: Path
     skipped: int = 0
