@@ -121,5 +121,8 @@ def finish(report: RunReport, request: Any) -> int:
         return EXIT_INTERRUPTED
     if outcome.stop_reason:
         print(f"Stopped: {outcome.stop_reason}. Go on with: {again}", file=out)
-        return 1 if outcome.stop_reason.startswith("The live source stopped") else 0
+        return 0
+    if outcome.source_failed:
+        print(f"Stopped: the stream or the wiki failed: {outcome.source_failed}. Go on with: {again}", file=out)
+        return 1
     return 0

@@ -107,7 +107,7 @@ class Admission:
     async def wait(self) -> None:
         """Return once one more item may come in."""
         while True:
-            hold = self._hold()
+            hold = self.hold()
             if hold is None:
                 self.holding = None
                 return
@@ -143,7 +143,7 @@ class Admission:
         """What an item has cost on average this session; None before one has finished."""
         return self._finished_usd / self._finished_items if self._finished_items else None
 
-    def _hold(self) -> tuple[str, float] | None:
+    def hold(self) -> tuple[str, float] | None:
         """Why the next item must wait and for how long at most before asking again; None when it may come in."""
         now = self._clock()
         per_minute = self.limits.per_minute

@@ -280,6 +280,8 @@ class RunOutcome:
     flight at the stop included, not the spend at the moment of the stop."""
     items_in: int = 0
     """Items a live source handed over this session."""
+    source_failed: str | None = None
+    """Why a live source ended for good (a refused stream): the items it had handed over were still judged."""
 
 
 async def orchestrate(
@@ -462,8 +464,9 @@ async def _take_items(run: _Run, intake: _Intake) -> None:
     """The intake: the live source's items while the run goes on, each once the admission limits let it in.
 
     Closed by the first stop request (the scope is cancelled), or when the
-    source ends; a source that fails for good (a refused stream) stops the run
-    as a first Ctrl-C does, so the verdicts in flight still get their grace.
+    source ends; a source that fails for good (a refused stream) ends as one
+    that has no more items does, its items already in still judged, and the
+    outcome says why.
     """
     control = run.control
     with anyio.CancelScope() as scope:
@@ -478,7 +481,9 @@ async def _take_items(run: _Run, intake: _Intake) -> None:
                     break
                 _take(run, intake, item)
         except FanoutError as exc:
-            control.request(f"The live source stopped: {exc}", grace_s=run.settings.grace_s)
+            run.outcome.source_failed = str(exc)
+            control.on_message(f"The live source stopped: {exc}; the items it handed over are judged, then the run "
+                               "ends.")
     intake.open = False
     control.wakeup.notify()
 
