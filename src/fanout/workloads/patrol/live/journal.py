@@ -9,7 +9,7 @@ One JSON object a line, of these kinds:
     {"prefiltered": RCID, "score": P}                       the revert-risk score sent it past the jury
     {"unusable": RCID, "why": "..."}                        enriching it failed for good (a deleted revision)
     {"judged": RCID}                                        every verdict asked of it is logged
-    {"gap": {...}, "listed": N, "accepted": M}              events the stream could not replay, backfilled
+    {"gap": {...}, "listed": N, "kept": M}                  events the stream could not replay, backfilled
 
 An edit is accepted once (its rcid, whatever the stream or a backfill
 repeats); a restart reads the journal back (`resume`): the last position to
@@ -124,7 +124,7 @@ def resume(run_dir: Path) -> Resumed:
 
 
 def _replay(state: Resumed, entry: dict[str, Any]) -> None:
-    if "accepted" in entry:
+    if "accepted" in entry and "event" in entry:
         _replay_accepted(state, entry)
     elif "position" in entry:
         state.position = position_of(entry["position"]) or state.position
@@ -134,7 +134,7 @@ def _replay(state: Resumed, entry: dict[str, Any]) -> None:
         state.counts["judged"] += 1
     elif "gap" in entry:
         state.counts["gaps"] += 1
-        state.counts["backfilled"] += int(entry.get("accepted") or 0)
+        state.counts["backfilled"] += int(entry.get("kept") or 0)
     else:
         for kind in ("dropped", "prefiltered", "unusable"):
             if kind in entry:
@@ -181,9 +181,9 @@ class Journal:
             raise ConfigError(f"not a journal decision: {kind}")
         self._file.write([{kind: rcid, **detail}], sync=False)
 
-    def gap(self, gap: StreamGap, listed: int, accepted: int) -> None:
+    def gap(self, gap: StreamGap, listed: int, kept: int) -> None:
         entry = {"gap": {"topic": gap.topic, "start": gap.start, "end": gap.end, "missing": gap.missing},
-                 "listed": listed, "accepted": accepted}
+                 "listed": listed, "kept": kept}
         self._file.write([entry], sync=True)
 
     def close(self) -> None:

@@ -31,7 +31,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, aclosing, asynccontextmanager
 from pathlib import Path
-from typing import TextIO
+from typing import Any, NamedTuple, TextIO
 
 import anyio
 import httpx
@@ -65,6 +65,13 @@ RETRY_ENRICH_S = 30.0
 LATENCIES_KEPT = 500
 
 
+class Ready(NamedTuple):
+    """An enriched edit, offered to the engine: the snapshot entry and the item made of it."""
+
+    data: dict[str, Any]
+    edit: Edit
+
+
 class PatrolWatch:
     """The live source: see the module's docstring. Made by `open_watch`."""
 
@@ -76,6 +83,8 @@ class PatrolWatch:
         self._holding = holding
         self._clock = clock
         self.accepted = resumed.accepted
+        self._first_made = min((e.timestamp for e in resumed.events.values()), default=0)
+        """When the run's first accepted edit was made: a backfill reaches back no further."""
         self.state = _state_from(run_dir, resumed)
         self.queue = EditQueue(settings.queue_size, settings.overflow, waiting=resumed.waiting.values())
         self.journal = Journal(run_dir)
@@ -94,7 +103,7 @@ class PatrolWatch:
         self._enricher: Enricher | None = None
         self._prefilter: Prefilter | None = None
         self._api: WikidataClient | None = None
-        self._ready: anyio.abc.ObjectReceiveStream[Edit] | None = None
+        self._ready: anyio.abc.ObjectReceiveStream[Ready] | None = None
 
     # --- the engine's side (fanout.base.item.LiveItems) -------------------------------------------
 
@@ -103,15 +112,22 @@ class PatrolWatch:
         return self.handed_total
 
     async def next_item(self) -> Edit | None:
+        """An edit handed over again after a restart, else the next one enriched: written to the edits file
+        (fsynced) before it is handed over, so no verdict is ever about an edit the run cannot describe."""
         if self.refeed:
             return self.refeed.popleft()
         assert self._ready is not None, "open the watch with open_watch"
         try:
-            return await self._ready.receive()
+            data, edit = await self._ready.receive()
         except anyio.EndOfStream:
             if self.failure is not None:
                 raise self.failure from None
             return None
+        await self.edits.add(data)
+        self.handed_total += 1
+        self.state.handed_over = self.handed_total
+        self._made[edit.rcid] = epoch_seconds(edit.timestamp)
+        return edit
 
     def finished(self, key: int) -> None:
         self.journal.decided(key, "judged")
@@ -174,6 +190,7 @@ class PatrolWatch:
         await self.journal.accepted([event], position)
         self._saved_at = self._clock()
         self.accepted.add(event.rcid)
+        self._first_made = self._first_made or event.timestamp
         self.state.accepted += 1
         self.state.backfilled += event.source == "backfill"
         self.outcomes.watch(event)
@@ -186,8 +203,9 @@ class PatrolWatch:
         self.state.count_drop(why)
 
     async def _backfill(self, gap: StreamGap, position: StreamPosition) -> None:
-        """The gap's edits from the recentchanges API, through the same filters; a failure stops the watch
-        (the saved position is still before the gap, so a restart finds it and tries again)."""
+        """The gap's edits from the recentchanges API, through the same filters, none made before the run's first
+        accepted edit (the window opens early); a failure stops the watch (the saved position is still before the
+        gap, so a restart finds it and tries again)."""
         assert self._api is not None
         listed = accepted = 0
         events = backfill_gap(self._api, gap, wiki=self.settings.filter.wiki, namespaces=self.settings.filter.namespaces)
@@ -195,29 +213,35 @@ class PatrolWatch:
             async for event in rows:
                 listed += 1
                 if skip_reason(self.settings.filter, event) is None and not self._seen(event.rcid) \
-                        and not self.queue.closed:
+                        and event.timestamp >= self._first_made and not self.queue.closed:
                     await self._accept(event, position)
                     accepted += 1
+                    self._close_when_enough()
         self.journal.gap(gap, listed, accepted)
         self.state.gaps += 1
         self.state.missing += gap.missing
 
     # --- the enrichers --------------------------------------------------------------------------
 
-    async def enrich(self, send: ObjectSendStream[Edit]) -> None:
-        """Take queued edits until the queue closes: prefilter, enrich, write down, hand over."""
+    async def enrich(self, send: ObjectSendStream[Ready]) -> None:
+        """Take queued edits until the queue closes: prefilter, enrich, offer to the engine (and wait for it to take
+        the edit: so the queue, not memory, is where edits wait while the run is held back)."""
         async with send:
             while (event := await self.queue.take()) is not None:
                 self.state.enriching += 1
                 try:
-                    edit = await self._prepare(event)
+                    ready = await self._prepare(event)
                 finally:
                     self.state.enriching -= 1
-                if edit is not None:
-                    await send.send(edit)
+                if ready is not None:
+                    self.state.offered += 1
+                    try:
+                        await send.send(ready)
+                    finally:
+                        self.state.offered -= 1
 
-    async def _prepare(self, event: RecentChangeEvent) -> Edit | None:
-        """The edit as the jury gets it, written to the edits file; None when it goes no further."""
+    async def _prepare(self, event: RecentChangeEvent) -> Ready | None:
+        """The edit as the jury gets it, and as the edits file will keep it; None when it goes no further."""
         if self._prefilter is not None and not await self._passes(event):
             return None
         assert self._enricher is not None
@@ -232,11 +256,7 @@ class PatrolWatch:
             self.queue.put_back(event)
             await anyio.sleep(RETRY_ENRICH_S)
             return None
-        await self.edits.add(data)
-        self.handed_total += 1
-        self.state.handed_over = self.handed_total
-        self._made[edit.rcid] = epoch_seconds(edit.timestamp)
-        return edit
+        return Ready(data, edit)
 
     async def _passes(self, event: RecentChangeEvent) -> bool:
         assert self._prefilter is not None
@@ -321,7 +341,7 @@ async def open_watch(run_dir: Path, settings: WatchSettings, *, http: httpx.Asyn
 
 
 def _start(tg: TaskGroup, watch: PatrolWatch, http: httpx.AsyncClient) -> None:
-    send, receive = anyio.create_memory_object_stream[Edit](0)
+    send, receive = anyio.create_memory_object_stream[Ready](0)
     watch._ready = receive
     tg.start_soon(watch.read, http)
     for _ in range(watch.settings.enrich_workers):

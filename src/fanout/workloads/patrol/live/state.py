@@ -41,6 +41,8 @@ class WatchState:
     oldest_queued: str | None = None
     """When the edit waiting longest was made."""
     enriching: int = 0
+    offered: int = 0
+    """Enriched, waiting for the run to take them (it is held back, or busy)."""
     handed_over: int = 0
     """Edits handed to the jury, all sessions."""
     judged: int = 0
@@ -110,6 +112,8 @@ def status_lines(state: WatchState, *, holder: int | None) -> list[str]:
     lines = [f"watch: {'reading' if now_running else 'stopped'}, the stream read up to {state.read_up_to or '-'} "
              f"({behind} as of {state.updated})"]
     waiting = f"{state.queued} edit(s) waiting in the queue"
+    if state.offered and now_running:
+        waiting += f" and {state.offered} enriched, waiting for the jury"
     if state.oldest_queued:
         waiting += f", the oldest made {state.oldest_queued}"
     if state.holding and now_running:
