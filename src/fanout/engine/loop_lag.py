@@ -26,8 +26,13 @@ def lag_log_path() -> Path | None:
     return Path(value) if value else None
 
 
+HISTOGRAM_MS = 2000
+"""Lags are counted by the millisecond up to this (longer ones in one last bucket): percentiles in constant memory."""
+
+
 class LagStats:
-    """The worst lag and how often lags passed each threshold; constant memory however long the run."""
+    """The worst lag, how often lags passed each threshold, and their percentiles; constant memory however long
+    the run."""
 
     def __init__(self, started: float) -> None:
         self.samples = 0
@@ -36,6 +41,7 @@ class LagStats:
         self.worst_at_s = 0.0
         self.over = dict.fromkeys(THRESHOLDS_MS, 0)
         self.started = started
+        self.by_ms = [0] * (HISTOGRAM_MS + 1)
 
     def add(self, lag_s: float, now: float) -> None:
         self.samples += 1
@@ -45,6 +51,18 @@ class LagStats:
         for ms in THRESHOLDS_MS:
             if lag_s * 1000 > ms:
                 self.over[ms] += 1
+        self.by_ms[min(int(lag_s * 1000), HISTOGRAM_MS)] += 1
+
+    def percentile_ms(self, share: float) -> int | None:
+        """The lag (whole milliseconds, rounded down) that `share` of the samples do not exceed."""
+        if not self.samples:
+            return None
+        wanted, seen = share * self.samples, 0
+        for ms, count in enumerate(self.by_ms):
+            seen += count
+            if seen >= wanted:
+                return ms
+        return HISTOGRAM_MS
 
     def summary(self, interval_s: float) -> dict[str, object]:
         return {
@@ -53,6 +71,8 @@ class LagStats:
             "max_lag_ms": round(self.worst_s * 1000, 3),
             "max_lag_at_s": round(self.worst_at_s, 3),
             "mean_lag_ms": round(self.total_s / self.samples * 1000, 3) if self.samples else 0.0,
+            "p50_lag_ms": self.percentile_ms(0.5),
+            "p99_lag_ms": self.percentile_ms(0.99),
             "over_ms": {str(ms): n for ms, n in self.over.items()},
         }
 
