@@ -19,10 +19,10 @@ what has come in.
 from __future__ import annotations
 
 import dataclasses
-import gc
 from collections.abc import Callable
-from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, closing
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -30,13 +30,14 @@ import anyio
 
 from fanout.base.item import LiveItems
 from fanout.engine.clients import RunHooks
+from fanout.engine.collector import collector_for_a_run
 from fanout.engine.evidence import EvidenceFns, describe_shared
 from fanout.engine.intake import Admission, AdmissionLimits, GrowingItems
 from fanout.engine.loop_lag import lag_log_path, watch_loop_lag
-from fanout.engine.orchestrator import StopControl, VerdictFn, orchestrate
+from fanout.engine.orchestrator import RunOutcome, StopControl, VerdictFn, orchestrate
 from fanout.engine.progress import Progress, Tally, print_progress
 from fanout.engine.runner import RunReport, RunRequest, open_hooks, reconciled_manifest, recover_log, watch_signals
-from fanout.engine.stepping import open_tracker
+from fanout.engine.stepping import Tracker, open_tracker
 from fanout.llm.cost import Pricing
 from fanout.store.attempts import abandoned_totals, read_abandoned
 from fanout.store.checkpoint import CheckpointWriter, LogIndex, log_path
@@ -113,34 +114,54 @@ async def _session(request: LiveRequest, manifest: Manifest, hooks: RunHooks, op
     progress = Progress(tally, health=hooks.search_health, held_back=hooks.held_back,
                         strategy=tracker.summary if tracker is not None else None)
     control = StopControl(on_message=lambda msg: print(msg, file=out, flush=True))
-    writer = CheckpointWriter(run_dir, index)
     print(f"{tally.done} pair(s) logged so far; judging items as they come in, at concurrency "
           f"{settings.concurrency}.", file=out, flush=True)
     if tracker is not None:
         print(tracker.plan.describe(), file=out, flush=True)
-    gc.freeze()  # as a snapshot's run does: what exists now lives as long as the run
+    session = _Session(request, manifest, hooks, source, items, tracker, control, progress, admission,
+                       abandoned.spent_usd + (shared.log.spent_usd if shared else 0.0))
     try:
-        async with anyio.create_task_group() as tg:
-            if run.handle_signals:
-                tg.start_soon(watch_signals, control, settings.grace_s)
-            lag_log = lag_log_path()
-            if lag_log is not None:
-                tg.start_soon(watch_loop_lag, lag_log)
-            tg.start_soon(run.display or print_progress, progress, out, run.progress_interval_s)
-            tg.start_soon(_follow, run_dir, manifest, source)
-            outcome = await orchestrate(
-                items, settings, writer, hooks.verdict, control=control, progress=progress, tracker=tracker,
-                abandoned_usd=abandoned.spent_usd + (shared.log.spent_usd if shared else 0.0),
-                spent_elsewhere=(lambda: shared.spent_usd) if shared else None,
-                live=source, admission=admission,
-            )
-            tg.cancel_scope.cancel()
+        with collector_for_a_run(), closing(CheckpointWriter(run_dir, index)) as writer:  # as a snapshot's run
+            outcome = await _judge(session, writer)
     finally:
-        writer.close()
-        gc.unfreeze()
         _keep_count(run_dir, manifest, source)
     interrupted = control.stopping and (control.reason or "").startswith("Interrupted")
     return RunReport(outcome, tally, interrupted, manifest, tracker, shared)
+
+
+@dataclass
+class _Session:
+    request: LiveRequest
+    manifest: Manifest
+    hooks: RunHooks
+    source: LiveItems
+    items: GrowingItems
+    tracker: Tracker | None
+    control: StopControl
+    progress: Progress
+    admission: Admission
+    abandoned_usd: float
+
+
+async def _judge(session: _Session, writer: CheckpointWriter) -> RunOutcome:
+    """The orchestrator over the source, under the signal task, the progress display and the lag probe."""
+    run, shared = session.request.run, session.hooks.evidence
+    async with anyio.create_task_group() as tg:
+        if run.handle_signals:
+            tg.start_soon(watch_signals, session.control, run.settings.grace_s)
+        lag_log = lag_log_path()
+        if lag_log is not None:
+            tg.start_soon(partial(watch_loop_lag, lag_log, gc_pauses=True))
+        tg.start_soon(run.display or print_progress, session.progress, run.out, run.progress_interval_s)
+        tg.start_soon(_follow, run.run_dir, session.manifest, session.source)
+        outcome = await orchestrate(
+            session.items, run.settings, writer, session.hooks.verdict, control=session.control,
+            progress=session.progress, tracker=session.tracker, abandoned_usd=session.abandoned_usd,
+            spent_elsewhere=(lambda: shared.spent_usd) if shared else None, live=session.source,
+            admission=session.admission,
+        )
+        tg.cancel_scope.cancel()
+    return outcome
 
 
 def _logged(index: LogIndex) -> Callable[[int], bool]:

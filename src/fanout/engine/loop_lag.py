@@ -9,6 +9,7 @@ variable is set, so a normal run pays nothing for it.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import time
@@ -77,14 +78,42 @@ class LagStats:
         }
 
 
+class GcPauses:
+    """How long the cycle collector held the loop, by generation (gc.callbacks): a full pass walks every object
+    alive, so it grows with the verdicts in flight. CPU time of the collecting thread, so a machine busy with
+    other work does not inflate it; the longest pause is wall time, as the verdicts waited it."""
+
+    def __init__(self) -> None:
+        self.count = [0, 0, 0]
+        self.cpu_s = [0.0, 0.0, 0.0]
+        self.worst_s = [0.0, 0.0, 0.0]
+        self._started = (0.0, 0.0)
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = (time.thread_time(), time.perf_counter())
+            return
+        generation = info["generation"]
+        self.count[generation] += 1
+        self.cpu_s[generation] += time.thread_time() - self._started[0]
+        self.worst_s[generation] = max(self.worst_s[generation], time.perf_counter() - self._started[1])
+
+    def summary(self) -> dict[str, object]:
+        return {f"gen{g}": {"count": self.count[g], "cpu_ms": round(self.cpu_s[g] * 1000, 1),
+                            "max_ms": round(self.worst_s[g] * 1000, 1)} for g in range(3)}
+
+
 async def watch_loop_lag(path: Path, interval_s: float = 0.01, *, clock: Callable[[], float] = time.monotonic,
-                         sleep: Callable[[float], Awaitable[None]] = anyio.sleep) -> None:
-    """Sample until cancelled, then write the summary to `path`.
+                         sleep: Callable[[float], Awaitable[None]] = anyio.sleep, gc_pauses: bool = False) -> None:
+    """Sample until cancelled, then write the summary to `path` (with `gc_pauses`, the collector's pauses too).
 
     `clock` and `sleep` are the loop's own unless a test gives a virtual pair,
     whose lags are then exact.
     """
     stats = LagStats(clock())
+    pauses = GcPauses() if gc_pauses else None
+    if pauses is not None:
+        gc.callbacks.append(pauses)
     try:
         while True:
             asked = clock()
@@ -92,4 +121,8 @@ async def watch_loop_lag(path: Path, interval_s: float = 0.01, *, clock: Callabl
             now = clock()
             stats.add(max(0.0, now - asked - interval_s), now)
     finally:
-        path.write_text(json.dumps(stats.summary(interval_s)) + "\n", encoding="utf-8")
+        summary = stats.summary(interval_s)
+        if pauses is not None:
+            gc.callbacks.remove(pauses)
+            summary["gc"] = pauses.summary()
+        path.write_text(json.dumps(summary) + "\n", encoding="utf-8")

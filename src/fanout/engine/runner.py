@@ -22,12 +22,12 @@ are made once per run, owned by an AsyncExitStack, and passed down.
 from __future__ import annotations
 
 import dataclasses
-import gc
 import signal
 import sys
 from collections.abc import Awaitable, Sequence
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, closing
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
@@ -39,6 +39,7 @@ from fanout.base.item import Item, ItemSource, Prompt, Workload, item_keys
 from fanout.base.records import slug_clash, utc_now
 from fanout.base.validate import require_count
 from fanout.engine.clients import RunHooks, open_clients, scripted_hooks
+from fanout.engine.collector import collector_for_a_run
 from fanout.engine.dry_run import describe_plan
 from fanout.engine.evidence import (
     EvidenceFns, SharedEvidence, check_evidence_resume, describe_shared, name_investigator, share_evidence,
@@ -215,17 +216,15 @@ async def _run_in(request: RunRequest, items: Sequence[Item], manifest: Manifest
     print(start_line(index, items, settings), file=out, flush=True)
     if tracker is not None:
         print(tracker.plan.describe(), file=out, flush=True)
-    # What exists now (modules, the SDK's types, the schedule) lives as long as
-    # the run: frozen, the cycle collector stops walking it on every full pass
-    # (100 000 objects, 40-100 ms a pass, a stall of the event loop each time).
-    gc.freeze()
-    try:
+    # What exists now (modules, the SDK's types, the schedule) lives as long as the run: frozen, the cycle
+    # collector stops walking it; and it collects rarely while verdicts are in flight (fanout.engine.collector).
+    with collector_for_a_run(), closing(writer):
         async with anyio.create_task_group() as tg:
             if request.handle_signals:
                 tg.start_soon(watch_signals, control, settings.grace_s)
             lag_log = lag_log_path()
             if lag_log is not None:
-                tg.start_soon(watch_loop_lag, lag_log)
+                tg.start_soon(partial(watch_loop_lag, lag_log, gc_pauses=True))
             tg.start_soon(request.display or print_progress, progress, out, request.progress_interval_s)
             outcome = await orchestrate(
                 items, settings, writer, hooks.verdict, control=control, progress=progress, tracker=tracker,
@@ -233,9 +232,6 @@ async def _run_in(request: RunRequest, items: Sequence[Item], manifest: Manifest
                 spent_elsewhere=(lambda: shared.spent_usd) if shared else None,
             )
             tg.cancel_scope.cancel()
-    finally:
-        writer.close()
-        gc.unfreeze()
     interrupted = control.stopping and (control.reason or "").startswith("Interrupted")
     return RunReport(outcome, tally, interrupted, manifest, tracker, shared)
 
