@@ -173,6 +173,36 @@ def print_table(results: dict[str, Any]) -> None:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
 
 
+def _watch(w: dict[str, Any]) -> list[Row]:
+    out = []
+    for run in w.values():
+        rate = run["rate"]
+        out.append((f"8. watch at {rate} edit(s)/s: edit-to-verdict latency p50 / p95 ({run['edits']} edits, "
+                    f"verdicts ~{run['served_latency_per_verdict_s']:.0f} s)",
+                    f"{run['latency_p50_s']:.0f} s / {run['latency_p95_s']:.0f} s (first tenth "
+                    f"{run['latency_first_tenth_s']:.0f} s, last {run['latency_last_tenth_s']:.0f} s)", "report", ""))
+        out.append((f"8. watch at {rate} edit(s)/s: verdict efficiency, lag p99, CPU per verdict, peak RSS",
+                    f"{run['verdict_efficiency']:.3f}, {run['lag_p99_ms']} ms, {run['cpu_ms_per_verdict']:.1f} ms, "
+                    f"{run['max_rss_mb']:.0f} MB", ">= 0.90, < 100 ms, <= 12 ms, <= 400 MB" if rate >= 10 else "report",
+                    _check(run["verdict_efficiency"] >= 0.9 and (run["lag_p99_ms"] or 0) < 100
+                           and run["cpu_ms_per_verdict"] <= 12 and run["max_rss_mb"] <= 400) if rate >= 10 else ""))
+    return out
+
+
+def _scale(sc: dict[str, Any]) -> list[Row]:
+    out = []
+    for run in sc.values():
+        out.append((f"8. scale: {run['verdicts']} verdicts at concurrency {run['concurrency']} (verdicts ~30 s): "
+                    "efficiency, lag p99 (max), CPU per verdict, RSS",
+                    f"{run['efficiency']:.3f}, {run['loop_lag_p99_ms']} ms ({run['max_loop_lag_ms']:.0f}), "
+                    f"{run['cpu_ms_per_verdict']:.1f} ms, {run['max_rss_mb']:.0f} MB", ">= 0.90, < 100 ms, <= 12 ms, <= 400 MB",
+                    _check(run["efficiency"] >= 0.9 and (run["loop_lag_p99_ms"] or 0) < 100
+                           and run["cpu_ms_per_verdict"] <= 12 and run["max_rss_mb"] <= 400)))
+    return out
+
+
+SECTIONS += (("watch", _watch), ("scale", _scale))
+
 HEADER: Row = ("scenario", "measured", "target", "")
 
 

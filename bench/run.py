@@ -28,13 +28,17 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 
 import scenarios  # noqa: E402
+import watching  # noqa: E402
 from report import print_table  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
-SCENARIOS = ("startup", "extraction", "speedup", "efficiency", "rate_limits", "pacing", "memory", "resume")
+SCENARIOS = ("startup", "extraction", "speedup", "efficiency", "rate_limits", "pacing", "memory", "resume", "watch",
+             "scale")
 PACING_CASES = ("window_told", "window_not_told", "bucket_told", "bucket_not_told", "halving")
-FULL = {"efficiency_verdicts": 2000, "memory_sizes": (2000, 100_000), "resume_pairs": 1_000_000}
-QUICK = {"efficiency_verdicts": 400, "memory_sizes": (2000, 10_000), "resume_pairs": 100_000}
+FULL = {"efficiency_verdicts": 2000, "memory_sizes": (2000, 100_000), "resume_pairs": 1_000_000,
+        "watch_edits": {1: 60, 10: 600}, "scale_verdicts": 5120}
+QUICK = {"efficiency_verdicts": 400, "memory_sizes": (2000, 10_000), "resume_pairs": 100_000,
+         "watch_edits": {1: 20, 10: 200}, "scale_verdicts": 2560}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -94,6 +98,20 @@ def run_memory(work: scenarios.Workdir, sizes: dict[str, Any]) -> dict[str, Any]
     return {**runs, "growth_bytes_per_verdict": round(extra, 1)}
 
 
+def run_watch(work: scenarios.Workdir, sizes: dict[str, Any]) -> dict[str, Any]:
+    """The live patrol at 1 and 10 edits a second, verdicts of about 30 s (10 x 4 x 30 = 1,200 in flight)."""
+    return {f"rate_{rate}": watching.watch(work.root, rate=rate, edits=edits, concurrency=max(64, rate * 160))
+            for rate, edits in sizes["watch_edits"].items()}
+
+
+def run_scale(work: scenarios.Workdir, sizes: dict[str, Any]) -> dict[str, Any]:
+    """`fanout run` at --concurrency 1280 with verdicts of about 30 s: what 10 edits a second x 4 models needs."""
+    if not work.calibrated:
+        scenarios.calibrate(work)
+    verdicts = sizes["scale_verdicts"]
+    return {"c1280": scenarios.efficiency(work, 1280, verdicts=verdicts, target_s=verdicts * 30 / 1280)}
+
+
 RUNNERS = {
     "startup": lambda work, sizes: scenarios.startup(work),
     "extraction": lambda work, sizes: scenarios.extraction_cost(),
@@ -103,6 +121,8 @@ RUNNERS = {
     "pacing": run_pacing,
     "memory": run_memory,
     "resume": lambda work, sizes: scenarios.resume(work, pairs=sizes["resume_pairs"]),
+    "watch": run_watch,
+    "scale": run_scale,
 }
 
 

@@ -70,6 +70,7 @@ def describe_run(measure: RunMeasure, verdicts: int) -> dict[str, Any]:
         "cpu_ms_per_verdict": round(measure.cpu_s / verdicts * 1000, 2),
         "max_rss_mb": round(measure.max_rss_mb, 1),
         "max_loop_lag_ms": (measure.lag or {}).get("max_lag_ms"),
+        "loop_lag_p99_ms": (measure.lag or {}).get("p99_lag_ms"),
         "max_loop_lag_at_s": (measure.lag or {}).get("max_lag_at_s"),
         "loop_lags_over_50ms": (measure.lag or {}).get("over_ms", {}).get("50"),
     }

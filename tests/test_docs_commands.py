@@ -37,6 +37,7 @@ NEEDS = {"key", "network"}
 DOC_SIM = "http://127.0.0.1:8765"
 """The simulator's address as the docs write it; the test's own simulator replaces it."""
 SIM_FLAGS = {"run": ("--base-url", "--searxng-url", "--allow-private-urls", "--fetch-delay"),
+             "watch": ("--base-url", "--searxng-url", "--allow-private-urls", "--fetch-delay"),
              "check": ("--base-url", "--searxng-url"),
              "tool": ("--searxng-url", "--allow-private-urls")}
 """The flags that point a command at the simulator, added unless the command gives them."""

@@ -140,7 +140,7 @@ async def test_the_lag_probe_writes_how_late_the_loop_woke(tmp_path: Path):
         tg.cancel_scope.cancel()
     assert json.loads(path.read_text()) == {
         "interval_ms": 5.0, "samples": 4, "max_lag_ms": 300.0, "max_lag_at_s": 0.31, "mean_lag_ms": 90.5,
-        "over_ms": {"5": 2, "20": 2, "50": 2, "100": 1, "250": 1},
+        "p50_lag_ms": 2, "p99_lag_ms": 300, "over_ms": {"5": 2, "20": 2, "50": 2, "100": 1, "250": 1},
     }
 
 

@@ -238,6 +238,7 @@ RUN_FILE_WRITERS = {
     "store/evidence_log.py": "evidence.jsonl, appended",
     "workloads/patrol/edit_spool.py": "the run's snapshot.cache",
     "store/prepared.py": "prepared.jsonl, appended (its torn tail cut)",
+    "store/append_lines.py": "a watch's appended files (journal, edits, prefilter, outcomes), their torn tails cut",
     "workloads/claims/source.py": "the run's input-labels.yaml, a declared view (through store.atomic)",
     "report/gate.py": "the run's quarantine.json, a declared view (through store.atomic)",
     "wikidata/snapshot_writer.py": "fetch-edits' own sidecar (<output>.partial.jsonl); its output goes through the writer",

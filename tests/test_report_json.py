@@ -80,7 +80,7 @@ def test_json_tables_are_lists_of_flat_rows_with_one_set_of_columns(run_dir: Pat
                 "verdicts", "committee",
                 "human_queue", "reliability", "calibration", "dawid_skene_confusion", "scores", "model_comparison",
                 "score_confusion", "cost", "policy_replay", "human_scores", "human_agreement", "trust", "certificates",
-                "accuracy_ppi", "factuality", "claim_verdicts",
+                "accuracy_ppi", "factuality", "claim_verdicts", "prefilter",
                 "team_roles", "team_workers", "team_sources", "team_rounds"}  # the team's: empty without one
     assert set(data["tables"]) == expected
     for name, rows in data["tables"].items():

@@ -158,6 +158,33 @@ class ItemSource(Protocol[ItemT]):
     def __exit__(self, *exc: object) -> None: ...
 
 
+class LiveItems(Protocol):
+    """A workload's input that grows while the run goes on (`fanout watch`: edits as Wikidata receives them).
+
+    The engine takes items one at a time, when its admission limits allow
+    (fanout.engine.intake), and runs each through the same schedule, verdicts
+    and log as a snapshot's; it says when an item is finished (every pair it
+    asked is logged with a result), so the source can remember it as judged
+    and a restart hands it over again only if it is not. An item whose key is
+    in the log already is judged already: a source hands over none such but
+    the ones it must finish.
+    """
+
+    async def next_item(self) -> Item | None:
+        """The next item to judge, waiting for one if need be; None once the source has ended. Cancelling it
+        loses nothing: an item not handed over is handed over again after a restart."""
+        ...
+
+    def finished(self, key: int) -> None:
+        """Every pair the run asked of the item is logged with a result (none with a status --retry runs again)."""
+        ...
+
+    @property
+    def items_total(self) -> int:
+        """Items handed over so far, over every session of the run: what the run's totals count."""
+        ...
+
+
 @dataclass(frozen=True)
 class Prompt:
     """What a workload tells its models: the system prompt, the hash that pins it, and its words for its items.

@@ -44,6 +44,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "compare": ("compare", "Compare two runs over the same edits: accuracy, agreement and cost, paired, and what flipped."),
     "fetch-edits": ("fetch_edits", "Fetch recent Wikidata edits and enrich them into a snapshot."),
     "outcomes": ("outcomes", "Find which edits of a snapshot were later reverted (ground truth)."),
+    "watch": ("watch", "Judge Wikidata's edits as they happen, from its live stream; the same command goes on after a stop."),
 }
 
 

@@ -26,6 +26,14 @@ each to the checkpoint log (fsynced) before writing its YAML view. Stopping:
 the first request stops scheduling and gives verdicts in flight a grace period,
 then cancels them; a second request cancels at once. Cancelled verdicts are not
 recorded, so they run again on resume.
+
+A live source (fanout.base.item.LiveItems, `fanout watch`) grows the same
+schedule while the run goes on: an intake task takes its items one at a time,
+when the admission limits allow (fanout.engine.intake), and each joins every
+model's queue (or its strategy's first step) at the end, as the next edit of a
+snapshot would. An item is finished once every pair asked of it is logged; the
+source hears so, and the item is forgotten. The first stop request closes the
+intake too.
 """
 
 from __future__ import annotations
@@ -44,14 +52,17 @@ import anyio
 from anyio.abc import ObjectSendStream
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from fanout.store.checkpoint import CheckpointWriter, LogEntry
+from fanout.judging.strategy import Answer
+from fanout.store.checkpoint import CheckpointWriter, LogEntry, log_path
 from fanout.engine.settings import RunSettings
 from fanout.llm.cost import CostSource
 from fanout.llm.models import ModelSpec
 from fanout.base.errors import DiskFull, ModelRefused
-from fanout.base.item import Item, item_keys
+from fanout.base.errors import FanoutError
+from fanout.base.item import Item, LiveItems, item_keys
 from fanout.base.records import VerdictRecord
-from fanout.engine.stepping import Tracker
+from fanout.engine.intake import Admission, AdmissionLimits, GrowingItems
+from fanout.engine.stepping import Tracker, answers_of
 from fanout.research.record import new_record
 
 VerdictFn = Callable[[Item, ModelSpec], Awaitable[VerdictRecord]]
@@ -85,6 +96,10 @@ class Schedule:
             [e for e in range(n_edits) if Pair(e, m) not in done] for m in range(len(caps))
         ]
         self.running: list[set[int]] = [set() for _ in caps]
+        self._running_order: list[list[int]] = [[] for _ in caps]
+        """Per model, a heap of the edits it runs (finished ones leave it lazily): its earliest in O(1), so
+        scheduling does not slow down with 1,000 verdicts in flight."""
+        self._in_flight = 0
         self.waiting = 0
         """Records handed to the writer whose edit's next step the strategy decides once they are logged."""
         self.refused: dict[int, str] = {}
@@ -110,22 +125,26 @@ class Schedule:
 
     @property
     def in_flight(self) -> int:
-        return sum(len(r) for r in self.running)
+        return self._in_flight
 
     def has_unfinished(self) -> bool:
         return any(self.pending) or self.in_flight > 0 or self.waiting > 0
 
-    def offer(self, edit: int, model: int) -> None:
-        """A strategy's next step: the pair becomes pending (unless its model was refused)."""
-        if model not in self.refused:
-            heapq.heappush(self.pending[model], edit)
+    def offer(self, edit: int, model: int) -> bool:
+        """A strategy's next step, or a new item's pair: the pair becomes pending (unless its model was refused)."""
+        if model in self.refused:
+            return False
+        heapq.heappush(self.pending[model], edit)
+        return True
 
     def floor(self, model: int) -> float:
         """The earliest edit this model has not finished (inf when it has finished all)."""
-        candidates = list(self.running[model])
-        if self.pending[model]:
-            candidates.append(self.pending[model][0])
-        return min(candidates, default=math.inf)
+        order, running = self._running_order[model], self.running[model]
+        while order and order[0] not in running:
+            heapq.heappop(order)
+        earliest = order[0] if order else math.inf
+        pending = self.pending[model]
+        return min(earliest, pending[0]) if pending else earliest
 
     def next_pair(self) -> Pair | None:
         """Take the next pair to start, or None when no slot or no eligible work."""
@@ -142,10 +161,15 @@ class Schedule:
         _, edit, model = min(eligible)
         heapq.heappop(self.pending[model])
         self.running[model].add(edit)
+        heapq.heappush(self._running_order[model], edit)
+        self._in_flight += 1
         return Pair(edit, model)
 
     def finish(self, pair: Pair) -> None:
-        self.running[pair.model].discard(pair.edit)
+        running = self.running[pair.model]
+        if pair.edit in running:
+            running.discard(pair.edit)
+            self._in_flight -= 1
 
     def refuse(self, model: int, reason: str) -> int | None:
         """Start no more pairs of `model`; how many it had left (waiting, and running: the refused one among
@@ -185,6 +209,8 @@ class StopControl:
     reason: str | None = None
     wakeup: Wakeup = field(default_factory=Wakeup)
     verdict_scope: anyio.CancelScope | None = None
+    intake_scope: anyio.CancelScope | None = None
+    """A live source's intake: the first request closes it, so no new item comes in."""
 
     @property
     def stopping(self) -> bool:
@@ -194,6 +220,8 @@ class StopControl:
         self.requests += 1
         if self.requests == 1:
             self.reason = reason
+            if self.intake_scope is not None:
+                self.intake_scope.cancel()
             if grace_s is not None:
                 self.on_message(
                     f"{reason}: no new verdicts; those in flight get {grace_s:g}s to finish. "
@@ -214,6 +242,9 @@ class ProgressSink:
         """The verdict gave up its slot (recorded, or cancelled): from `started` to here it counts as in flight."""
 
     def recorded(self, record: VerdictRecord, previous: LogEntry | None = None) -> None: ...
+
+    def grew(self, pairs: int) -> None:
+        """A live source's item asks `pairs` more pairs (when it comes in, and for each step a strategy adds)."""
 
 
 @dataclass
@@ -258,6 +289,10 @@ class RunOutcome:
     spend_cap_usd: float | None = None
     """--max-cost when it stopped the run: the last words then count what the log holds, verdicts that were in
     flight at the stop included, not the spend at the moment of the stop."""
+    items_in: int = 0
+    """Items a live source handed over this session."""
+    source_failed: str | None = None
+    """Why a live source ended for good (a refused stream): the items it had handed over were still judged."""
 
 
 async def orchestrate(
@@ -271,6 +306,8 @@ async def orchestrate(
     abandoned_usd: float = 0.0,
     tracker: Tracker | None = None,
     spent_elsewhere: Callable[[], float] | None = None,
+    live: LiveItems | None = None,
+    admission: Admission | AdmissionLimits = AdmissionLimits(),
 ) -> RunOutcome:
     """Run every pair not already done in the writer's log; return how the run ended.
 
@@ -278,11 +315,14 @@ async def orchestrate(
     the cost of attempts cut off before they were logged (fanout.store.attempts).
     With a `tracker` (--strategy cascade|router) only the pairs its strategy asks for run. `spent_elsewhere`
     is what this session spent outside the records (shared investigations): the cap counts it too.
+    With a `live` source, `edits` is the run's GrowingItems (empty, or what the tracker was made with) and the
+    run goes on while the source does, taking its items under the `admission` limits.
     """
     control = control or StopControl()
     progress = progress or ProgressSink()
     models = list(settings.models)
-    schedule = _schedule(edits, settings, writer, tracker)
+    intake = _Intake.of(live, edits, settings, writer, admission) if live is not None else None
+    schedule = _schedule(edits, settings, writer, tracker) if intake is None else _empty_schedule(settings)
     outcome = RunOutcome()
     spend = SpendCap(settings.max_cost_usd, writer.index.spent_usd + abandoned_usd, spent_elsewhere)
     if spend.cap_usd is not None and spend.spent_usd >= spend.cap_usd:
@@ -290,10 +330,12 @@ async def orchestrate(
     # Bounded, and a verdict keeps its slot until its record is queued: when the writer falls behind
     # (fsync, YAML), new verdicts wait instead of finished records piling up in memory.
     send, receive = anyio.create_memory_object_stream[Done](settings.concurrency)
-    run = _Run(schedule, edits, models, verdict_fn, settings, control, progress, outcome, spend, tracker)
+    run = _Run(schedule, edits, models, verdict_fn, settings, control, progress, outcome, spend, tracker, intake)
     async with anyio.create_task_group() as tg:
         tg.start_soon(_write_records, receive, writer, run)
         async with send:
+            if intake is not None:
+                tg.start_soon(_take_items, run, intake)
             await _run_verdicts(run, send)
     outcome.stop_reason = control.reason
     if spend.cap_usd is not None and spend.spent_usd >= spend.cap_usd:
@@ -310,8 +352,7 @@ def _schedule(edits: Sequence[Item], settings: RunSettings, writer: CheckpointWr
             item_keys(edits), caps, [writer.index.done_rcids(m.name, settings.retry_statuses) for m in settings.models],
             concurrency=settings.concurrency, max_lead=settings.max_lead,
         )
-    schedule = Schedule(0, caps, set(), concurrency=settings.concurrency, max_lead=settings.max_lead)
-    schedule.pending = [[] for _ in caps]
+    schedule = _empty_schedule(settings)
     numbers = {m.name: i for i, m in enumerate(settings.models)}
     for edit, model in tracker.first_steps():
         if model in numbers:  # a model asked before, since dropped from -m: the edit stops there
@@ -333,6 +374,7 @@ class _Run:
     outcome: RunOutcome
     spend: SpendCap
     tracker: Tracker | None
+    intake: _Intake | None = None
     model_numbers: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -345,12 +387,135 @@ class _Run:
             self.tracker.tag(pair.edit, record)
 
     def logged(self, pair: Pair, record: VerdictRecord) -> None:
-        """A strategy's next step for the edit, now that this record is in the log."""
-        if self.tracker is None:
-            return
-        model = self.tracker.logged(pair.edit, record)
-        if model is not None and model in self.model_numbers:
-            self.schedule.offer(pair.edit, self.model_numbers[model])
+        """A strategy's next step for the edit, now that this record is in the log; a live item's end."""
+        if self.tracker is not None:
+            model = self.tracker.logged(pair.edit, record)
+            if model is not None and model in self.model_numbers:
+                self.ask(pair.edit, self.model_numbers[model])
+        if self.intake is not None:
+            self.intake.logged(pair.edit, record.status in self.settings.retry_statuses)
+
+    def ask(self, edit: int, model: int) -> None:
+        """The pair becomes pending; a live item counts it among the pairs it waits for."""
+        if self.schedule.offer(edit, model) and self.intake is not None:
+            self.intake.outstanding[edit] += 1
+            self.progress.grew(1)
+
+    def dropped(self, pair: Pair) -> None:
+        """A pair asked that will not be logged this session (its model was refused)."""
+        if self.intake is not None:
+            self.intake.logged(pair.edit, retry=True)
+
+    @property
+    def taking_items(self) -> bool:
+        return self.intake is not None and self.intake.open
+
+
+@dataclass
+class _Intake:
+    """A live source's items in this run: which are in progress, and what each still waits for."""
+
+    source: LiveItems
+    items: GrowingItems
+    admission: Admission
+    done: Sequence[Set[int]]
+    """Per model, the keys it has a result for in the log already: not asked again."""
+    outstanding: dict[int, int] = field(default_factory=dict)
+    """Per item in progress, the pairs asked of it and not logged yet."""
+    again: set[int] = field(default_factory=set)
+    """Items a record of which has a status --retry runs again: not finished, so the source hands them over again."""
+    open: bool = True
+    taken: int = 0
+    writer: CheckpointWriter | None = None
+
+    @classmethod
+    def of(cls, source: LiveItems, items: Sequence[Item], settings: RunSettings, writer: CheckpointWriter,
+           admission: Admission | AdmissionLimits) -> _Intake:
+        if not isinstance(items, GrowingItems):
+            raise TypeError("a run with a live source keeps its items in GrowingItems")
+        done = [writer.index.done_rcids(m.name, settings.retry_statuses) for m in settings.models]
+        admitting = admission if isinstance(admission, Admission) else Admission(admission)
+        return cls(source, items, admitting, done, writer=writer)
+
+    def answers(self, key: int, strategy: str) -> list[Answer]:
+        """A strategy's answers to an item in the log: only an item handed over again after a restart has any."""
+        if self.writer is None:
+            return []
+        index = self.writer.index
+        models = [m for m in index.models if key in index.logged_rcids(m)]
+        return answers_of(log_path(self.writer.run_dir), index, key, models, strategy) if models else []
+
+    def logged(self, index: int, retry: bool) -> None:
+        """One of the item's pairs is logged (or will not be): when it was the last, the item is finished."""
+        if retry:
+            self.again.add(index)
+        self.outstanding[index] -= 1
+        if not self.outstanding[index]:
+            self.finish(index)
+
+    def finish(self, index: int) -> None:
+        key = self.items[index].key
+        del self.outstanding[index]
+        if index in self.again:
+            self.again.discard(index)
+        else:
+            self.source.finished(key)
+        self.admission.finished(index)
+        self.items.forget(index)
+
+
+def _empty_schedule(settings: RunSettings) -> Schedule:
+    caps = [m.max_concurrency or settings.concurrency for m in settings.models]
+    schedule = Schedule(0, caps, set(), concurrency=settings.concurrency, max_lead=settings.max_lead)
+    schedule.pending = [[] for _ in caps]
+    return schedule
+
+
+async def _take_items(run: _Run, intake: _Intake) -> None:
+    """The intake: the live source's items while the run goes on, each once the admission limits let it in.
+
+    Closed by the first stop request (the scope is cancelled), or when the
+    source ends; a source that fails for good (a refused stream) ends as one
+    that has no more items does, its items already in still judged, and the
+    outcome says why.
+    """
+    control = run.control
+    with anyio.CancelScope() as scope:
+        control.intake_scope = scope
+        if control.stopping:
+            scope.cancel()
+        try:
+            while True:
+                await intake.admission.wait()
+                item = await intake.source.next_item()
+                if item is None:
+                    break
+                _take(run, intake, item)
+        except FanoutError as exc:
+            run.outcome.source_failed = str(exc)
+            control.on_message(f"The live source stopped: {exc}; the items it handed over are judged, then the run "
+                               "ends.")
+    intake.open = False
+    control.wakeup.notify()
+
+
+def _take(run: _Run, intake: _Intake, item: Item) -> None:
+    """One item in: each model's pair (or the strategy's first step) joins the queues behind the others."""
+    index = intake.items.add(item)
+    intake.admission.admitted(index)
+    intake.outstanding[index] = 0
+    intake.taken += 1
+    run.outcome.items_in += 1
+    if run.tracker is not None:
+        model = run.tracker.add(index, item, intake.answers(item.key, run.tracker.name))
+        first = [run.model_numbers[model]] if model is not None and model in run.model_numbers else []
+    else:
+        first = [m for m, done in enumerate(intake.done) if item.key not in done]
+    for model_number in first:
+        run.ask(index, model_number)
+    if not intake.outstanding[index]:
+        intake.finish(index)
+    run.control.wakeup.notify()
 
 
 class Done(NamedTuple):
@@ -365,7 +530,7 @@ async def _run_verdicts(run: _Run, send: ObjectSendStream[Done]) -> None:
     with anyio.CancelScope() as scope:
         control.verdict_scope = scope
         async with anyio.create_task_group() as tg:
-            while not control.stopping and schedule.has_unfinished():
+            while not control.stopping and (schedule.has_unfinished() or run.taking_items):
                 pair = schedule.next_pair()
                 if pair is None:
                     await control.wakeup.wait()
@@ -400,7 +565,9 @@ async def _run_one(run: _Run, pair: Pair, send: ObjectSendStream[Done]) -> None:
             with anyio.fail_after(run.settings.pair_deadline_s()):
                 record = await run.verdict_fn(edit, model)
         except ModelRefused as exc:  # every pair of the model would meet it: none is recorded, a fixed name runs them
-            refuse_model(schedule, pair.model, model.name, str(exc), control)
+            for dropped in refuse_model(schedule, pair.model, model.name, str(exc), control):
+                run.dropped(Pair(dropped, pair.model))
+            run.dropped(pair)
             return
         except Exception as exc:  # a bug or an unexpected failure: keep the run going, retry on resume
             record = failure_record(edit, model, exc, time.monotonic() - started)
@@ -416,17 +583,22 @@ async def _run_one(run: _Run, pair: Pair, send: ObjectSendStream[Done]) -> None:
         schedule.finish(pair)
         run.progress.finished(model.name)
         control.wakeup.notify()
+    if run.intake is not None:
+        run.intake.admission.spent(pair.edit, record.cost_usd)
     if run.spend.add(record.cost_usd) and not control.stopping:
         control.request(f"Spend cap ${run.spend.cap_usd:g} reached (${run.spend.total():.4f} spent)",
                         grace_s=run.settings.grace_s)
 
 
-def refuse_model(schedule: Schedule, index: int, name: str, reason: str, control: StopControl) -> None:
-    """Stop scheduling a model the endpoint refuses, and say so once."""
+def refuse_model(schedule: Schedule, index: int, name: str, reason: str, control: StopControl) -> list[int]:
+    """Stop scheduling a model the endpoint refuses, and say so once; the edits it had waiting (not run now)."""
+    waiting = list(schedule.pending[index])
     left = schedule.refuse(index, reason)
-    if left is not None:
-        control.on_message(f"{name}: refused by the endpoint ({reason}); none of its {left} pair(s) left is recorded, "
-                           "and none starts again. Correct the model name and run again.")
+    if left is None:
+        return []
+    control.on_message(f"{name}: refused by the endpoint ({reason}); none of its {left} pair(s) left is recorded, "
+                       "and none starts again. Correct the model name and run again.")
+    return waiting
 
 
 def failure_record(item: Item, model: ModelSpec, exc: BaseException, duration_s: float,

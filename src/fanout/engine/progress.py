@@ -195,6 +195,9 @@ class Progress(ProgressSink):
         if record.status in ("error", "refused") and record.error:
             self.last_error = f"{record.model} rcid {record.edit_rcid}: {record.error}"
 
+    def grew(self, pairs: int) -> None:
+        self.tally.total += pairs
+
     def search_warning(self) -> str | None:
         return self._health() if self._health is not None else None
 

@@ -22,12 +22,12 @@ are made once per run, owned by an AsyncExitStack, and passed down.
 from __future__ import annotations
 
 import dataclasses
-import gc
 import signal
 import sys
 from collections.abc import Awaitable, Mapping, Sequence
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, closing
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
@@ -40,6 +40,7 @@ from fanout.base.item import Item, ItemSource, Prompt, Workload, item_keys
 from fanout.base.records import slug_clash, utc_now
 from fanout.base.validate import require_count
 from fanout.engine.clients import RunHooks, open_clients, scripted_hooks
+from fanout.engine.collector import collector_for_a_run
 from fanout.engine.dry_run import describe_plan
 from fanout.engine.evidence import (
     EvidenceFns, SharedEvidence, check_evidence_resume, choose_investigator, describe_shared, logged_elsewhere,
@@ -124,38 +125,47 @@ async def _checked_run(request: RunRequest, source: ItemSource[Any], verdict_fn:
                        evidence_fns: EvidenceFns | None = None) -> RunReport | None:
     items = _in_scope(source, request.limit)
     prompt = request.workload.prompt()
-    request, manifest = _manifest(request, source, items, prompt)
+    request, manifest = reconciled_manifest(request, source.sha256, len(items), prompt)
     if request.dry_run:  # contacts nothing, so it needs no key
         describe_plan(request.out, request.snapshot_path, request.run_dir, request.settings, items, manifest)
         pending = source.pending() if isinstance(source, Prepares) else None
         if pending:
             print(pending, file=request.out)
         return None
-    settings = request.settings
-    scripted = verdict_fn is not None or evidence_fns is not None
-    api_key = api_key_from_env(settings.base_url) if not scripted else None
     async with AsyncExitStack() as stack:
-        stack.enter_context(hold_run_lock(request.run_dir))
-        if not scripted:
-            hooks = await _stoppable(open_clients(stack, settings, api_key, prompt, request.run_dir),
-                                     request.handle_signals)
-        else:  # the engine alone, as tests drive it
-            hooks = scripted_hooks(verdict_fn, settings)
-        if settings.shares_evidence:
-            settings = name_investigator(settings, manifest, hooks.pricing or Pricing())
-            request = dataclasses.replace(request, settings=settings)
-            fns = evidence_fns or hooks.evidence_fns
-            assert fns is not None, "the real clients make the evidence functions of a shared run"
-            refuse_linked_files(request.run_dir)  # before the evidence logs are opened (and a torn tail cut)
-            verdict, shared = share_evidence(stack, request.run_dir, str(settings.investigator), fns, settings, prompt)
-            hooks = hooks._replace(verdict=verdict, evidence=shared)
+        request, hooks = await open_hooks(stack, request, manifest, prompt, verdict_fn, evidence_fns)
         return await _run_in(request, source, manifest, hooks)
 
 
-def _manifest(request: RunRequest, source: ItemSource[Any], items: Sequence[Item],
-              prompt: Prompt) -> tuple[RunRequest, Manifest]:
+async def open_hooks(stack: AsyncExitStack, request: RunRequest, manifest: Manifest, prompt: Prompt,
+                     verdict_fn: VerdictFn | None, evidence_fns: EvidenceFns | None) -> tuple[RunRequest, RunHooks]:
+    """The run directory locked, then the run's clients (or a test's scripted verdict) and, under --evidence
+    shared, the run's evidence; the request with the settings they settle (the investigator)."""
+    settings = request.settings
+    scripted = verdict_fn is not None or evidence_fns is not None
+    api_key = api_key_from_env(settings.base_url) if not scripted else None
+    stack.enter_context(hold_run_lock(request.run_dir))
+    if not scripted:
+        hooks = await _stoppable(open_clients(stack, settings, api_key, prompt, request.run_dir),
+                                 request.handle_signals)
+    else:  # the engine alone, as tests drive it
+        hooks = scripted_hooks(verdict_fn, settings)
+    if settings.shares_evidence:
+        settings = name_investigator(settings, manifest, hooks.pricing or Pricing())
+        request = dataclasses.replace(request, settings=settings)
+        fns = evidence_fns or hooks.evidence_fns
+        assert fns is not None, "the real clients make the evidence functions of a shared run"
+        refuse_linked_files(request.run_dir)  # before the evidence logs are opened (and a torn tail cut)
+        verdict, shared = share_evidence(stack, request.run_dir, str(settings.investigator), fns, settings, prompt)
+        hooks = hooks._replace(verdict=verdict, evidence=shared)
+    return request, hooks
+
+
+def reconciled_manifest(request: RunRequest, sha256: str, edits: int, prompt: Prompt,
+                        extra: dict[str, Any] | None = None) -> tuple[RunRequest, Manifest]:
     """The manifest this start writes, reconciled with the one an earlier start wrote (ConfigError when a resume
-    would mix inputs or strategies); the request with the settings a resume runs with."""
+    would mix inputs or strategies); the request with the settings a resume runs with. `sha256` pins the input
+    (a live source pins what it reads instead), `extra` settings are recorded beside the run's (a live source's)."""
     settings = request.settings
     previous = load_manifest(request.run_dir)
     if previous is not None:
@@ -166,11 +176,11 @@ def _manifest(request: RunRequest, source: ItemSource[Any], items: Sequence[Item
         previous,
         Manifest(
             snapshot_path=str(request.snapshot_path),
-            snapshot_sha256=source.sha256,
-            edits=len(items),
+            snapshot_sha256=sha256,
+            edits=edits,
             models=[m.name for m in settings.models],
             prompt_sha256=prompt.sha256,
-            settings=settings.summary(),
+            settings={**settings.summary(), **(extra or {})},
             starts=[utc_now()],
             inputs=[str(p.resolve()) for p in (request.snapshot_path, *request.inputs)],
             workload=request.workload.name,
@@ -200,7 +210,7 @@ async def _run_in(request: RunRequest, source: ItemSource[Any], manifest: Manife
     write_manifest(run_dir, manifest)
     source.keep_in(run_dir)  # a resume of a big snapshot then skips the YAML parse
     shared = hooks.evidence
-    index = await _recover_log(run_dir, hooks.pricing or Pricing(), out, logged_elsewhere(shared))
+    index = await recover_log(run_dir, hooks.pricing or Pricing(), out, logged_elsewhere(shared))
     _reinvestigate(run_dir, index, lost, out)
     abandoned = abandoned_totals(read_abandoned(run_dir))
     elsewhere = shared.logged_usd if shared is not None else 0.0  # investigations and team steps, each once
@@ -225,17 +235,15 @@ async def _run_in(request: RunRequest, source: ItemSource[Any], manifest: Manife
     print(start_line(index, items, settings), file=out, flush=True)
     if tracker is not None:
         print(tracker.plan.describe(), file=out, flush=True)
-    # What exists now (modules, the SDK's types, the schedule) lives as long as
-    # the run: frozen, the cycle collector stops walking it on every full pass
-    # (100 000 objects, 40-100 ms a pass, a stall of the event loop each time).
-    gc.freeze()
-    try:
+    # What exists now (modules, the SDK's types, the schedule) lives as long as the run: frozen, the cycle
+    # collector stops walking it; and it collects rarely while verdicts are in flight (fanout.engine.collector).
+    with collector_for_a_run(), closing(writer):
         async with anyio.create_task_group() as tg:
             if request.handle_signals:
-                tg.start_soon(_watch_signals, control, settings.grace_s)
+                tg.start_soon(watch_signals, control, settings.grace_s)
             lag_log = lag_log_path()
             if lag_log is not None:
-                tg.start_soon(watch_loop_lag, lag_log)
+                tg.start_soon(partial(watch_loop_lag, lag_log, gc_pauses=True))
             tg.start_soon(request.display or print_progress, progress, out, request.progress_interval_s)
             outcome = await orchestrate(
                 items, settings, writer, hooks.verdict, control=control, progress=progress, tracker=tracker,
@@ -243,9 +251,6 @@ async def _run_in(request: RunRequest, source: ItemSource[Any], manifest: Manife
                 spent_elsewhere=(lambda: shared.spent_usd) if shared else None,
             )
             tg.cancel_scope.cancel()
-    finally:
-        writer.close()
-        gc.unfreeze()
     interrupted = control.stopping and (control.reason or "").startswith("Interrupted")
     return RunReport(outcome, tally, interrupted, manifest, tracker, shared)
 
@@ -280,7 +285,7 @@ async def _prepare(request: RunRequest, source: ItemSource[Any], manifest: Manif
     return done
 
 
-async def _recover_log(run_dir: Path, pricing: Pricing, out: TextIO,
+async def recover_log(run_dir: Path, pricing: Pricing, out: TextIO,
                        logged_elsewhere: LoggedElsewhere | None = None) -> LogIndex:
     """The log as the last stop left it, made whole: a torn last line and damaged lines set aside, missing
     views re-created, and what attempts cut off by that stop cost counted, before spending more."""
@@ -345,7 +350,7 @@ def start_line(index: LogIndex, items: Sequence[Item], settings: RunSettings) ->
     return f"{skipped}/{total} pairs already done; running {total - skipped}{retried}, at concurrency {settings.concurrency}."
 
 
-async def _watch_signals(control: StopControl, grace_s: float) -> None:
+async def watch_signals(control: StopControl, grace_s: float) -> None:
     """The run's signal task: each signal is a stop request (the first gives verdicts in flight their grace)."""
     with anyio.open_signal_receiver(*SIGNALS) as signals:
         async for signum in signals:

@@ -67,6 +67,22 @@ def cost_per_verdict(models: Sequence[ModelSpec], answered: Mapping[int, Sequenc
             for m in models}
 
 
+def answers_of(log: Path, index: LogIndex, key: int, models: Sequence[str], strategy: str) -> list[Answer]:
+    """One item's answers from the log (the latest record of each of its pairs of this strategy), in step order:
+    a pread per model that has one, for an item a live source hands over again after a restart."""
+    spans = [span for model in models if (span := index.latest_span((key, model))) is not None]
+    if not spans:
+        return []
+    answers = []
+    with log.open("rb") as fh:
+        for start, end in spans:
+            fh.seek(start)
+            record = VerdictRecord.from_dict(json.loads(fh.read(end - start)))
+            if record.strategy == strategy:
+                answers.append(Answer.of(record))
+    return sorted(answers, key=lambda a: a.step)
+
+
 def logged_answers(log: Path, index: LogIndex, edits: Sequence[Item], strategy: str) -> dict[int, list[Answer]]:
     """Each edit's answers from the log (the latest record of each pair of this strategy), in step order.
 
@@ -100,7 +116,7 @@ async def open_tracker(log: Path, index: LogIndex, items: Sequence[Item], settin
     strategy = settings.strategy
     if strategy.asks_every_model:
         return None
-    answered = await anyio.to_thread.run_sync(lambda: logged_answers(log, index, items, strategy.name))
+    answered = await anyio.to_thread.run_sync(lambda: logged_answers(log, index, items, strategy.name)) if items else {}
     priced = [(pricing.models.get(m.name, m) if pricing else m) for m in settings.models]
     plan = strategy.plan([m.name for m in settings.models], cost_per_verdict(priced, answered), settings.retry_statuses)
     if plan is None:
@@ -131,21 +147,31 @@ class Tracker:
     def _first_steps(self, answered: Mapping[int, Sequence[Answer]]) -> list[tuple[int, str]]:
         first = []
         for index, edit in enumerate(self._edits):
-            answers = list(answered.get(edit.key, ()))
-            self.escalations += sum(a.step > 1 for a in answers)
-            step = self.plan.resume_step(edit, answers)
-            if step is None:
-                self.settled_at[len(answers)] += 1
-                continue
-            self.escalations += step.escalation.step > max(len(answers), 1)  # a new step past the first
-            self._answers[index] = [a for a in answers if a.step < step.escalation.step]
-            self._asked[(index, step.model)] = step.escalation
-            first.append((index, step.model))
+            model = self._start(index, edit, list(answered.get(edit.key, ())))
+            if model is not None:
+                first.append((index, model))
         return first
+
+    def _start(self, index: int, edit: Item, answers: list[Answer]) -> str | None:
+        """The model an edit asks first in this session, given its answers in the log; None when it is settled."""
+        self.escalations += sum(a.step > 1 for a in answers)
+        step = self.plan.resume_step(edit, answers)
+        if step is None:
+            self.settled_at[len(answers)] += 1
+            return None
+        self.escalations += step.escalation.step > max(len(answers), 1)  # a new step past the first
+        self._answers[index] = [a for a in answers if a.step < step.escalation.step]
+        self._asked[(index, step.model)] = step.escalation
+        return step.model
 
     def first_steps(self) -> list[tuple[int, str]]:
         """(edit index, model) of each edit's next step when the run starts, in edit order."""
         return self._first
+
+    def add(self, index: int, edit: Item, answers: Sequence[Answer] = ()) -> str | None:
+        """An item a live source handed over (fanout.engine.intake), with its answers in the log if it had any:
+        the model it asks first, or None when those settle it."""
+        return self._start(index, edit, sorted(answers, key=lambda a: a.step))
 
     def tag(self, index: int, record: VerdictRecord) -> None:
         """Stamp a record with the strategy, the edit's aspect and the step it answers."""

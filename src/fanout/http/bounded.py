@@ -129,12 +129,14 @@ class _DeadlineStream(httpx.AsyncByteStream):
 
     def __init__(self, inner: httpx.Response, request: httpx.Request, deadline_s: float | None,
                  ends_at: float | None) -> None:
-        self._inner = inner
+        self._inner: httpx.Response | None = inner
         self._request = request
         self._deadline_s = deadline_s
         self._ends_at = ends_at
 
     async def _chunks(self) -> AsyncIterator[bytes]:
+        if self._inner is None:
+            raise httpx.StreamClosed()
         chunks = _raw_chunks(self._inner)
         while True:
             left = None if self._ends_at is None else max(self._ends_at - anyio.current_time(), 0.0)
@@ -152,7 +154,13 @@ class _DeadlineStream(httpx.AsyncByteStream):
             yield chunk
 
     async def aclose(self) -> None:
-        await self._inner.aclose()
+        """Close the inner response and let go of it: httpx keeps the outer one in a reference cycle (see
+        fanout.http.transport._ResponseStream.aclose), which should not keep the inner one alive too."""
+        if self._inner is not None:
+            try:
+                await self._inner.aclose()
+            finally:
+                self._inner = None
 
 
 async def _raw_chunks(response: httpx.Response) -> AsyncIterator[bytes]:

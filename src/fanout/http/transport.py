@@ -132,18 +132,31 @@ class MetadataRefusingResolver(AbstractResolver):
 
 class _ResponseStream(httpx.AsyncByteStream):
     def __init__(self, response: aiohttp.ClientResponse, request: httpx.Request) -> None:
-        self._response = response
+        self._response: aiohttp.ClientResponse | None = response
         self._request = request
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
+        response = self._response
+        if response is None:
+            raise httpx.StreamClosed()
         try:
-            while chunk := await self._response.content.read(READ_CHUNK):
+            while chunk := await response.content.read(READ_CHUNK):
                 yield chunk
         except BaseException as exc:
             _reraise_translated(exc, self._request)
 
     async def aclose(self) -> None:
-        self._response.release()
+        """The connection goes back to the pool, and aiohttp's response is let go of at once.
+
+        httpx keeps every response in a reference cycle (the response and
+        its stream refer to each other), so whatever the stream still holds
+        is freed only by the cycle collector: about 140 objects per verdict,
+        aiohttp's with their finalizers, in collector passes of up to a
+        quarter of a second of CPU that stall every verdict in flight.
+        """
+        response, self._response = self._response, None
+        if response is not None:
+            response.release()
 
 
 def _without_userinfo(url: httpx.URL) -> str:

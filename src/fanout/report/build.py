@@ -17,10 +17,11 @@ from fanout.report.basis import Basis, ReadRun
 from fanout.report.builders import build_tables
 from fanout.report import builders_claims  # noqa: F401  (registers the claims workload's tables)
 from fanout.report import builders_team  # noqa: F401  (registers the research team's tables)
+from fanout.report import builders_watch  # noqa: F401 - registers a watched run's prefilter table
 from fanout.report.document import Report, ReportOptions, ReportTables
 from fanout.report.notes import report_notes
 from fanout.report.run_data import load_run
-from fanout.report.truth import labels_in_run_dir, load_labels
+from fanout.report.truth import labels_in_run_dir, load_labels, stream_outcomes, with_stream_outcomes
 from fanout.stats.agreement import most_agreeable
 from fanout.stats.calibration import Bin, reliability_bins
 from fanout.stats.decisions import OUTCOMES
@@ -47,7 +48,7 @@ def read_run(run_dir: Path, options: ReportOptions) -> ReadRun:
     run = load_run(run_dir)
     found = None if options.labels_path else labels_in_run_dir(run_dir)
     labels_path = options.labels_path or found
-    labels = load_labels(labels_path) if labels_path else None
+    labels = with_stream_outcomes(load_labels(labels_path) if labels_path else None, stream_outcomes(run_dir))
     return ReadRun(run, labels, found, read_reviews(run_dir), specs)
 
 

@@ -517,14 +517,15 @@ TOOLTIP_LIMIT = 300
 """Characters of a rationale shown when the pointer rests on a verdict; its edit page has the rest."""
 
 
-def edit_columns(ctx: Context, models: Sequence[str], has_truth: bool) -> tuple[Column[EditRow], ...]:
+def edit_columns(ctx: Context, models: Sequence[str], has_truth: bool,
+                 truth_sources: Mapping[int, str] | None = None) -> tuple[Column[EditRow], ...]:
     """The page's edit table and `report --csv`: the edit, the truth (with labels), the committee's decision
     (Dawid–Skene, as the page shows it) with the models' mean confidence (what --pause and --autopass read) and
     Dawid–Skene's posterior, each model's verdict (its status when it gave none), cost and confidence, whether
     the edit passed on its own, was decided or paused (`outcome`), and why. The page shows the edit, the
     truth, the committee and the models in a cell each; the CSV has each part in its own column. No column
     is `left`: the page's edit table aligns every cell left by its style, and `td.l` would keep the edit
-    cell from wrapping."""
+    cell from wrapping. With `truth_sources` (a watched run's), where each label came from follows the truth."""
     def verdict(i: int, model: str) -> Column[EditRow]:
         def value(e: EditRow) -> Scalar:
             record = e.records.get(model)
@@ -555,6 +556,8 @@ def edit_columns(ctx: Context, models: Sequence[str], has_truth: bool) -> tuple[
                html=lambda e: edit_cell(e.edit, e.described, _page_href(ctx, e))),
         *([Column[EditRow]("truth", "truth", value=lambda e: e.committee.truth,
                            html=lambda e: truth_html(e.committee.truth))] if has_truth else []),
+        *([Column[EditRow]("truth_source", "truth from", value=lambda e: (truth_sources or {}).get(e.rcid))]
+          if truth_sources else []),
         Column("decision", "committee", value=lambda e: e.committee.decision,
                html=lambda e: committee_html(e.committee, ctx.confidence_read)),
         Column("mean_confidence", value=lambda e: e.committee.mean_confidence),

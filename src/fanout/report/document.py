@@ -170,7 +170,8 @@ class Report:
         ctx = Context(short_names(self.models), self.options.project_edits, self.changes, edit_pages,
                       self.options.rule_violations, self.confidence_read)
         rows = edit_rows(self.run.edits, self.tables["committee"].rows, self.run.by_edit(), self.changes)
-        return Table(edit_columns(ctx, self.models, self.labels is not None), rows)
+        return Table(edit_columns(ctx, self.models, self.labels is not None,
+                                  self.labels.sources if self.labels is not None else None), rows)
 
     def edit_words(self, edit: EditInfo) -> EditWords:
         change = self.changes.get(edit.rcid)
@@ -228,8 +229,11 @@ class Report:
     def _labels_json(self) -> dict[str, Any] | None:
         if self.labels is None:
             return None
-        return {"path": str(self.labels.path), "kind": self.labels.kind,
-                "labelled_edits": self.totals["labelled_edits"], "skipped_entries": self.labels.skipped}
+        found = {"path": str(self.labels.path), "kind": self.labels.kind,
+                 "labelled_edits": self.totals["labelled_edits"], "skipped_entries": self.labels.skipped}
+        if self.labels.sources:  # a watched run's: which source each label came from
+            found["sources"] = {str(rcid): source for rcid, source in sorted(self.labels.sources.items())}
+        return found
 
     def _settings_json(self) -> dict[str, Any]:
         options = self.options

@@ -34,6 +34,7 @@ def render_summary(report: Report) -> str:
         human_summary(report),
         guarantee_summary(report),
         _replay(report),
+        _prefilter(report),
         _cost(report),
         team_terminal(report),
     ]
@@ -74,6 +75,15 @@ def _factuality(report: Report) -> str:
     refuted = [f"- {row.text_id}: {row.explanation}" for row in committee if row.refuted]
     return ("Factuality per text (committee: the share of each text's claims supported; per model in --json)\n"
             + replace(texts, rows=committee).terminal() + ("\n" + "\n".join(refuted) if refuted else ""))
+
+
+def _prefilter(report: Report) -> str:
+    """A watched run's first stage (`fanout watch --prefilter`), by revert-risk score; nothing without one."""
+    prefilter = report.tables.get("prefilter")
+    if prefilter is None or not len(prefilter):
+        return ""
+    return "Prefilter (revert risk): what went past the jury, and what the jury and the stream found\n" + \
+        prefilter.terminal()
 
 
 def _count(n: int, noun: str) -> str:

@@ -1,9 +1,13 @@
-"""Ground truth for scoring, from either of the two files that carry it.
+"""Ground truth for scoring, from the files that carry it.
 
 A labels file (the simulator's `--labels-out`, or the sample truth shipped
 with the package) says outright whether an edit is correct, incorrect or
 unverifiable. The outcomes file of `fanout outcomes` only says what later
-happened to the edit, which is a proxy: see OUTCOMES_BIAS.
+happened to the edit, which is a proxy: see OUTCOMES_BIAS. A watched run
+(`fanout watch`) learns outcomes itself as the stream shows reverts, in its
+outcomes.jsonl (entries of the same shape); the report reads them beside a
+labels file (whose stated truth wins where both label an edit) and says
+which source each label came from (`Labels.sources`).
 """
 
 from __future__ import annotations
@@ -16,7 +20,8 @@ from typing import Any
 from fanout.base.reading import load_yaml
 from fanout.base.errors import ConfigError
 from fanout.judging.scales import TRUTHS
-from fanout.store.layout import INPUT_LABELS_NAME
+from fanout.store.layout import INPUT_LABELS_NAME, STREAM_OUTCOMES_NAME, run_file
+from fanout.store.lines import ReadLines, each_record
 
 TRUTH_OF_OUTCOME = {"reverted": "incorrect", "patrolled": "correct", "stands": "correct"}
 
@@ -38,6 +43,9 @@ class Labels:
     skipped: int = 0
     """Outcome entries with no verdict on correctness yet (e.g. still pending)."""
     notes: list[str] = field(default_factory=list)
+    sources: dict[int, str] = field(default_factory=dict)
+    """rcid -> where its label came from, when the labels come from more than `path` (a watched run's stream
+    outcomes beside a labels file, or alone); empty: every label is `path`'s."""
 
 
 LABELS_IN_RUN_DIR = ("labels.yaml", "sim-labels.yaml", INPUT_LABELS_NAME)
@@ -109,3 +117,35 @@ def _rcid(path: Path, key: str, index: int, entry: Any) -> int:
         with contextlib.suppress(ValueError):
             return int(rcid)
     raise ConfigError(f"{path}: {key}[{index}] has no integer rcid (got {rcid!r}).")
+
+
+STREAM_SOURCE = f"reverts seen in the stream ({STREAM_OUTCOMES_NAME})"
+"""What a label learnt by `fanout watch` is said to come from."""
+
+
+def stream_outcomes(run_dir: Path) -> Labels | None:
+    """The outcomes a watched run learnt from the stream (its outcomes.jsonl), as labels; None when it has none."""
+    path = Path(run_dir) / STREAM_OUTCOMES_NAME
+    found = ReadLines(path)
+    entries = [entry for entry in each_record(path, run_file(STREAM_OUTCOMES_NAME), found)
+               if isinstance(entry.get("rcid"), int)]
+    if not entries:
+        return None
+    labels = _from_outcomes(path, entries)
+    return Labels(path, "stream outcomes", labels.truth, labels.skipped + found.skipped, labels.notes,
+                  dict.fromkeys(labels.truth, STREAM_SOURCE))
+
+
+def with_stream_outcomes(labels: Labels | None, stream: Labels | None) -> Labels | None:
+    """A labels file's truth and the stream's, each label with its source; the file's stated truth wins where both
+    label an edit. Either alone is returned as it is."""
+    if stream is None or labels is None:
+        return labels or stream
+    truth = {**stream.truth, **labels.truth}
+    sources = {rcid: STREAM_SOURCE if rcid not in labels.truth else str(labels.path.name) for rcid in truth}
+    notes = labels.notes + [n for n in stream.notes if n not in labels.notes]
+    notes.append(f"Truth from two sources: {sum(s != STREAM_SOURCE for s in sources.values())} edit(s) from "
+                 f"{labels.path} ({labels.kind}), {sum(s == STREAM_SOURCE for s in sources.values())} from "
+                 f"{STREAM_SOURCE}; where both label an edit, {labels.path.name} wins.")
+    return Labels(labels.path, f"{labels.kind} + stream outcomes", truth, labels.skipped + stream.skipped, notes,
+                  sources)

@@ -53,6 +53,7 @@ from fanout.sim.verdicts import verdict_answer
 from fanout.sim import revertrisk, stream_app, wikidata_api
 from fanout.sim.eventstream import StreamControl
 from fanout.sim.wikidata_world import World, WorldSettings
+from fanout.sim.world_pages import WorldPages
 from fanout.sim.world_state import WORLD, WorldState
 
 ENGINES = ("google", "duckduckgo", "brave")
@@ -104,6 +105,7 @@ class SimState:
         self.prompt_cache = PromptCache(self.clock)
         self.world = World(self.seed, self.world_settings, self.wall_clock)
         self.stream_control = StreamControl()
+        self.corpus = self.corpus.growing(WorldPages(self.world))  # pages for the live edits, as they are made
 
     def next_attempt(self, *key: Any) -> int:
         """How many times this exact request came before: retries get fresh fault draws."""

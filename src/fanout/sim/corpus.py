@@ -14,6 +14,7 @@ import math
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -110,16 +111,37 @@ class Hit:
 
 
 class _Index:
-    """One world's pages as search sees them: their words, word pairs and the words' inverse document frequency."""
+    """One world's pages as search sees them: their words and word pairs, each word's pages (its postings) and
+    how many pages hold it. Pages can be added (a growing world); a search scores only the pages that hold one of
+    its words, so an index that grows with every edit stays fast."""
 
-    def __init__(self, pages: list[Page]) -> None:
-        self.fields = {p.address: _page_tokens(p) for p in pages}
-        self.pairs = {p.address: _word_pairs(p) for p in pages}
-        doc_freq: Counter[str] = Counter()
-        for title, keywords, body in self.fields.values():
-            doc_freq.update(title | keywords | body)
-        n = max(1, len(pages))
-        self.idf = {t: math.log(1 + n / df) for t, df in doc_freq.items()}
+    def __init__(self, pages: list[Page] | None = None) -> None:
+        self.fields: dict[str, tuple[set[str], set[str], set[str]]] = {}
+        self.pairs: dict[str, set[tuple[str, str]]] = {}
+        self.doc_freq: Counter[str] = Counter()
+        self.postings: dict[str, set[str]] = {}
+        self.add(pages or [])
+
+    def add(self, pages: list[Page]) -> None:
+        for page in pages:
+            if page.address in self.fields:  # a page listed again replaces the first, as a dict by address would
+                old = self.fields[page.address]
+                self.doc_freq.subtract(old[0] | old[1] | old[2])
+                for token in old[0] | old[1] | old[2]:
+                    self.postings[token].discard(page.address)
+            fields = _page_tokens(page)
+            self.doc_freq.update(fields[0] | fields[1] | fields[2])
+            for token in fields[0] | fields[1] | fields[2]:
+                self.postings.setdefault(token, set()).add(page.address)
+            self.fields[page.address] = fields
+            self.pairs[page.address] = _word_pairs(page)
+
+    def candidates(self, terms: list[str]) -> set[str]:
+        return set().union(*(self.postings.get(t, ()) for t in terms))
+
+    def idf(self, terms: list[str]) -> dict[str, float]:
+        n = max(1, len(self.fields))
+        return {t: math.log(1 + n / self.doc_freq[t]) for t in terms if self.doc_freq[t]}
 
 
 class Corpus:
@@ -130,17 +152,62 @@ class Corpus:
     claims' pages join (ranked together) only when they answer it better. So
     what the simulated models find about the sample edits is what it was
     before the claims were added, page for page.
+
+    Pages can be added while the simulator runs (`add`): the simulated
+    Wikidata's edits get theirs as they are made (fanout.sim.world_pages), through
+    `growing`, which gives a simulator its own corpus so the bundled one, shared
+    and cached, never changes.
     """
 
     def __init__(self, pages: list[Page], edits: dict[int, EditFacts], claims: dict[int, EditFacts] | None = None,
                  claim_pages: list[Page] | None = None) -> None:
-        self.pages = {p.address: p for p in [*pages, *(claim_pages or [])]}
-        self.edits = edits
+        self._pages: dict[str, Page] = {}
+        self._edits: dict[int, EditFacts] = {}
+        self._by_pmid: dict[int, Page] = {}
+        self._grow: Callable[[Corpus], None] | None = None
         self.claims = claims or {}
         """The labelled claims of the sample texts (fanout.sim.claims), known as subjects are; never in `labels()`."""
-        self._indexes = [_Index(pages)] + ([_Index(claim_pages)] if claim_pages else [])
-        self.by_pmid = {pubmed_id(p.address): p for p in self.pages.values()}
-        """The PMID the PubMed-style API gives each page (fixed per page, whatever the seed)."""
+        self._claim_pages = list(claim_pages or [])
+        self._indexes = [_Index()] + ([_Index(self._claim_pages)] if self._claim_pages else [])
+        self._remember(self._claim_pages)
+        self.add(pages, edits)
+
+    def add(self, pages: list[Page], edits: dict[int, EditFacts]) -> None:
+        """More pages of the edits' world and edit facts (an address already known is replaced in place)."""
+        self._edits.update(edits)
+        self._indexes[0].add(pages)
+        self._remember(pages)
+
+    def _remember(self, pages: list[Page]) -> None:
+        for page in pages:
+            self._pages[page.address] = page
+            self._by_pmid[pubmed_id(page.address)] = page
+            """The PMID the PubMed-style API gives each page (fixed per page, whatever the seed)."""
+
+    def growing(self, grow: Callable[[Corpus], None]) -> Corpus:
+        """A corpus of its own with these pages, which `grow` adds to before each use."""
+        claim_addresses = {p.address for p in self._claim_pages}
+        own = Corpus([p for a, p in self._pages.items() if a not in claim_addresses], dict(self._edits), self.claims,
+                     self._claim_pages)
+        own._grow = grow
+        return own
+
+    def _synced(self) -> Corpus:
+        if self._grow is not None:
+            self._grow(self)
+        return self
+
+    @property
+    def pages(self) -> dict[str, Page]:
+        return self._synced()._pages
+
+    @property
+    def edits(self) -> dict[int, EditFacts]:
+        return self._synced()._edits
+
+    @property
+    def by_pmid(self) -> dict[int, Page]:
+        return self._synced()._by_pmid
 
     def facts(self, rcid: int | None) -> EditFacts | None:
         """What the simulator knows of an edit or a labelled claim (None: of nothing it knows)."""
@@ -162,7 +229,8 @@ class Corpus:
         return self.page_at(path[len(WEB_PREFIX):])
 
     def page_at(self, address: str) -> Page | None:
-        return self.pages.get(address) or self.pages.get(address.rstrip("/")) or self.pages.get(address + "/")
+        pages = self.pages
+        return pages.get(address) or pages.get(address.rstrip("/")) or pages.get(address + "/")
 
     def search(
         self, query: str, limit: int = 10, weights: tuple[float, float, float, float] = SEARXNG_WEIGHTS,
@@ -174,6 +242,7 @@ class Corpus:
         terms = list(dict.fromkeys(tokens(query)))
         if not terms:
             return []
+        self._synced()
         found = [self._scored(index, terms, weights, source) for index in self._indexes]
         hits = found[0]
         if len(found) > 1 and found[1] and (not hits or max(h.score for h in found[1]) > max(h.score for h in hits)):
@@ -187,23 +256,30 @@ class Corpus:
 
     def _scored(self, index: _Index, terms: list[str], weights: tuple[float, float, float, float],
                 source: str | None) -> list[Hit]:
-        in_title, in_keywords, in_body, per_pair = weights
-        pairs = set(zip(terms, terms[1:]))
+        """The index's pages that hold one of the terms, scored; `source` keeps a search's own pages (Page.only)."""
+        idf, pairs = index.idf(terms), set(zip(terms, terms[1:]))
         hits = []
-        for address, (title, keywords, body) in index.fields.items():
-            only = self.pages[address].only
+        for address in index.candidates(terms):
+            only = self._pages[address].only
             if (only is not None and only != source) or (source == "arxiv" and only != "arxiv"):
                 continue
-            score = 0.0
-            for term in terms:
-                weight = in_title * (term in title) + in_keywords * (term in keywords) + in_body * (term in body)
-                score += weight * index.idf.get(term, 0.0)
-            if score and pairs and per_pair:
-                text_pairs = index.pairs[address]
-                score += per_pair * sum(1 for pair in pairs if pair in text_pairs)
-            if score > 0:
-                hits.append(Hit(self.pages[address], round(score, 4)))
+            hit = self._hit(index, address, terms, idf, pairs, weights)
+            if hit is not None:
+                hits.append(hit)
         return hits
+
+    def _hit(self, index: _Index, address: str, terms: list[str], idf: dict[str, float], pairs: set[tuple[str, str]],
+             weights: tuple[float, float, float, float]) -> Hit | None:
+        in_title, in_keywords, in_body, per_pair = weights
+        title, keywords, body = index.fields[address]
+        score = 0.0
+        for term in terms:
+            weight = in_title * (term in title) + in_keywords * (term in keywords) + in_body * (term in body)
+            score += weight * idf.get(term, 0.0)
+        if score and pairs and per_pair:
+            text_pairs = index.pairs[address]
+            score += per_pair * sum(1 for pair in pairs if pair in text_pairs)
+        return Hit(self._pages[address], round(score, 4)) if score > 0 else None
 
 
 def pubmed_id(address: str) -> int:

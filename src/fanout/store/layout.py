@@ -37,7 +37,10 @@ from typing import Any, Protocol
 from fanout.base.errors import ConfigError
 from fanout.base.reading import SIDE_FILE_BOUNDS, Bounds
 from fanout.base.records import EVIDENCE_LINE, TEAM_LINE, VERDICT_LINE
-from fanout.store.line_schemas import ABANDONED_LINE, ATTEMPT_LINE, PREPARED_LINE, REVIEW_LINE
+from fanout.store.line_schemas import (
+    ABANDONED_LINE, ATTEMPT_LINE, PREFILTER_LINE, PREPARED_LINE, REVIEW_LINE, STREAM_OUTCOME_LINE, WATCH_EDIT_LINE,
+    WATCH_JOURNAL_LINE,
+)
 
 
 class LineSchema(Protocol):
@@ -125,6 +128,22 @@ QUARANTINE_NAME = "quarantine.json"
 """What `fanout run --gate` held back: each text whose committee factuality is below the gate, with its refuted
 and unsure claims and their sources, for a pipeline to act on (fanout.report.gate)."""
 
+WATCH_JOURNAL_NAME = "watch.jsonl"
+"""`fanout watch`'s journal: each edit it accepted from the stream with the stream position after it (fsynced), and
+what became of it (dropped from a full queue, prefiltered, unusable, judged); its torn tails go to watch.torn-N.jsonl."""
+WATCH_EDITS_NAME = "watch.edits.jsonl"
+"""`fanout watch`'s edits, enriched as `fetch-edits --enrich` writes them, one JSON line each (fsynced) when they are
+handed to the engine: the run's input, which the report, the queue and the desk read as a snapshot's."""
+WATCH_STATE_NAME = "watch.state.json"
+"""What `fanout status` says of a watch: how far behind real time, what waits, what was skipped (replaced)."""
+PREFILTER_NAME = "prefilter.jsonl"
+"""Under `watch --prefilter revertrisk`, each edit's revert-risk score and whether it went past the jury."""
+STREAM_OUTCOMES_NAME = "outcomes.jsonl"
+"""Outcomes learnt from the stream as they happen (reverts), one entry of the `fanout outcomes` shape a line."""
+WATCH_BOUNDS = LINE_BOUNDS._replace(
+    max_bytes=16 << 30, split_hint="a watch writes a line of under a kilobyte per edit (its edits file about 10 KB); "
+    "start a new --run-dir for a new period")
+"""A watch's files: at most 16 GiB (a month of the whole stream's accepted edits)."""
 _T = "2026-11-22T10:00:00Z"
 RUN_FILES: dict[str, RunFile] = {f.name: f for f in (
     RunFile(LOG_NAME, Kind.LOG, "one verdict record per finished (edit, model) pair; the source of truth",
@@ -148,6 +167,17 @@ RUN_FILES: dict[str, RunFile] = {f.name: f for f in (
             PREPARED_LINE, appended=True, example={
                 "unit": "t1", "model": "m/a", "status": "ok", "cost_usd": 0.002, "cost_source": "reported",
                 "items": []}),
+    RunFile(WATCH_JOURNAL_NAME, Kind.LOG, "`fanout watch`'s journal: each accepted edit with the stream position after "
+            "it, and what became of it", WATCH_JOURNAL_LINE, WATCH_BOUNDS, appended=True,
+            example={"accepted": 1, "event": {}, "position": {}}),
+    RunFile(WATCH_EDITS_NAME, Kind.LOG, "`fanout watch`'s edits, enriched, one a line: the run's input",
+            WATCH_EDIT_LINE, WATCH_BOUNDS, appended=True, example={"rcid": 1, "revid": 2, "title": "Q1"}),
+    RunFile(PREFILTER_NAME, Kind.LOG, "under `watch --prefilter revertrisk`, each edit's score and whether it passed",
+            PREFILTER_LINE, WATCH_BOUNDS, appended=True,
+            example={"rcid": 1, "revid": 2, "qid": "Q1", "score": 0.2, "threshold": 0.5, "passed": False}),
+    RunFile(STREAM_OUTCOMES_NAME, Kind.LOG, "outcomes learnt from the stream as they happen (reverts)",
+            STREAM_OUTCOME_LINE, WATCH_BOUNDS, appended=True,
+            example={"rcid": 1, "revid": 2, "qid": "Q1", "outcome": "reverted"}),
     RunFile(ABANDONED_NAME, Kind.LOG, "the settled cost of attempts cut off by a stop", ABANDONED_LINE,
             appended=True, example={"edit_rcid": 1, "model": "m/a", "attempt": "1-ab.jsonl@1", "calls": 1, "cut_off": 0,
                                     "cost_usd": 0.01, "cost_source": "reported", "response_ids": [], "settled_at": _T}),
@@ -159,6 +189,11 @@ RUN_FILES: dict[str, RunFile] = {f.name: f for f in (
     RunFile("reviews.torn-*.jsonl", Kind.ASIDE, "torn tails set aside from the reviews"),
     RunFile("team.torn-*.jsonl", Kind.ASIDE, "torn tails and damaged lines set aside from the team's steps"),
     RunFile("prepared.torn-*.jsonl", Kind.ASIDE, "torn tails set aside from the prepared items"),
+    RunFile("watch.torn-*.jsonl", Kind.ASIDE, "torn tails set aside from the watch's journal"),
+    RunFile("watch.edits.torn-*.jsonl", Kind.ASIDE, "torn tails set aside from the watch's edits"),
+    RunFile("prefilter.torn-*.jsonl", Kind.ASIDE, "torn tails set aside from the prefilter's decisions"),
+    RunFile("outcomes.torn-*.jsonl", Kind.ASIDE, "torn tails set aside from the stream's outcomes"),
+    RunFile(WATCH_STATE_NAME, Kind.VIEW, "what `fanout status` says of a watch (replaced as it runs)"),
     RunFile(f"{VERDICT_DIR}/*.yaml", Kind.VIEW, "one YAML view per logged pair, rebuilt from the log when missing"),
     RunFile(INPUT_LABELS_NAME, Kind.VIEW, "truth labels the workload's input carried, rewritten after each preparation"),
     RunFile(QUARANTINE_NAME, Kind.VIEW, "what `fanout run --gate` held back, rewritten by each gated run"),

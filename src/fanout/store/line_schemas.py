@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fanout.base.schema import Schema, list_of, number, one_of, optional, record, text, whole
+from fanout.base.schema import Schema, flag, list_of, number, one_of, optional, record, text, whole
 
 DECISIONS = ("accept", "reject", "unsure")
 """What a reviewer can decide about an edit: the patroller's three stances."""
@@ -43,6 +43,17 @@ ATTEMPT_HEADER = record({"edit_rcid": whole(low=0), "model": text(empty=False), 
                          "started_ns": whole(low=0)}, ("edit_rcid", "model", "log_bytes"), "attempt header")
 ATTEMPT_CALL = record({"e": one_of(("sent", "answered", "failed")), "cost": optional(number(low=0))}, ("e",),
                       "chat call")
+
+WATCH_JOURNAL_LINE = record({}, what="watch journal entry")
+"""A line of watch.jsonl (fanout.workloads.patrol.live.journal): an accepted edit with the stream position, a
+position, a decision (dropped, prefiltered, unusable, judged) or a backfilled gap; each kind read by its key."""
+WATCH_EDIT_LINE = record({"rcid": whole(), "revid": whole()}, ("rcid", "revid"), "watched edit")
+"""A line of watch.edits.jsonl: an edit as `fetch-edits --enrich` writes it (the patrol snapshot checks the rest)."""
+PREFILTER_LINE = record({"rcid": whole(), "score": optional(number(low=0, high=1)), "passed": flag()},
+                        ("rcid", "passed"), "prefilter decision")
+"""A line of prefilter.jsonl (fanout.workloads.patrol.live.prefilter.PrefilterDecision)."""
+STREAM_OUTCOME_LINE = record({"rcid": whole(), "outcome": text()}, ("rcid", "outcome"), "stream outcome")
+"""A line of outcomes.jsonl: an outcome in `fanout outcomes`' shape, learnt from the stream."""
 
 
 class Either:

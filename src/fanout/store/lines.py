@@ -189,3 +189,28 @@ def damage_notes(run_dir: Path, read: dict[str, Sequence[Damage]] | None = None)
         if note is not None:
             notes.append(note)
     return notes
+
+
+@dataclass
+class ReadLines:
+    """What a streaming read of one line file found (each_record)."""
+
+    path: Path
+    skipped: int = 0
+    """Lines set aside as not records of the file (a last line without its newline not counted: it is still being
+    written, or the next writer repairs it)."""
+
+
+def each_record(path: Path, run_file: RunFile, found: ReadLines | None = None) -> Iterator[dict[str, Any]]:
+    """Each record of a line file that may still grow (a watch's files grow for weeks), streamed rather than read
+    whole; `found` counts what was set aside. Nothing when the file is missing; a link, a FIFO or a file over its
+    bounds is one ConfigError, as for every run file."""
+    opened = open_line_file(path, run_file)
+    if opened is None:
+        return
+    with opened:
+        for item in scan_lines(opened, run_file):
+            if isinstance(item, Line):
+                yield item.data
+            elif found is not None and not item.torn:
+                found.skipped += 1

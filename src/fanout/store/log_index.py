@@ -127,6 +127,11 @@ class LogIndex:
     def entries(self) -> Mapping[tuple[int, str], LogEntry]:
         return _Entries(self)
 
+    @property
+    def models(self) -> list[str]:
+        """The models with a line in the log, in the order first logged."""
+        return list(self._models)
+
     def put(self, key: tuple[int, str], entry: LogEntry, end: int = -1) -> LogEntry | None:
         """Record the latest entry for a pair (its line ending at byte `end` of the log); returns the one it replaces."""
         rcid, model = key
@@ -199,6 +204,13 @@ class LogIndex:
         if position is None or self._end[position] < 0:
             return None
         return self._end[position]
+
+    def latest_span(self, key: tuple[int, str]) -> tuple[int, int] | None:
+        """Where the latest line of a pair sits in the log (start, end); None: not logged, or its place is unknown."""
+        rcid, model = key
+        model_id = self._model_ids.get(model)
+        position = self._latest[model_id].get(rcid) if model_id is not None else None
+        return self.span(position) if position is not None else None
 
     def latest_positions(self, since: int = 0) -> Iterator[int]:
         """Lines that hold the latest record of their pair, from line `since` on."""

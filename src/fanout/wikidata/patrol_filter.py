@@ -27,33 +27,77 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 
+from fanout.base.declare import flag, setting
 from fanout.base.errors import ConfigError
-from fanout.wikidata.recentchanges import NAMESPACES, NEWCOMER_TAGS, OPERATION_GROUPS
+from fanout.base.validate import require_count
+from fanout.wikidata.recentchanges import NAMESPACES, NEWCOMER_TAGS, OPERATION_GROUPS, parse_namespaces, parse_operations
 from fanout.wikidata.stream_events import RecentChangeEvent
 
 EDITORS = ("anyone", "anonymous", "newcomers", "anonymous-or-newcomers")
 TERM_FAMILIES_WITH_LANGUAGE = frozenset({"label", "description", "alias", "sitelink"})
 EDIT_TYPES = frozenset({"edit", "new"})
+FILTERS = "which edits a patroller looks at"
+"""The --help section of the filter's options."""
+
+
+def _names(value: str, label: str) -> frozenset[str]:
+    """`en,de` -> {"en", "de"}: a comma-separated list of names (languages, users, tags)."""
+    return frozenset(part.strip() for part in str(value).split(",") if part.strip())
+
+
+def _editors(value: str, label: str) -> None:
+    if value not in EDITORS:
+        raise ConfigError(f"{label} {value!r}: choose from {', '.join(EDITORS)}")
 
 
 @dataclass(frozen=True)
 class PatrolFilter:
-    namespaces: tuple[str, ...] = ("items",)
-    operations: tuple[str, ...] = ("statements",)
-    unpatrolled_only: bool = False
-    editors: str = "anyone"
+    """The filter's choices; each field is declared once with its flag (`fanout watch`'s options)."""
+
+    namespaces: tuple[str, ...] = setting(("items",), flag(
+        "--namespaces", metavar="KINDS", group=FILTERS,
+        help=f"entity kinds to watch, comma-separated from {','.join(NAMESPACES)} (default {{default}})"),
+        convert=lambda value, label: parse_namespaces(str(value)), recorded=True)
+    operations: tuple[str, ...] = setting(("statements",), flag(
+        "--operations", metavar="GROUPS", group=FILTERS,
+        help=f"kinds of edit, comma-separated from {','.join(OPERATION_GROUPS)}, as fetch-edits knows them "
+             "(default {default})"),
+        convert=lambda value, label: parse_operations(str(value)), recorded=True)
+    unpatrolled_only: bool = setting(False, flag(
+        "--unpatrolled-only", action="store_true", group=FILTERS,
+        help="leave out edits the stream says are patrolled already"), recorded=True)
+    editors: str = setting("anyone", flag(
+        "--editors", metavar="|".join(EDITORS), check=_editors, group=FILTERS,
+        help="whose edits: anyone (default), anonymous (IP or temporary accounts), newcomers, or "
+             "anonymous-or-newcomers"), recorded=True)
     """anyone, anonymous, newcomers, or anonymous-or-newcomers."""
-    newcomer_max_edits: int = 50
+    newcomer_max_edits: int = setting(50, flag(
+        "--newcomer-max-edits", type=int, metavar="N", check=require_count, group=FILTERS,
+        help="an account with at most N edits (where the stream tells) is a newcomer (default {default})"),
+        recorded=True)
     """An account with at most this many edits (where an event tells) is new."""
-    languages: frozenset[str] = frozenset()
+    languages: frozenset[str] = setting(frozenset(), flag(
+        "--languages", metavar="CODES", group=FILTERS,
+        help="term edits (labels, descriptions, aliases, sitelinks) in these languages only, comma-separated "
+             "(default: any)"), convert=_names, recorded=True)
     """Term edits in these languages only; empty: any language."""
-    include_bots: bool = False
-    allow_users: frozenset[str] = frozenset()
+    include_bots: bool = setting(False, flag(
+        "--include-bots", action="store_true", group=FILTERS, help="watch bots' edits too (left out by default)"),
+        recorded=True)
+    allow_users: frozenset[str] = setting(frozenset(), flag(
+        "--allow-users", metavar="NAMES", group=FILTERS, help="only these users' edits, comma-separated"),
+        convert=_names, recorded=True)
     """Only these users, when not empty."""
-    deny_users: frozenset[str] = frozenset()
-    allow_tags: frozenset[str] = frozenset()
+    deny_users: frozenset[str] = setting(frozenset(), flag(
+        "--deny-users", metavar="NAMES", group=FILTERS, help="never these users' edits, comma-separated"),
+        convert=_names, recorded=True)
+    allow_tags: frozenset[str] = setting(frozenset(), flag(
+        "--allow-tags", metavar="TAGS", group=FILTERS, help="only edits carrying one of these change tags"),
+        convert=_names, recorded=True)
     """Only edits carrying one of these tags, when not empty."""
-    deny_tags: frozenset[str] = frozenset()
+    deny_tags: frozenset[str] = setting(frozenset(), flag(
+        "--deny-tags", metavar="TAGS", group=FILTERS, help="never edits carrying one of these change tags"),
+        convert=_names, recorded=True)
     wiki: str = "wikidatawiki"
 
     def __post_init__(self) -> None:

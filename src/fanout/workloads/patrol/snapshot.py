@@ -80,8 +80,12 @@ from fanout.base.reading import (
 from fanout.base.errors import ConfigError
 from fanout.judging.policy import is_term_diff
 from fanout.workloads.patrol.edit import Edit
+from fanout.store.layout import WATCH_EDITS_NAME, run_file
+from fanout.store.lines import ReadLines, each_record
 from fanout.base.yamlio import EVENT_PARSER, NotPlain
 
+JSON_LINES = ".jsonl"
+"""A snapshot whose name ends so is read as JSON lines, one edit each (`fanout watch`'s edits file)."""
 ENTITY_ID_RE = re.compile(r"[QPL][1-9][0-9]*")
 PID_RE = re.compile(r"P[1-9][0-9]*")
 TIMESTAMP_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
@@ -142,12 +146,33 @@ def stream_snapshot(path: str | Path, sink: EditSink) -> None:
     whole file has parsed, as composing (which parses first) would.
     """
     path = Path(path)
+    if path.suffix == JSON_LINES:
+        _read_json_lines(path, sink)
+        return
     with _open_snapshot(path) as fh, _read_errors(path):
         plain = _read_plain(path, fh, sink)
     if not plain:
         sink.clear()
         for edit in _load_composed(path, _read_bytes(path)):
             sink.add(edit)
+
+
+def _read_json_lines(path: Path, sink: EditSink) -> None:
+    """A snapshot of JSON lines, one edit each (what `fanout watch` writes as it goes: a last line still being
+    written is not read); a line that is no JSON object, or no valid edit, is a ConfigError naming it."""
+    found = ReadLines(path)
+    seen: dict[int, int] = {}
+    for index, data in enumerate(each_record(path, run_file(WATCH_EDITS_NAME), found), start=1):  # held to its schema
+        place = _EditPlace(path, index, data)
+        sink.add(_validate_edit(place, data))
+        _check_unique_rcid(place, seen)
+    if found.skipped:
+        raise ConfigError(f"snapshot {path}: {found.skipped} line(s) are not edits (a JSON object with a whole rcid and revid); give one edit per line")
+
+
+def validate_edit(path: Path, index: int, data: Any) -> Edit:
+    """One edit held to a snapshot's checks (fanout watch's, as it writes them); ConfigError naming the edit."""
+    return _validate_edit(_EditPlace(path, index, data), data)
 
 
 class _EditList:
