@@ -238,6 +238,7 @@ RUN_FILE_WRITERS = {
     "store/evidence_log.py": "evidence.jsonl, appended",
     "workloads/patrol/edit_spool.py": "the run's snapshot.cache",
     "store/prepared.py": "prepared.jsonl, appended (its torn tail cut)",
+    "workloads/patrol/live/state.py": "the run's watch.state.json, a declared view (through store.atomic)",
     "store/append_lines.py": "a watch's appended files (journal, edits, prefilter, outcomes), their torn tails cut",
     "workloads/claims/source.py": "the run's input-labels.yaml, a declared view (through store.atomic)",
     "report/gate.py": "the run's quarantine.json, a declared view (through store.atomic)",

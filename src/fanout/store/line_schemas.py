@@ -44,11 +44,15 @@ ATTEMPT_HEADER = record({"edit_rcid": whole(low=0), "model": text(empty=False), 
 ATTEMPT_CALL = record({"e": one_of(("sent", "answered", "failed")), "cost": optional(number(low=0))}, ("e",),
                       "chat call")
 
-WATCH_JOURNAL_LINE = record({}, what="watch journal entry")
+WATCH_JOURNAL_LINE = record({
+    **{kind: whole() for kind in ("accepted", "dropped", "prefiltered", "unusable", "judged")},
+    "event": record({}, what="event"), "position": record({}, what="position"), "gap": record({}, what="gap"),
+    "listed": whole(low=0), "kept": whole(low=0)}, what="watch journal entry")
 """A line of watch.jsonl (fanout.workloads.patrol.live.journal): an accepted edit with the stream position, a
 position, a decision (dropped, prefiltered, unusable, judged) or a backfilled gap; each kind read by its key."""
-WATCH_EDIT_LINE = record({"rcid": whole(), "revid": whole()}, ("rcid", "revid"), "watched edit")
-"""A line of watch.edits.jsonl: an edit as `fetch-edits --enrich` writes it (the patrol snapshot checks the rest)."""
+WATCH_EDIT_LINE = record({"rcid": whole()}, ("rcid",), "watched edit")
+"""A line of watch.edits.jsonl: an edit as `fetch-edits --enrich` writes it; the patrol snapshot checks the rest,
+naming the edit and the field (fanout.workloads.patrol.snapshot)."""
 PREFILTER_LINE = record({"rcid": whole(), "score": optional(number(low=0, high=1)), "passed": flag()},
                         ("rcid", "passed"), "prefilter decision")
 """A line of prefilter.jsonl (fanout.workloads.patrol.live.prefilter.PrefilterDecision)."""

@@ -7,7 +7,7 @@ Three kinds of task share the watch, each owned by its task group:
 
 - the reader follows the stream (fanout.wikidata.eventstream: resumed from
   the saved position, reconnecting after a drop or a stall, reporting gaps),
-  learns outcomes from every event (fanout.workloads.patrol.live.outcomes),
+  learns outcomes from every event (fanout.workloads.patrol.live.stream_outcomes),
   keeps what the patrol filter keeps, and accepts each such edit once: into
   the journal with the stream position after it (fsynced before the next
   event is read), then into the bounded queue. A gap the stream cannot
@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, TextIO
 
 import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream
 import httpx
 from anyio.abc import ObjectSendStream, TaskGroup
 
@@ -50,7 +51,7 @@ from fanout.wikidata.stream_events import RecentChangeEvent, StreamPosition, epo
 from fanout.workloads.patrol.edit import Edit
 from fanout.workloads.patrol.live.edits_file import EditsFile, edit_rcids, read_edits
 from fanout.workloads.patrol.live.journal import DROPPED_FULL, DROPPED_SAMPLE, Journal, Resumed, resume
-from fanout.workloads.patrol.live.outcomes import StreamOutcomes, read_outcomes
+from fanout.workloads.patrol.live.stream_outcomes import StreamOutcomes, read_outcomes
 from fanout.workloads.patrol.live.prefilter import Prefilter
 from fanout.workloads.patrol.live.queue import EditQueue
 from fanout.workloads.patrol.live.settings import WatchSettings
@@ -103,7 +104,7 @@ class PatrolWatch:
         self._enricher: Enricher | None = None
         self._prefilter: Prefilter | None = None
         self._api: WikidataClient | None = None
-        self._ready: anyio.abc.ObjectReceiveStream[Ready] | None = None
+        self._ready: MemoryObjectReceiveStream[Ready] | None = None
 
     # --- the engine's side (fanout.base.item.LiveItems) -------------------------------------------
 
@@ -336,6 +337,8 @@ async def open_watch(run_dir: Path, settings: WatchSettings, *, http: httpx.Asyn
                 yield watch
             finally:
                 tg.cancel_scope.cancel()
+                if watch._ready is not None:
+                    watch._ready.close()  # the enrichers' stream ends with the watch (the senders closed with them)
         with anyio.CancelScope(shield=True):
             await _wind_down(watch)
 
