@@ -126,6 +126,8 @@ async def test_drops_and_a_stall_reconnect_from_the_saved_position_with_no_edit_
         cmd = watch_command(sim, tmp_path, "--max-edits", "16", "--stall", "1")
         process = await anyio.open_process(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         await until(lambda: len(accepted(tmp_path)) >= 4, process)
+        # the first drop comes after 60 events, however busy the machine: wait for it before the stall
+        await until(lambda: state(tmp_path).get("stream", {}).get("drops", 0) >= 1, process)
         await http.post(f"{sim.base_url}/sim/stream/stall")  # every connection open now goes silent
         await until(lambda: state(tmp_path).get("stream", {}).get("stalls", 0) >= 1, process)
         await process.wait()
