@@ -206,3 +206,42 @@ async def test_a_gap_the_stream_cannot_replay_is_backfilled_and_the_status_says_
     assert f"{final['backfilled']} backfilled from {final['gaps']} gap(s)" in status.stdout.decode()
     backfilled = {e["accepted"] for e in journal(tmp_path) if e.get("event", {}).get("source") == "backfill"}
     assert len(backfilled) == final["backfilled"] and backfilled <= set(taken)
+
+
+def prefilter_lines(run_dir: Path) -> list[dict[str, Any]]:
+    path = run_dir / "prefilter.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+async def test_the_prefilter_sends_edits_scored_below_the_threshold_past_the_jury_and_the_jury_judges_the_rest(
+        tmp_path):
+    async with running_simulator(sim_config()) as sim:
+        world = sim.state.world
+        code, output = await run_to_end(watch_command(sim, tmp_path, *from_the_start(world), "--max-edits", "12",
+                                                      "--prefilter", "revertrisk", "--prefilter-threshold", "0.5"))
+        assert code == 0, output
+    decisions = {d["rcid"]: d for d in prefilter_lines(tmp_path)}
+    taken = set(accepted(tmp_path))
+    assert set(decisions) == taken and len(taken) == 12
+    past = {rcid for rcid, d in decisions.items() if not d["passed"]}
+    assert past and past != taken
+    assert all(decisions[rcid]["score"] < 0.5 for rcid in past)
+    assert all(decisions[rcid]["score"] >= 0.5 for rcid in taken - past)
+    keys = Counter((r["edit_rcid"], r["model"]) for r in records(tmp_path))
+    assert set(keys) == {(rcid, model) for rcid in taken - past for model in MODELS} and max(keys.values()) == 1
+    assert {e["prefiltered"]: e["score"] for e in journal(tmp_path) if "prefiltered" in e} == {
+        rcid: decisions[rcid]["score"] for rcid in past}
+    assert state(tmp_path)["prefiltered"] == len(past)
+
+
+async def test_an_edit_the_prefilter_cannot_score_is_judged(tmp_path):
+    async with running_simulator(sim_config(stream={"revertrisk_http_503": 1.0})) as sim:
+        world = sim.state.world
+        code, output = await run_to_end(watch_command(sim, tmp_path, *from_the_start(world), "--max-edits", "4",
+                                                      "--prefilter", "revertrisk", "--prefilter-threshold", "0.99"))
+        assert code == 0, output
+        taken = assert_judged_once_each(tmp_path, world, 4)
+    decisions = prefilter_lines(tmp_path)
+    assert sorted(d["rcid"] for d in decisions) == sorted(taken)
+    assert all(d["score"] is None and d["passed"] is True and d["reason"] for d in decisions)
+    assert (state(tmp_path)["prefilter_unscored"], state(tmp_path)["prefiltered"]) == (4, 0)
