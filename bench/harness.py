@@ -102,6 +102,60 @@ class Simulator:
                 self.proc.wait()
 
 
+class CpuWait:
+    """How long a process was ready to run but waited for a CPU (Linux), sampled until it exits.
+
+    On a shared machine a run's wall time says as much about the other tenants
+    as about fanout: the kernel counts, per thread, the time it spent runnable
+    on a run queue (/proc/PID/task/TID/schedstat, second field), and the
+    system's CPU pressure (/proc/pressure/cpu, `some`) the share of time any
+    task waited. Each thread's last sample is kept, so threads that end early
+    still count. Nothing is measured where these files do not exist.
+    """
+
+    def __init__(self, pid: int, interval_s: float = 0.5) -> None:
+        self._pid, self._interval_s = pid, interval_s
+        self._threads: dict[str, tuple[int, int]] = {}
+        self._stop = threading.Event()
+        self._pressure_at_start = _cpu_pressure_us()
+        self._started = time.perf_counter()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+        self._thread.start()
+
+    def _poll(self) -> None:
+        while not self._stop.wait(self._interval_s):
+            for stat in Path(f"/proc/{self._pid}/task").glob("*/schedstat"):
+                try:
+                    on_cpu, waiting = (int(x) for x in stat.read_text().split()[:2])
+                except (OSError, ValueError):
+                    continue
+                self._threads[stat.parent.name] = (on_cpu, waiting)
+
+    def stop(self) -> dict[str, Any]:
+        """The totals (call it just before reaping the process, while its /proc entry still exists)."""
+        self._stop.set()
+        self._thread.join(timeout=5)
+        wall_s = time.perf_counter() - self._started
+        on_cpu = sum(t[0] for t in self._threads.values()) / 1e9
+        waiting = sum(t[1] for t in self._threads.values()) / 1e9
+        pressure = _cpu_pressure_us()
+        return {
+            "runqueue_wait_s": round(waiting, 1),
+            "runqueue_wait_share": round(waiting / (waiting + on_cpu), 3) if waiting + on_cpu else None,
+            "machine_cpu_pressure": (round((pressure - self._pressure_at_start) / 1e6 / wall_s, 3)
+                                     if pressure is not None and self._pressure_at_start is not None else None),
+        }
+
+
+def _cpu_pressure_us() -> int | None:
+    """Microseconds in which some task waited for a CPU, since boot (PSI), or None without PSI."""
+    try:
+        first = Path("/proc/pressure/cpu").read_text().splitlines()[0]
+        return int(first.rsplit("total=", 1)[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 @dataclass
 class RunMeasure:
     """One `fanout run` process, as the kernel and the simulator saw it."""
@@ -168,8 +222,11 @@ def run_fanout(
             t0 = time.perf_counter()
             watch = FirstRequestWatch(sim, t0) if watch_first_request else None
             proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
+            cpu_wait = CpuWait(proc.pid)
             if watch is not None:
                 watch.start()
+            os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)  # exited, not reaped: its /proc entry stays
+            waited = cpu_wait.stop()
             _pid, status, usage = os.wait4(proc.pid, 0)
             wall = time.perf_counter() - t0
             proc.returncode = os.waitstatus_to_exitcode(status)
@@ -180,7 +237,7 @@ def run_fanout(
     return RunMeasure(
         wall_s=wall, user_s=usage.ru_utime, sys_s=usage.ru_stime, max_rss_mb=usage.ru_maxrss / 1024,
         returncode=proc.returncode, output_tail=tail,
-        first_request_s=watch.seen_s if watch is not None else None, lag=lag,
+        first_request_s=watch.seen_s if watch is not None else None, lag=lag, extra=waited,
     )
 
 

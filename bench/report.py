@@ -183,7 +183,7 @@ def _watch(w: dict[str, Any]) -> list[Row]:
                     f"{run['latency_first_tenth_s']:.0f} s, last {run['latency_last_tenth_s']:.0f} s)", "report", ""))
         out.append((f"8. watch at {rate} edit(s)/s: verdict efficiency, lag p99, CPU per verdict, peak RSS",
                     f"{run['verdict_efficiency']:.3f}, {run['lag_p99_ms']} ms, {run['cpu_ms_per_verdict']:.1f} ms, "
-                    f"{run['max_rss_mb']:.0f} MB", ">= 0.90, < 100 ms, <= 12 ms, <= 400 MB" if rate >= 10 else "report",
+                    f"{run['max_rss_mb']:.0f} MB{_waited(run)}", ">= 0.90, < 100 ms, <= 12 ms, <= 400 MB" if rate >= 10 else "report",
                     _check(run["verdict_efficiency"] >= 0.9 and (run["lag_p99_ms"] or 0) < 100
                            and run["cpu_ms_per_verdict"] <= 12 and run["max_rss_mb"] <= 400) if rate >= 10 else ""))
     return out
@@ -192,13 +192,22 @@ def _watch(w: dict[str, Any]) -> list[Row]:
 def _scale(sc: dict[str, Any]) -> list[Row]:
     out = []
     for run in sc.values():
-        out.append((f"8. scale: {run['verdicts']} verdicts at concurrency {run['concurrency']} (verdicts ~30 s): "
+        seconds = run["ideal_s"] * run["concurrency"] / run["verdicts"]
+        target = seconds < 45  # the issue's case, verdicts of about 30 s; the longer ones are reported
+        out.append((f"8. scale: {run['verdicts']} verdicts at concurrency {run['concurrency']} (verdicts ~{seconds:.0f} s): "
                     "efficiency, lag p99 (max), CPU per verdict, RSS",
                     f"{run['efficiency']:.3f}, {run['loop_lag_p99_ms']} ms ({run['max_loop_lag_ms']:.0f}), "
-                    f"{run['cpu_ms_per_verdict']:.1f} ms, {run['max_rss_mb']:.0f} MB", ">= 0.90, < 100 ms, <= 12 ms, <= 400 MB",
+                    f"{run['cpu_ms_per_verdict']:.1f} ms, {run['max_rss_mb']:.0f} MB{_waited(run)}",
+                    ">= 0.90, < 100 ms, <= 12 ms, <= 400 MB" if target else "report",
                     _check(run["efficiency"] >= 0.9 and (run["loop_lag_p99_ms"] or 0) < 100
-                           and run["cpu_ms_per_verdict"] <= 12 and run["max_rss_mb"] <= 400)))
+                           and run["cpu_ms_per_verdict"] <= 12 and run["max_rss_mb"] <= 400) if target else ""))
     return out
+
+
+def _waited(run: dict[str, Any]) -> str:
+    """How much of its runnable time the process waited for a CPU (harness.CpuWait), where it was measured."""
+    share = run.get("runqueue_wait_share")
+    return "" if share is None else f"; waited for a CPU {share:.0%} of the time it could run"
 
 
 SECTIONS += (("watch", _watch), ("scale", _scale))

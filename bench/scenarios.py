@@ -73,6 +73,7 @@ def describe_run(measure: RunMeasure, verdicts: int) -> dict[str, Any]:
         "loop_lag_p99_ms": (measure.lag or {}).get("p99_lag_ms"),
         "max_loop_lag_at_s": (measure.lag or {}).get("max_lag_at_s"),
         "loop_lags_over_50ms": (measure.lag or {}).get("over_ms", {}).get("50"),
+        **measure.extra,
     }
 
 

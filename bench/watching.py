@@ -34,7 +34,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from harness import FANOUT, LAG_ENV, PROFILE, Simulator, child_env
+from harness import FANOUT, LAG_ENV, PROFILE, CpuWait, Simulator, child_env
 
 from fanout.llm.models import DEFAULT_MODELS
 
@@ -74,6 +74,9 @@ def _measured(cmd: list[str]) -> dict[str, Any]:
         with out_path.open("wb") as out:
             started = time.perf_counter()
             proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=child_env(**{LAG_ENV: str(lag_path)}))
+            cpu_wait = CpuWait(proc.pid)
+            os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)  # exited, not reaped: its /proc entry stays
+            waited = cpu_wait.stop()
             _pid, status, usage = os.wait4(proc.pid, 0)
             wall = time.perf_counter() - started
         code = os.waitstatus_to_exitcode(status)
@@ -82,7 +85,7 @@ def _measured(cmd: list[str]) -> dict[str, Any]:
         lag = json.loads(lag_path.read_text()) if lag_path.exists() else {}
     return {"wall_s": round(wall, 1), "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
             "max_rss_mb": round(usage.ru_maxrss / 1024, 1), "lag_p99_ms": lag.get("p99_lag_ms"),
-            "lag_max_ms": lag.get("max_lag_ms")}
+            "lag_max_ms": lag.get("max_lag_ms"), **waited}
 
 
 def _figures(run_dir: Path, served_s: float, measured: dict[str, Any], rate: int) -> dict[str, Any]:

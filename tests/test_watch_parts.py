@@ -98,6 +98,31 @@ async def test_the_journal_read_back_waits_only_the_edits_nothing_was_decided_ab
     reopened.close()
 
 
+async def test_a_restart_builds_the_events_of_the_undecided_and_of_the_newest_edits_the_revert_watch_keeps(
+        tmp_path, monkeypatch):
+    monkeypatch.setattr("fanout.workloads.patrol.live.journal.RECENT_EDITS", 3)
+    journal = Journal(tmp_path)
+    position = StreamPosition('[{"topic":"t","partition":0,"timestamp":5}]', (("t", 0, 41),), "2026-12-01T10:00:00Z")
+    await journal.accepted([event(n) for n in range(1, 9)], position)
+    for n in (2, 3, 4, 5, 6, 8):
+        journal.decided(n, "judged")
+    journal.close()
+    state = resume(tmp_path, settled={7})
+    assert list(state.waiting) == [1, 7] and state.accepted == set(range(1, 9))
+    assert list(state.events) == [5, 6, 8]  # the newest three not seen reverted (7 was), oldest first
+    as_journalled = {n: event_of(event_entry(event(n))) for n in (1, 8)}  # its meta is the journal's
+    assert state.events[8] == as_journalled[8] and state.events[8].summary == event(8).summary
+    assert state.waiting[1] == as_journalled[1] and state.waiting[1].summary.property == "P569"
+    assert state.first_made == event(1).timestamp and state.position == position
+
+
+def test_an_accepted_line_whose_event_is_not_an_object_is_skipped_and_counted(tmp_path):
+    (tmp_path / WATCH_JOURNAL_NAME).write_text(json.dumps({"accepted": 1, "event": event_entry(event(1))}) + "\n"
+                                               + json.dumps({"accepted": 2, "event": [2]}) + "\n")
+    state = resume(tmp_path)
+    assert state.accepted == {1} and list(state.waiting) == [1] and state.skipped_lines == 1
+
+
 # --- the edits file, opened as a snapshot -------------------------------------------------------
 
 

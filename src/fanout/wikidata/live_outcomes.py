@@ -39,6 +39,8 @@ from fanout.wikidata.outcomes import REVERT_TAGS, REVERTED_TAG
 from fanout.wikidata.stream_events import RecentChangeEvent, StreamEvent, TagChangeEvent
 
 SOURCE = "stream"
+WATCHED_MAX = 200_000
+"""Edits a RevertWatch keeps at most by default (the oldest are forgotten first)."""
 ROLLBACK_RE = re.compile(r"^Reverted edits by \[\[Special:Contrib(?:utions|s)/(?P<user>[^|\]]+)")
 UNDO_TEXT_RE = re.compile(r"^(?:Undid|Undo) revision (?:\[\[Special:Diff/)?(?P<revid>\d+)")
 SETTING_WORDS = ("create", "add", "set", "update")
@@ -217,7 +219,7 @@ class RevertWatch:
     few edits of its page, not all of them.
     """
 
-    def __init__(self, *, max_edits: int = 200_000, max_age_s: float = 14 * 86400.0) -> None:
+    def __init__(self, *, max_edits: int = WATCHED_MAX, max_age_s: float = 14 * 86400.0) -> None:
         self._max_edits = max_edits
         self._max_age_s = max_age_s
         self._edits: OrderedDict[int, WatchedEdit] = OrderedDict()

@@ -51,7 +51,7 @@ from fanout.wikidata.stream_events import RecentChangeEvent, StreamPosition, epo
 from fanout.workloads.patrol.edit import Edit
 from fanout.workloads.patrol.live.edits_file import EditsFile, edit_rcids, read_edits
 from fanout.workloads.patrol.live.journal import DROPPED_FULL, DROPPED_SAMPLE, Journal, Resumed, resume
-from fanout.workloads.patrol.live.stream_outcomes import StreamOutcomes, read_outcomes
+from fanout.workloads.patrol.live.stream_outcomes import StreamOutcomes, read_outcomes, settled_rcids
 from fanout.workloads.patrol.live.prefilter import Prefilter
 from fanout.workloads.patrol.live.queue import EditQueue
 from fanout.workloads.patrol.live.settings import WatchSettings
@@ -84,7 +84,7 @@ class PatrolWatch:
         self._holding = holding
         self._clock = clock
         self.accepted = resumed.accepted
-        self._first_made = min((e.timestamp for e in resumed.events.values()), default=0)
+        self._first_made = resumed.first_made or 0
         """When the run's first accepted edit was made: a backfill reaches back no further."""
         self.state = _state_from(run_dir, resumed)
         self.queue = EditQueue(settings.queue_size, settings.overflow, waiting=resumed.waiting.values())
@@ -316,7 +316,7 @@ async def open_watch(run_dir: Path, settings: WatchSettings, *, http: httpx.Asyn
                      out: TextIO, holding: Callable[[], str | None] = lambda: None, web_fetch: WebFetch | None = None,
                      contact: str | None = None, clock: Callable[[], float] = time.time) -> AsyncIterator[PatrolWatch]:
     """The watch of a run directory the caller holds (its lock), reading and enriching until the block ends."""
-    resumed = await anyio.to_thread.run_sync(resume, run_dir)
+    resumed = await anyio.to_thread.run_sync(lambda: resume(run_dir, settled=settled_rcids(run_dir)))
     watch = PatrolWatch(run_dir, settings, resumed, logged=logged, holding=holding, clock=clock)
     async with AsyncExitStack() as stack:
         stack.callback(watch.close)

@@ -29,7 +29,7 @@ class StreamOutcomes:
 
     def __init__(self, run_dir: Path, accepted: Iterable[RecentChangeEvent]) -> None:
         self._file = AppendLines(run_dir / STREAM_OUTCOMES_NAME)
-        self.known = {entry["rcid"] for entry in read_outcomes(run_dir)}
+        self.known = settled_rcids(run_dir)
         self._watch = RevertWatch()
         for event in accepted:
             self.watch(event)
@@ -52,6 +52,11 @@ class StreamOutcomes:
 
     def close(self) -> None:
         self._file.close()
+
+
+def settled_rcids(run_dir: Path) -> set[int]:
+    """The edits the stream has shown reverted so far: the revert watch has nothing left to learn of them."""
+    return {entry["rcid"] for entry in read_outcomes(run_dir)}
 
 
 def read_outcomes(run_dir: Path) -> Iterator[dict[str, Any]]:
