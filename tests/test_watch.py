@@ -23,6 +23,8 @@ import anyio
 import httpx
 import pytest
 
+from fanout.report import ReportOptions
+from fanout.review.desk import Desk
 from fanout.sim import SimConfig, WorldSettings, profile_from_dict, running_simulator
 from fanout.sim.wikidata_world import World
 from fanout.wikidata.stream_events import iso_seconds
@@ -249,3 +251,28 @@ async def test_an_edit_the_prefilter_cannot_score_is_judged(tmp_path):
     assert sorted(d["rcid"] for d in decisions) == sorted(taken)
     assert all(d["score"] is None and d["passed"] is True and d["reason"] for d in decisions)
     assert (state(tmp_path)["prefilter_unscored"], state(tmp_path)["prefiltered"]) == (4, 0)
+
+
+async def fanout_json(*argv: str) -> Any:
+    result = await anyio.run_process([sys.executable, "-m", "fanout", *argv, "--json", "-"])
+    return json.loads(result.stdout)
+
+
+async def test_report_queue_compare_and_the_desk_read_a_watched_run_while_it_grows(tmp_path):
+    async with running_simulator(sim_config()) as sim:
+        world = sim.state.world
+        cmd = watch_command(sim, tmp_path, *from_the_start(world), "--max-edits", "12")
+        process = await anyio.open_process(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        await until(lambda: len(records(tmp_path)) >= 4, process)
+        desk = Desk(tmp_path, ReportOptions())
+        early = {d.rcid for d in (await desk.report()).decisions}
+        report, queue = await fanout_json("report", str(tmp_path)), await fanout_json("queue", str(tmp_path))
+        compare = await fanout_json("compare", str(tmp_path), str(tmp_path))
+        await process.wait()
+        assert process.returncode == 0
+        taken = assert_judged_once_each(tmp_path, world, 12)
+    assert len(early) >= 2 and early <= set(taken)  # read mid-run: the edits judged or being judged then
+    assert 2 <= report["edits"] <= 12 and report["records"] >= 4
+    assert {q["rcid"] for q in queue["queue"]} <= set(taken) and queue["edits"] >= 2
+    assert compare["shared_edits"] >= 2
+    assert {d.rcid for d in (await desk.report()).decisions} == set(taken)  # the desk sees the log grew

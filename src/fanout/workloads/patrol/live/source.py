@@ -322,6 +322,7 @@ async def open_watch(run_dir: Path, settings: WatchSettings, *, http: httpx.Asyn
         stack.callback(watch.close)
         _say_resumed(watch, resumed, out)
         await anyio.to_thread.run_sync(lambda: _hand_over_again(watch, resumed))
+        del resumed  # the watch has what it needs; the journal's events are not kept for as long as it runs
         for dropped in watch.queue.overfull():
             watch._drop(dropped, DROPPED_FULL)
         watch._api = WikidataClient(http, ApiSettings(api_url=settings.api_url, contact=contact,
