@@ -8,6 +8,7 @@ new one, never a mix.
 from __future__ import annotations
 
 import errno
+import contextlib
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -79,6 +80,22 @@ def open_append(path: Path, *, buffering: int = -1) -> BinaryIO:
     left in the run directory must not make a run append to a file outside it."""
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     return os.fdopen(fd, "ab", buffering=buffering)
+
+
+def append_durably(fd: int, line: bytes, offset: int) -> int:
+    """Append `line` whole to an unbuffered append-only log open as `fd` (whose end is `offset`), then fsync;
+    returns the new end. On a failed write the log is cut back to `offset`, so nothing half-written stays (when
+    it cannot be cut, the next start sets the torn tail aside instead), and the error is raised."""
+    try:
+        written = 0
+        while written < len(line):
+            written += os.write(fd, line[written:])
+        os.fsync(fd)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, offset)
+        raise
+    return offset + len(line)
 
 
 def cut_torn_tail(fd: int, log: Path, whole: Callable[[bytes], bool] = lambda line: True) -> Path | None:

@@ -15,7 +15,6 @@ resume does not have to read the whole of it.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import json
 import os
@@ -26,7 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from fanout.base.errors import ConfigError, DiskFull
-from fanout.store.atomic import DISK_FULL, cut_torn_tail, dump_yaml, open_append, write_aside, write_atomically
+from fanout.store.atomic import (
+    DISK_FULL, append_durably, cut_torn_tail, dump_yaml, open_append, write_aside, write_atomically,
+)
 from fanout.store.attempts import discard_attempt
 from fanout.store.layout import INDEX_NAME, LOG_NAME, VERDICT_DIR, own_folder, run_file
 from fanout.store.lines import Line, open_line_file, scan_lines
@@ -186,20 +187,13 @@ class CheckpointWriter:
 
     def _append_line(self, line: bytes) -> None:
         """Write, fsync; unbuffered, so a failed write leaves nothing queued to land later."""
-        fd = self._fh.fileno()
         try:
-            written = 0
-            while written < len(line):
-                written += os.write(fd, line[written:])
-            os.fsync(fd)
+            self._offset = append_durably(self._fh.fileno(), line, self._offset)
         except OSError as exc:
-            with contextlib.suppress(OSError):  # cannot cut it back: the next start repairs the torn tail instead
-                os.ftruncate(fd, self._offset)
             if exc.errno in DISK_FULL:
                 self.out_of_space = DiskFull(log_path(self.run_dir))
                 raise self.out_of_space from exc
             raise
-        self._offset += len(line)
 
     def _time_to_save(self) -> bool:
         grown = self.index.lines - self.index.saved_lines

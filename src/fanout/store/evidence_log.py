@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from fanout.base.records import EvidenceRecord, check_evidence, log_line
-from fanout.store.atomic import open_append
+from fanout.store.atomic import append_durably, open_append
 from fanout.store.checkpoint import repair_torn_tail, set_aside_damaged
 from fanout.store.layout import EVIDENCE_NAME, run_file
 from fanout.store.lines import read_lines
@@ -105,16 +105,7 @@ class EvidenceLog:
         """Durable when this returns: written whole, then fsynced (blocking; run it in a worker thread)."""
         line = log_line(record.to_dict())
         with self._lock:
-            fd = self._fh.fileno()
-            written = 0
-            try:
-                while written < len(line):
-                    written += os.write(fd, line[written:])
-                os.fsync(fd)
-            except OSError:
-                os.ftruncate(fd, self._offset)  # nothing half-written stays; the next start would cut it anyway
-                raise
-            start, self._offset = self._offset, self._offset + len(line)
+            start, self._offset = self._offset, append_durably(self._fh.fileno(), line, self._offset)
             self._note(record.edit_rcid, _Line(start, self._offset, record.status), own_cost(record))
 
     def close(self) -> None:

@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 
 from fanout.base.reading import parse_json
 from fanout.base.records import log_line
-from fanout.store.atomic import cut_torn_tail, open_append
+from fanout.store.atomic import append_durably, cut_torn_tail, open_append
 from fanout.store.layout import PREPARED_NAME, run_file
 from fanout.store.line_schemas import PREPARED_LINE
 from fanout.store.lines import read_lines
@@ -113,16 +113,7 @@ class PreparedLog:
             raise ValueError(f"not a prepared line: {problem}")
         line = log_line(dict(data))
         with self._lock:
-            fd = self._fh.fileno()
-            written = 0
-            try:
-                while written < len(line):
-                    written += os.write(fd, line[written:])
-                os.fsync(fd)
-            except OSError:
-                os.ftruncate(fd, self._offset)  # nothing half-written stays; the next start would cut it anyway
-                raise
-            self._offset += len(line)
+            self._offset = append_durably(self._fh.fileno(), line, self._offset)
 
     def close(self) -> None:
         self._fh.close()
