@@ -160,7 +160,7 @@ async def test_above_the_hourly_budget_edits_wait_in_the_queue_and_the_status_sa
     async with running_simulator(sim_config()) as sim:
         world = sim.state.world
         cmd = watch_command(sim, tmp_path, *from_the_start(world), "--max-cost-per-hour", "0.000001",
-                            "--queue-size", "5")
+                            "--queue-size", "5", "--enrich-workers", "1")  # one enricher: edits leave the queue in order
         process = await anyio.open_process(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         await until(lambda: state(tmp_path).get("judged") == 1 and state(tmp_path).get("holding")
                     and state(tmp_path).get("dropped", {}).get("queue full", 0) >= 1, process)
