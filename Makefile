@@ -5,12 +5,13 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 COMPOSE := $(shell if command -v podman >/dev/null 2>&1 && podman compose version >/dev/null 2>&1; then echo "podman compose"; elif command -v docker >/dev/null 2>&1 && docker compose version >/dev/null 2>&1; then echo "docker compose"; fi)
 
-.PHONY: help venv test docs demo demo-claims e2e e2e-live peers chaos bench strategies bench-report screenshot lock ppi-reference searxng-up searxng-down searxng-live clean
+.PHONY: help venv test test-durations docs demo demo-claims e2e e2e-live peers chaos bench strategies bench-report screenshot lock ppi-reference searxng-up searxng-down searxng-live clean
 
 help:
 	@echo "make demo          the whole pipeline offline, against the bundled simulator"
 	@echo "make demo-claims   the claims workload offline: 12 texts split into claims, verified, reported and gated"
 	@echo "make test          the type checker (mypy --strict), the layer contracts (lint-imports), then the test suite on 2 workers (TEST_WORKERS=N)"
+	@echo "make test-durations  after make test: tests/file_durations.json from its timings (the order files start in)"
 	@echo "make e2e           demo run interrupted with Ctrl-C, resumed, and checked"
 	@echo "make chaos         kill fanout run, delete its lock, kill workers' owners at random moments (ARGS=--kills N), then check; bad bodies and inputs"
 	@echo "make e2e-live      three edits through the four real models (needs OPENROUTER_API_KEY and SearXNG)"
@@ -35,20 +36,28 @@ $(STAMP): requirements.lock pyproject.toml
 	touch $(STAMP)
 
 # The suite on TEST_WORKERS pytest-xdist workers, a test file at a time per worker (--dist loadfile: a file's
-# tests keep their order and share their module fixtures, as in a serial run; see docs/development.md).
+# tests keep their order and share their module fixtures, as in a serial run; see docs/development.md),
+# the longest files first (--no-loadscope-reorder keeps the order tests/conftest.py gives them from
+# tests/file_durations.json; xdist's own order starts the files with the most tests first, and so the few
+# long process and browser tests last). The run's JUnit report (.venv/junit.xml) refreshes that table:
+# `make test-durations`.
 # mypy runs beside the suite, not before it: alone it keeps one core busy for some 20 s while the other
 # idles; its report is printed after the suite's, and either failing fails the target.
 # Bytecode caches (git-ignored __pycache__) are written even where PYTHONDONTWRITEBYTECODE is set: the
 # suite starts a few hundred Python processes, and each would compile fanout from source again.
 TEST_WORKERS ?= 2
+PYTEST_PARALLEL = -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --junitxml=$(VENV)/junit.xml
 
 test: $(STAMP)
 	$(VENV)/bin/lint-imports
 	@$(PY) -m mypy > $(VENV)/mypy.out 2>&1 & mypy=$$!; \
-	echo "env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile   (mypy beside it)"; \
-	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile; tests=$$?; \
+	echo "env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest $(PYTEST_PARALLEL)   (mypy beside it)"; \
+	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest $(PYTEST_PARALLEL); tests=$$?; \
 	wait $$mypy; typed=$$?; echo "$(PY) -m mypy"; cat $(VENV)/mypy.out; \
 	test $$typed -eq 0 && test $$tests -eq 0
+
+test-durations: $(STAMP)
+	$(PY) scripts/test_durations.py $(VENV)/junit.xml
 
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site

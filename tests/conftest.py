@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -16,8 +18,18 @@ from loopback import closed_port
 from simulated import SimulatedRuns
 
 PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
+FILE_DURATIONS = Path(__file__).with_name("file_durations.json")
+"""Seconds each test file took in a recent run (scripts/test_durations.py writes it)."""
 FILES_RUN: list[str] = []
 """The test files this process (one xdist worker, or the whole run) has run so far, in order."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest files first, so that under `--dist loadfile --no-loadscope-reorder` (make test) no long
+    file is the last one a worker starts. A file keeps its tests' order; one the table does not know
+    (new since it was written) comes after those it knows."""
+    seconds = json.loads(FILE_DURATIONS.read_text(encoding="utf-8")) if FILE_DURATIONS.exists() else {}
+    items.sort(key=lambda item: -seconds.get(item.nodeid.partition("::")[0], 0.0))
 
 
 def pytest_runtest_logstart(nodeid: str, location: tuple[str, int | None, str]) -> None:

@@ -68,7 +68,7 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    """Import a public name's module on first use (PEP 562), so `fanout status` does not pay for openai."""
+    """Import a public name's module on first use (PEP 562), so `fanout status` does not pay for the engine's imports."""
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'fanout' has no attribute {name!r}")

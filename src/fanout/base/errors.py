@@ -19,7 +19,7 @@
     └── DiskFull             a run file could not be written for want of space:
                              the run stops as on Ctrl-C, and the same command resumes
 
-Foreign exceptions (httpx, openai) are translated into these once, at the
+Foreign exceptions (httpx, aiohttp) are translated into these once, at the
 boundary where they are caught, with `raise ... from exc`.
 """
 

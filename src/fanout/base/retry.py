@@ -3,7 +3,7 @@
 LLM chat calls and Wikidata requests are retried here, each caller with its
 own bounds (a RetryPolicy value); search providers do not retry, they hand
 their failure to the next provider, but classify it with the same helpers.
-The openai SDK's own retries are off (max_retries=0) so that exactly one layer
+Nothing below it retries (fanout.llm.endpoint posts once) so that exactly one layer
 decides; two layers would multiply attempts and ignore each other's waits.
 Whether an error is worth retrying is decided once, when it is translated into
 a RetryableError (`retryable`, `retry_after`); this module only schedules.

@@ -3,7 +3,7 @@
 Each subcommand lives in its own module under fanout.cli, exposing
 `configure(parser)` and `run(args) -> int` (`run(args, transport)` for the
 commands that make HTTP requests). Only the chosen one is imported,
-so `fanout status` does not pay for openai or trafilatura at start-up.
+so `fanout status` does not pay for httpx, aiohttp or trafilatura at start-up.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from fanout.base.item import Item, Prompt
 from fanout.base.records import EvidenceRecord, TeamStep, VerdictRecord
 from fanout.engine.evidence import EvidenceFns, SharedEvidence
 from fanout.engine.orchestrator import VerdictFn, failure_record
-from fanout.engine.preflight import preflight_while_importing
+from fanout.engine.preflight import preflight
 from fanout.engine.settings import RunSettings
 from fanout.http.client import make_http_client
 from fanout.llm.chat import ChatClient
@@ -75,7 +75,7 @@ async def open_clients(stack: AsyncExitStack, settings: RunSettings, api_key: st
     off before they were logged.
     """
     http = await stack.enter_async_context(make_http_client(settings.concurrency, user_agent=settings.tools.user_agent))
-    checked = await preflight_while_importing(http, settings, api_key)
+    checked = await preflight(http, settings, api_key)
     chat = ChatClient(base_url=settings.base_url, api_key=api_key, http=http, request_timeout_s=settings.chat_timeout_s)
     tools = await stack.enter_async_context(open_run_toolbox(http, settings.tools, run_dir))
     lookup = chat.generation_cost if is_openrouter(settings.base_url) else None

@@ -1,8 +1,7 @@
 """Every HTTP body fanout receives is bounded: in bytes after decoding, in time as a whole, and in JSON depth.
 
 The run's one client (fanout.http.client) sends every request through
-BoundedTransport, so the bounds hold for chat replies (the openai SDK is
-handed this client), /models, /generation, SearXNG and every search
+BoundedTransport, so the bounds hold for chat replies, /models, /generation, SearXNG and every search
 provider, and the Wikidata API alike, with no caller having to remember them:
 
 - a byte cap on the decoded body (MAX_BODY_BYTES, or the client's own,

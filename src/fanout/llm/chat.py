@@ -1,7 +1,7 @@
 """One logical chat call: the model's limiter, retries, JSON mode's fallback, and the cost.
 
-A request goes out through fanout.llm.endpoint (the openai SDK over the
-run's shared httpx client, its own retries off) and comes back as a
+A request goes out through fanout.llm.endpoint (one POST on the run's
+shared httpx client, never retried there) and comes back as a
 ChatResult or a ProviderError: error statuses, errors inside a 200 body and
 malformed bodies are all translated there, at the boundary. Here each
 attempt first waits for its model's limiter (fanout.llm.limits: the cap the
@@ -33,6 +33,7 @@ from fanout.llm.models import CHAT_TIMEOUT_S, ModelSpec
 from fanout.base.errors import ProviderError
 from fanout.http.bounded import response_json
 from fanout.llm.caching import uses_breakpoints, with_breakpoints
+from fanout.llm.endpoint import Endpoint
 from fanout.llm.cost import call_cost
 from fanout.llm.limits import ModelLimiter
 from fanout.llm.reply import ChatResult, OversizedReply, ToolCall
@@ -71,8 +72,6 @@ class ChatClient:
         clock: Callable[[], float] = time.monotonic,
         generation_lookup: bool | None = None,
     ) -> None:
-        from fanout.llm.endpoint import Endpoint  # the SDK's import, paid only by commands that chat
-
         self.base_url = base_url.rstrip("/")
         self._api_key = api_key
         self._http = http

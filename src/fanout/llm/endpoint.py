@@ -1,30 +1,29 @@
-"""The one door to an OpenAI-compatible endpoint: the openai SDK over the run's shared httpx client.
+"""The one door to an OpenAI-compatible endpoint: one POST per chat call on the run's shared httpx client.
 
-A chat request goes out through `AsyncOpenAI.post("/chat/completions",
-body=..., cast_to=httpx.Response)`, the SDK's public lower-level call, and
-not `chat.completions.create`: create's request transform walks every
-message of the conversation on every call (about 4.7 ms of CPU per call on a
-20-message conversation with tools), and the request we send is already in
-the wire's shape. The reply becomes the SDK's ChatCompletion here, with
-pydantic's validating parser (cast_to=ChatCompletion would build it field by
-field, unvalidated, at over ten times the CPU), and fanout.llm.reply reads it.
+fanout speaks the chat-completions wire itself. The request body is already
+in the wire's shape; it goes out as compact UTF-8 JSON with the headers an
+OpenAI-compatible server expects (the key as a Bearer token, JSON in and out,
+fanout's User-Agent), and the reply is read as JSON into a plain dict that
+fanout.llm.reply reads as leniently as the raw JSON allows. The openai SDK
+did this until issue 31: importing it cost 1 to 2 s of CPU in every process
+(781 modules), about a third of a short run's start-up, and each call about
+3 ms of CPU in its request options, headers and reply models, for a request
+it did not change (docs/departures.md says so with the figures).
 
-The SDK's retries are off (max_retries=0): fanout.base.retry is the one retry
-layer. Its exceptions are translated here, once, into ProviderError, with
-the status, the server's message and its Retry-After; the key never appears
-in a message. Importing the SDK costs most of a second, so fanout.llm.chat
-imports this module only when a ChatClient is made.
+Nothing is retried here: fanout.base.retry is the one retry layer. Failures
+are translated here, once, into ProviderError: the status, the server's
+message (the `error` object unwrapped, else "Error code: N - <body>", the
+words the SDK used), its Retry-After; the key never appears in a message.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
 
 import httpx
-import openai
-from openai.types.chat import ChatCompletion
 
 from fanout.base.errors import ModelRefused, ProviderError
 from fanout.http.bounded import (
@@ -36,52 +35,46 @@ from fanout.llm.reply import (
 from fanout.base.retry import is_refusal, is_retryable_status, parse_retry_after, retry_after_from_metadata
 
 
-# The SDK describes the machine to every server it talks to (OS, CPU, Python
-# version, retry count, read timeout). fanout names itself in User-Agent and
-# sends nothing else about the machine; it also saves the SDK, httpx and the
-# wire about a fifth of a chat call's own CPU.
-MACHINE_HEADERS = (
-    "X-Stainless-Lang", "X-Stainless-Package-Version", "X-Stainless-OS", "X-Stainless-Arch",
-    "X-Stainless-Runtime", "X-Stainless-Runtime-Version", "X-Stainless-Async",
-    "X-Stainless-Retry-Count", "X-Stainless-Read-Timeout",
-)
-CALL_OPTIONS: openai.RequestOptions = {"headers": {name: openai.omit for name in MACHINE_HEADERS}}
-
-
 class Endpoint:
     """Chat completions from one base URL; a request body in, a ChatResult or a ProviderError out."""
 
     def __init__(self, *, base_url: str, api_key: str | None, http: httpx.AsyncClient, timeout_s: float) -> None:
         self._secret = api_key
-        self._client = openai.AsyncOpenAI(
-            base_url=base_url,
-            api_key=api_key or "unused",  # local servers ignore it, but some insist on the header
-            http_client=http,
-            max_retries=0,
-            timeout=timeout_s,
-            # Chat requests name fanout, as every other request on the shared client does.
-            default_headers={"User-Agent": http.headers.get("User-Agent", "")},
-        )
+        self._http = http
+        self._url = httpx.URL(base_url.rstrip("/") + "/chat/completions")
+        self._headers = {
+            "Authorization": f"Bearer {api_key or 'unused'}",  # local servers ignore it, but some insist on it
+            "Accept": "application/json",
+            "Content-Type": "application/json",
+        }
+        self._timeout = httpx.Timeout(timeout_s)
 
     async def complete(self, body: dict[str, Any]) -> ChatResult:
         """POST one chat completion; every failure, in the status or in the body, is a ProviderError."""
-        try:
-            response = await self._client.post("/chat/completions", body=body, cast_to=httpx.Response, options=CALL_OPTIONS)
-        except openai.APIStatusError as exc:
-            raise status_error(exc, secret=self._secret) from exc
-        except openai.APITimeoutError as exc:
-            if isinstance(exc.__cause__, DeadlinePassed):
-                raise ProviderError(f"the endpoint's reply was not complete in time: {exc.__cause__}",
-                                    retryable=True) from exc
-            raise ProviderError("the endpoint did not answer in time", retryable=True) from exc
-        except openai.APIConnectionError as exc:  # no response at all: the cause says why
-            if isinstance(exc.__cause__, BodyTooLarge):
-                raise oversized_reply(exc.__cause__) from exc
-            if isinstance(exc.__cause__, EncodingRefused):  # asking again brings the same encoding
-                raise ProviderError(f"the endpoint's reply cannot be read: {exc.__cause__}") from exc
-            detail = redact(str(exc.__cause__ or exc), self._secret)
-            raise ProviderError(f"cannot reach the endpoint: {detail}", retryable=True) from exc
+        response = await self._post(wire_json(body))
+        if not response.is_success:  # redirects are not followed, so one is an error too
+            raise status_error(response, secret=self._secret)
         return without_secret(parse_completion(read_completion(response.content), secret=self._secret), self._secret)
+
+    async def _post(self, content: bytes) -> httpx.Response:
+        """The response, body read; not getting one is a ProviderError that says why."""
+        try:
+            return await self._http.post(self._url, content=content, headers=self._headers, timeout=self._timeout)
+        except httpx.TimeoutException as exc:
+            if isinstance(exc, DeadlinePassed):
+                raise ProviderError(f"the endpoint's reply was not complete in time: {exc}", retryable=True) from exc
+            raise ProviderError("the endpoint did not answer in time", retryable=True) from exc
+        except BodyTooLarge as exc:
+            raise oversized_reply(exc) from exc
+        except EncodingRefused as exc:  # asking again brings the same encoding
+            raise ProviderError(f"the endpoint's reply cannot be read: {exc}") from exc
+        except Exception as exc:  # no response at all, whatever stopped it (the SDK caught as widely): it says why
+            raise ProviderError(f"cannot reach the endpoint: {redact(str(exc), self._secret)}", retryable=True) from exc
+
+
+def wire_json(body: dict[str, Any]) -> bytes:
+    """The body as httpx and the openai SDK encode JSON: UTF-8, compact, no NaN."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
 
 def without_secret(result: ChatResult, secret: str | None) -> ChatResult:
@@ -104,35 +97,25 @@ def without_secret(result: ChatResult, secret: str | None) -> ChatResult:
     return result
 
 
-def read_completion(content: bytes) -> ChatCompletion:
-    """The body as the SDK's ChatCompletion, extras (usage.cost, error) kept as extra fields.
+def read_completion(content: bytes) -> dict[str, Any]:
+    """The body as JSON: an object, or the ProviderError that says what came instead.
 
-    A well-formed reply is validated in one pass (about 9 µs); one that does
-    not fit the type (an error object instead of choices, arguments that are
-    not a string, a missing id) is built field by field without validation,
-    so that it is read as leniently as the raw JSON would be. Bytes that are
-    not UTF-8 (a provider cutting a character in two) become U+FFFD: JSON's
-    own syntax is ASCII, so only the text they sit in changes, and the reply,
-    its usage and its cost are read, not lost as "not JSON" after being paid.
+    Bytes that are not UTF-8 (a provider cutting a character in two) become
+    U+FFFD: JSON's own syntax is ASCII, so only the text they sit in changes,
+    and the reply, its usage and its cost are read, not lost as "not JSON"
+    after being paid.
     """
     try:
-        return ChatCompletion.model_validate_json(content)
-    except ValueError:  # pydantic's ValidationError is one
-        pass
-    text = content.decode("utf-8", errors="replace")
-    try:
-        return ChatCompletion.model_validate_json(text)
-    except ValueError:
-        pass
-    try:
-        data = parse_json(text)
+        data = parse_json(content)
     except JsonTooDeep as exc:  # a server's own nesting, not a cut: asking again brings (and may bill) the same
         raise ProviderError(f"the endpoint answered 200 with {exc}", status=UNKNOWN_BODY_ERROR_STATUS) from exc
+    except UnicodeDecodeError:
+        return read_completion(content.decode("utf-8", errors="replace").encode())
     except ValueError as exc:
         raise malformed_body("a body that is not JSON") from exc
     if not isinstance(data, dict):
         raise malformed_body("JSON that is not an object")
-    return ChatCompletion.model_construct(**data)
+    return data
 
 
 RESPONSE_ID = re.compile(rb'^\{\s*"id"\s*:\s*"([^"\\]{1,200})"')
@@ -155,25 +138,32 @@ def malformed_body(what: str) -> ProviderError:
     return ProviderError(f"the endpoint answered 200 with {what}", status=UNKNOWN_BODY_ERROR_STATUS, retryable=True)
 
 
-def status_error(exc: openai.APIStatusError, *, secret: str | None) -> ProviderError:
+def status_error(response: httpx.Response, *, secret: str | None) -> ProviderError:
     """Translate an HTTP error status, keeping the server's message and retry hint.
 
     The message is the `error` object's own, with the upstream provider's
     reason OpenRouter relays in its metadata (fanout.llm.reply.error_text),
-    else the SDK's wording ("Error code: N - <body>", or the body's text
-    when it is not JSON).
+    else the words the openai SDK used: "Error code: N - <body>", or the
+    body's text when it is not JSON.
     """
-    status = exc.status_code
-    body = exc.body if isinstance(exc.body, Mapping) else {}  # the SDK has already unwrapped {"error": {...}}
-    message = error_text(body) if body.get("message") else exc.message
-    retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
+    status = response.status_code
+    text = response.text.strip()
+    try:
+        parsed: Any = json.loads(text)
+        fallback = f"Error code: {status} - {parsed}"
+    except ValueError:
+        parsed, fallback = None, text or f"Error code: {status}"
+    body = parsed.get("error", parsed) if isinstance(parsed, Mapping) else None
+    body = body if isinstance(body, Mapping) else {}
+    message = error_text(body) if body.get("message") else fallback
+    retry_after = parse_retry_after(response.headers.get("retry-after"))
     if retry_after is None:
         retry_after = retry_after_from_metadata(body.get("metadata"))
-    text = f"HTTP {status}: {redact(str(message), secret)}"
-    if refuses_model(status, text):
-        return ModelRefused(text, status=status)
-    return ProviderError(text, status=status, retryable=is_retryable_status(status), retry_after=retry_after,
-                         refused=is_refusal(status, text))
+    said = f"HTTP {status}: {redact(str(message), secret)}"
+    if refuses_model(status, said):
+        return ModelRefused(said, status=status)
+    return ProviderError(said, status=status, retryable=is_retryable_status(status), retry_after=retry_after,
+                         refused=is_refusal(status, said))
 
 
 NO_SUCH_MODEL = re.compile(r"not a valid model|invalid model|no such model|unknown model|model\b.*\b(not found|does not exist)"

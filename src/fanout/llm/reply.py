@@ -1,13 +1,11 @@
-"""What a chat completion said, read from the SDK's ChatCompletion: a ChatResult, or a ProviderError.
+"""What a chat completion said, read from its JSON: a ChatResult, or a ProviderError.
 
-OpenRouter's extras are extra fields of the SDK's models (`usage.cost`, an
-`error` object next to `choices` or inside a choice), read by name. A reply
-that fit the type was validated (fanout.llm.endpoint); one that did not was
-built without validation, so its parts are as the server sent them: a tool
-call that is not an object, arguments that are not a string, content as a
-list of parts. Both are read here, as leniently as the raw JSON would be.
-This module imports nothing from the SDK at run time, so fanout.llm.chat can
-name these types without paying for the SDK's import.
+The reply is read as the server sent it, field by field: OpenRouter's extras
+(`usage.cost`, an `error` object next to `choices` or inside a choice) by
+name, and whatever does not fit the OpenAI shape (a tool call that is not an
+object, arguments that are not a string, content as a list of parts, a count
+that is not a number) as leniently as the JSON allows, so that a reply that
+was paid for is not lost to a detail of its shape.
 """
 
 from __future__ import annotations
@@ -15,15 +13,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from fanout.base.errors import ProviderError
 from fanout.http.bounded import parse_json
 from fanout.llm.cost import CostSource
 from fanout.base.retry import is_refusal, is_retryable_status, retry_after_from_metadata
-
-if TYPE_CHECKING:
-    from openai.types.chat import ChatCompletion
 
 # An error in a 200 body that names no HTTP status is most likely the upstream
 # provider failing mid-answer: treat it like a 502, which is worth retrying.
@@ -81,13 +76,13 @@ class OversizedReply(ProviderError):
         self.spent = spent
 
 
-def parse_completion(completion: ChatCompletion, *, secret: str | None = None) -> ChatResult:
-    """A completion as a ChatResult, or the ProviderError an error inside it carries."""
+def parse_completion(completion: Mapping[str, Any], *, secret: str | None = None) -> ChatResult:
+    """A completion (its JSON object) as a ChatResult, or the ProviderError an error inside it carries."""
     choice = _first_choice(completion, secret)
     finish_reason = _field(choice, "finish_reason")
     message = _field(choice, "message")
     tool_calls = parse_tool_calls(_field(message, "tool_calls"))
-    usage = completion.usage
+    usage = completion.get("usage")
     cost, cost_source = reported_cost(usage)
     return ChatResult(
         content=message_text(_field(message, "content")),
@@ -99,16 +94,17 @@ def parse_completion(completion: ChatCompletion, *, secret: str | None = None) -
         cost_source=cost_source,
         cached_tokens=_count(_field(_field(usage, "prompt_tokens_details"), "cached_tokens")),
         cache_write_tokens=_count(_field(_field(usage, "prompt_tokens_details"), "cache_write_tokens")),
-        response_id=completion.id,
-        served_model=completion.model,
+        response_id=_text(completion.get("id")),
+        served_model=_text(completion.get("model")),
     )
 
 
-def _first_choice(completion: ChatCompletion, secret: str | None) -> Any:
+def _first_choice(completion: Mapping[str, Any], secret: str | None) -> Any:
     """The reply's first choice; the ProviderError for an error in the body (beside the choices or in the first
     one, finish_reason `error`), or for a reply without choices."""
-    choices = completion.choices or []
-    error = _field(completion, "error")
+    choices = completion.get("choices")
+    choices = choices if isinstance(choices, list) else []
+    error = completion.get("error")
     if error and not choices:
         raise body_error(error, secret=secret)
     if not _is_object(choices[0] if choices else None):
@@ -142,15 +138,18 @@ def reported_cost(usage: Any) -> tuple[float | None, CostSource]:
 
 
 def _is_object(value: Any) -> bool:
-    """Whether `value` was a JSON object: the SDK builds those into models and leaves anything else as it was."""
-    return value is not None and not isinstance(value, (str, int, float, list))
+    """Whether `value` was a JSON object."""
+    return isinstance(value, dict)
 
 
 def _field(value: Any, name: str) -> Any:
-    """A field of a part the SDK built (an attribute, extras included) or left a dict; None if absent."""
-    if isinstance(value, dict):
-        return value.get(name)
-    return getattr(value, name, None) if _is_object(value) else None
+    """A field of a JSON object; None if absent, or if `value` is not an object."""
+    return value.get(name) if isinstance(value, dict) else None
+
+
+def _text(value: Any) -> str | None:
+    """An id or a name as text, whatever JSON type the server sent it as."""
+    return None if value is None else value if isinstance(value, str) else json.dumps(value)
 
 
 def _count(value: Any) -> int:
