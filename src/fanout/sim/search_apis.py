@@ -28,7 +28,8 @@ from typing import Any
 
 from aiohttp import web
 
-from fanout.sim.corpus import PUBMED_PREFIX, Page, pubmed_id
+from fanout.sim.corpus import PUBMED_PREFIX, pubmed_id
+from fanout.sim.corpus_types import Page
 from fanout.sim.dice import dice, short_hash
 from fanout.sim.pages import render_error_page, render_page
 from fanout.sim.state import STATE, SimState
