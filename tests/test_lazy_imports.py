@@ -52,7 +52,6 @@ LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("cli/tool.py", "fanout.tools"): AT_RUN + " (the toolbox: cache, providers, download)",
     ("http/client.py", "fanout.http.transport"): "aiohttp's import is a quarter second; tests pass their own transport",
     ("llm/chat.py", "fanout.llm.endpoint"): "the openai SDK (most of a second) only when a ChatClient is made",
-    ("store/layout.py", "fanout.store.outputs"): "a cycle: the output writer sits above the layout it reads",
     ("store/outputs.py", "fanout.store.manifest"): "every command loads the writer at start (fanout.cli.outputs); "
                                                    "the manifest only a command that reads a run",
     ("tools/extract.py", "trafilatura"): "trafilatura (lxml) only in the extraction worker that reads a page",
