@@ -51,8 +51,6 @@ LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("cli/sim.py", "fanout.sim"): "the simulator (aiohttp's server, its worlds) only when `fanout sim` runs",
     ("cli/tool.py", "fanout.tools"): AT_RUN + " (the toolbox: cache, providers, download)",
     ("http/client.py", "fanout.http.transport"): "aiohttp's import is a quarter second; tests pass their own transport",
-    ("sim/corpus.py", "fanout.sim.claims"): "a cycle: sim.claims imports this module's Page",
-    ("store/layout.py", "fanout.store.outputs"): "a cycle: the output writer sits above the layout it reads",
     ("store/outputs.py", "fanout.store.manifest"): "every command loads the writer at start (fanout.cli.outputs); "
                                                    "the manifest only a command that reads a run",
     ("tools/extract.py", "trafilatura"): "trafilatura (lxml) only in the extraction worker that reads a page",

@@ -12,7 +12,8 @@ import pytest
 
 from fanout.base.errors import ConfigError
 from fanout.store import reviews
-from fanout.store.layout import LOG_NAME, REVIEWS_NAME, RUN_FILES, refuse_run_file, run_file
+from fanout.store.layout import LOG_NAME, REVIEWS_NAME, RUN_FILES, run_file
+from fanout.store.outputs import refuse_run_file
 from fanout.store.reviews import NOTE_CAP, Review, append_review, read_reviews
 
 

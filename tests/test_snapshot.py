@@ -14,7 +14,8 @@ import yaml
 
 from fanout.base.validate import package_data
 from fanout.base.errors import ConfigError
-from fanout.workloads.patrol.edit import Edit, EditedItem, ParsedEdit, Reference
+from fanout.workloads.patrol.edit import Edit
+from fanout.workloads.patrol.edit_fields import EditedItem, ParsedEdit, Reference
 from fanout.workloads.patrol.snapshot import Snapshot, load_snapshot
 from edits import edit_data
 

@@ -398,7 +398,7 @@ def test_a_cascade_and_a_router_read_the_edits_one_team_evidence(tmp_path):
 from fanout.llm.chat import ChatClient  # noqa: E402
 from fanout.research.brief import plan_request, worker_brief  # noqa: E402
 from fanout.research.shared import judge_evidence  # noqa: E402
-from fanout.research.team import Team  # noqa: E402
+from fanout.research.roster import Team  # noqa: E402
 from fanout.research.team_pool import pool_evidence  # noqa: E402
 from fanout.research.team_steps import aggregate_step, plan_step, work_step  # noqa: E402
 from fanout.tools import ToolBox  # noqa: E402

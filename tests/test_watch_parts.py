@@ -12,7 +12,7 @@ import pytest
 from fanout.base.errors import ConfigError
 from fanout.report.truth import STREAM_SOURCE, Labels, stream_outcomes, with_stream_outcomes
 from fanout.sim import SimConfig, WorldSettings
-from fanout.sim.app import SimState
+from fanout.sim.state import SimState
 from fanout.sim.corpus import load_corpus
 from fanout.sim.models import SIM_MODELS
 from fanout.store.layout import PREFILTER_NAME, STREAM_OUTCOMES_NAME, WATCH_EDITS_NAME, WATCH_JOURNAL_NAME

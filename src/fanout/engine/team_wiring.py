@@ -29,7 +29,8 @@ from fanout.base.records import EvidenceRecord, TeamStep
 from fanout.engine.settings import RunSettings
 from fanout.engine.stepping import price_per_verdict
 from fanout.llm.models import ModelSpec
-from fanout.research.team import Team, TeamSteps, run_team
+from fanout.research.roster import Team
+from fanout.research.team import TeamSteps, run_team
 from fanout.store.team_log import TeamLog
 
 DEFAULT_WORKERS = 2

@@ -41,6 +41,7 @@ import anyio
 from fanout.base.item import Item, Prompt
 from fanout.base.records import EvidenceRecord, TeamStep, utc_now
 from fanout.research.brief import aggregate_request, plan_request, review_request, worker_brief
+from fanout.research.roster import Team
 from fanout.research.team_pool import pool_evidence
 from fanout.tools.fusion import canonical_url
 
@@ -48,16 +49,6 @@ REDONE_STATUSES = frozenset({"error", "refused"})
 """A worker's logged step with one of these is asked again when an item's evidence is built anew."""
 GATHERED = ("ok", "timeout", "incomplete")
 """A worker's statuses whose research reaches the judges."""
-
-
-@dataclass(frozen=True)
-class Team:
-    """Who researches (pinned in the manifest): the planner, the workers in order, the aggregator, the rounds."""
-
-    planner: str
-    workers: tuple[str, ...]
-    aggregator: str | None = None
-    rounds: int = 2
 
 
 class TeamSteps(Protocol):

@@ -22,18 +22,16 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fanout.base.item import Item
 from fanout.base.records import (
     EvidenceRecord, PooledPage, TeamEvidence, TeamStep, ToolCallLog, Usage, WorkerNotes, utc_now,
 )
 from fanout.llm.cost import COST_SOURCES, weakest
+from fanout.research.roster import Team
 from fanout.research.shared import TEAM_PROTOCOL
 from fanout.tools.fusion import canonical_url
-
-if TYPE_CHECKING:
-    from fanout.research.team import Team
 
 TEAM_INVESTIGATOR = "team"
 """EvidenceRecord.investigator of a team's pooled evidence (who did what is in its `team`)."""

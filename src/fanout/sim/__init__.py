@@ -20,11 +20,12 @@ from typing import Any
 
 from aiohttp import web
 
-from fanout.sim.app import NOTICE, WIKI_API_PATH, SimState, build_app
+from fanout.sim.app import NOTICE, WIKI_API_PATH, build_app
 from fanout.sim.corpus import PUBMED_PREFIX, Corpus, load_corpus
 from fanout.sim.faults import FaultProfile, load_profile, profile_from_dict, with_overrides
 from fanout.sim.models import SIM_MODELS, SimModel
 from fanout.sim.search_apis import ARXIV_PATH, EUTILS_PATH, SERPAPI_PATH
+from fanout.sim.state import SimState
 from fanout.sim.revertrisk import PATH as REVERTRISK_PATH
 from fanout.sim.wikidata_api import API_PATH as WIKIDATA_API_PATH
 from fanout.sim.wikidata_world import WorldSettings

@@ -12,10 +12,6 @@ import asyncio
 import functools
 import json
 import random
-import time
-from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -23,17 +19,9 @@ from aiohttp import web
 
 from fanout.sim.claims import claim_in, extraction_reply, load_claims_world
 from fanout.sim.conversation import Conversation, read_conversation, request_chars
-from fanout.sim.corpus import WIKI_WEIGHTS, Corpus, Hit
-from fanout.sim.dice import dice, lognormal_seconds
-from fanout.sim.faults import (
-    RATE_KINDS,
-    FaultProfile,
-    Latency,
-    ModelFaults,
-    RpmLimiter,
-    TokenBucket,
-    retry_after_header,
-)
+from fanout.sim.corpus import WIKI_WEIGHTS, Hit
+from fanout.sim.dice import dice
+from fanout.sim.faults import RATE_KINDS, ModelFaults, retry_after_header
 from fanout.sim.investigation import Reply, investigate
 from fanout.sim.misbehaviour import cut_off, invalid_verdict_json, malformed_arguments, unknown_tool
 from fanout.sim.models import SimModel, estimate_tokens, find_model
@@ -45,15 +33,12 @@ from fanout.sim.openrouter import (
     generation_record,
 )
 from fanout.sim.pages import render_error_page, render_page
-from fanout.sim.prompt_cache import CacheUse, PromptCache
+from fanout.sim.prompt_cache import CacheUse
 from fanout.sim.search_apis import EUTILS_PATH, SERPAPI_PATH, search_api_routes
-from fanout.sim.stats import SimStats
+from fanout.sim.state import STATE, SimState
 from fanout.sim.team import invalid_brief, team_content, worker_notes
 from fanout.sim.verdicts import verdict_answer
 from fanout.sim import revertrisk, stream_app, wikidata_api
-from fanout.sim.eventstream import StreamControl
-from fanout.sim.wikidata_world import World, WorldSettings
-from fanout.sim.world_pages import WorldPages
 from fanout.sim.world_state import WORLD, WorldState
 
 ENGINES = ("google", "duckduckgo", "brave")
@@ -72,54 +57,6 @@ NOTICE = (
 )
 
 
-@dataclass
-class SimState:
-    """Everything the handlers share; one per running simulator."""
-
-    seed: int
-    profile: FaultProfile
-    latency_scale: float
-    models: tuple[SimModel, ...]
-    corpus: Corpus
-    require_auth: bool
-    clock: Callable[[], float]
-    valid_keys: frozenset[str] | None = None
-    """Only these Bearer tokens are accepted (a token becomes required); None accepts any."""
-    world_settings: WorldSettings = field(default_factory=WorldSettings)
-    wall_clock: Callable[[], float] = time.time
-    """The simulated Wikidata's clock (epoch seconds): its edits are made at wall-clock times."""
-    stats: SimStats = field(default_factory=SimStats)
-    limiter: RpmLimiter = field(init=False)
-    bucket: TokenBucket = field(init=False)
-    prompt_cache: PromptCache = field(init=False)
-    """The providers' prompt caches, per conversation (fanout.sim.prompt_cache)."""
-    world: World = field(init=False)
-    """The simulated Wikidata: its edits, reverts and stream (fanout.sim.wikidata_world)."""
-    stream_control: StreamControl = field(init=False)
-    attempts: Counter[tuple[Any, ...]] = field(default_factory=Counter)
-    generations: dict[str, tuple[float, dict[str, Any]]] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        self.limiter = RpmLimiter(self.clock)
-        self.bucket = TokenBucket(self.clock)
-        self.prompt_cache = PromptCache(self.clock)
-        self.world = World(self.seed, self.world_settings, self.wall_clock)
-        self.stream_control = StreamControl()
-        self.corpus = self.corpus.growing(WorldPages(self.world))  # pages for the live edits, as they are made
-
-    def next_attempt(self, *key: Any) -> int:
-        """How many times this exact request came before: retries get fresh fault draws."""
-        attempt = self.attempts[key]
-        self.attempts[key] += 1
-        return attempt
-
-    def latency(self, latency: Latency, *key: Any) -> float:
-        return lognormal_seconds(dice(self.seed, "latency", *key), latency.median_s, latency.p95_s) * self.latency_scale
-
-
-STATE = web.AppKey("sim_state", SimState)
-
-
 def build_app(state: SimState) -> web.Application:
     app = web.Application(client_max_size=32 * 1024 * 1024)
     app[STATE] = state
@@ -130,7 +67,7 @@ def build_app(state: SimState) -> web.Application:
     app.router.add_get("/search", search)
     app.router.add_post("/search", search)
     app.router.add_get(WIKI_API_PATH, wiki_search)
-    app.add_routes(search_api_routes(STATE))
+    app.add_routes(search_api_routes())
     app.router.add_get("/web/{address:.+}", web_page)
     app.router.add_get("/stats", stats)
     app.router.add_get("/labels", labels)

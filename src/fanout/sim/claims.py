@@ -41,7 +41,7 @@ import yaml
 
 from fanout.base.validate import package_data
 from fanout.base.yamlio import SAFE_LOADER
-from fanout.sim.corpus import EditFacts, Page
+from fanout.sim.corpus_types import EditFacts, Page
 from fanout.sim.dice import dice, short_hash
 from fanout.workloads.claims.align import MATCH, coverage
 from fanout.workloads.claims.claim import CLAIM_LINE

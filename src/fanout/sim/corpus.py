@@ -15,7 +15,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -25,11 +25,12 @@ import yaml
 from fanout.base.validate import package_data
 from fanout.base.errors import ConfigError
 from fanout.base.yamlio import SAFE_LOADER
+from fanout.sim.claims import load_claims_world
+from fanout.sim.corpus_types import WEB_PREFIX, EditFacts, Page
 from fanout.sim.dice import dice
 
 STANCES: tuple[str, ...] = ("supports", "contradicts", "vague", "namesake", "offtopic")
 TRUTHS: tuple[str, ...] = ("correct", "incorrect", "unverifiable")
-WEB_PREFIX = "/web/"
 PUBMED_PREFIX = "/pubmed/"
 """Where the PubMed-style API's articles are served: /pubmed/{pmid}/, one per page it indexes."""
 
@@ -44,64 +45,6 @@ STOPWORDS = frozenset(
     "a an and are as at be by for from has have he her his in is it its of on or she that the "
     "their this to was were what when where which who whom why with about source official record".split()
 )
-
-
-@dataclass(frozen=True)
-class Page:
-    """One page of the offline web, served at {base}/web/{address}."""
-
-    address: str
-    """host/path, e.g. www.bbc.co.uk/news/entertainment-arts/1331105."""
-    template: str
-    title: str
-    section: str = ""
-    date: str | None = None
-    byline: str = ""
-    summary: str = ""
-    """What the page says about the claim, for simulated rationales."""
-    body: tuple[str, ...] = ()
-    facts: tuple[tuple[str, str], ...] = ()
-    keywords: tuple[str, ...] = ()
-    stances: dict[int, str] = field(default_factory=dict)
-    status: int = 200
-    generated: bool = False
-    only: str | None = None
-    """`pubmed` or `arxiv`: found only by that search (the literature a general search engine misses); None: by all."""
-
-    @property
-    def host(self) -> str:
-        return self.address.split("/", 1)[0]
-
-    def stance(self, rcid: int | None) -> str:
-        return self.stances.get(rcid, "offtopic") if rcid is not None else "offtopic"
-
-    def url(self, base_url: str) -> str:
-        return f"{base_url}{WEB_PREFIX}{self.address}"
-
-    def snippet(self, limit: int = 220) -> str:
-        """The search-result text: the opening of the article, as engines show it."""
-        text = " ".join(self.body) or "; ".join(f"{k}: {v}" for k, v in self.facts)
-        if len(text) <= limit:
-            return text
-        cut = text[:limit].rsplit(" ", 1)[0]
-        return cut.rstrip(",;:") + " …"
-
-
-@dataclass(frozen=True)
-class EditFacts:
-    """What the simulator knows about one sample edit: its claim and the truth."""
-
-    rcid: int
-    qid: str
-    label: str
-    description: str
-    prop: str
-    """The property (or qualifier) as words, for queries and rationales."""
-    value: str
-    """The edited value as words."""
-    truth: str
-    facts: str = ""
-    evidence_hint: str = ""
 
 
 @dataclass(frozen=True)
@@ -327,8 +270,6 @@ def load_corpus(
     )
     pages = _pages_for(_read_yaml(corpus_path or package_data("sim/corpus.yaml")).get("pages") or [], edits)
     if corpus_path is None and snapshot_path is None and truth_path is None:  # the bundled corpus: with the claims
-        from fanout.sim.claims import load_claims_world  # it imports this module's Page
-
         world = load_claims_world()
         return Corpus(pages, edits, world.facts(), world.pages)
     return Corpus(pages, edits)

@@ -17,7 +17,8 @@ from typing import Literal
 
 from fanout.sim.claims import claim_in
 from fanout.sim.conversation import Conversation, WorkerBrief
-from fanout.sim.corpus import Corpus, EditFacts, tokens
+from fanout.sim.corpus import Corpus, tokens
+from fanout.sim.corpus_types import EditFacts
 from fanout.sim.dice import dice
 from fanout.sim.models import SimModel
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from html import escape
 
-from fanout.sim.corpus import Page
+from fanout.sim.corpus_types import Page
 from fanout.sim.dice import dice
 
 SITE_NAMES = {

@@ -24,16 +24,15 @@ import functools
 import json
 from xml.sax.saxutils import escape
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aiohttp import web
 
-from fanout.sim.corpus import PUBMED_PREFIX, Page, pubmed_id
+from fanout.sim.corpus import PUBMED_PREFIX, pubmed_id
+from fanout.sim.corpus_types import Page
 from fanout.sim.dice import dice, short_hash
 from fanout.sim.pages import render_error_page, render_page
-
-if TYPE_CHECKING:
-    from fanout.sim.app import SimState
+from fanout.sim.state import STATE, SimState
 
 EUTILS_PATH = "/entrez/eutils/"
 ARXIV_PATH = "/api/query"
@@ -50,13 +49,12 @@ NO_RESULTS = "Google hasn't returned any results for this query."
 web_handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def search_api_routes(state_key: web.AppKey[SimState]) -> list[web.RouteDef]:
-    """The routes, each reading the simulator's state under `state_key` (the app's own key, passed in so
-    this module needs nothing of fanout.sim.app at run time)."""
+def search_api_routes() -> list[web.RouteDef]:
+    """The routes, each reading the simulator's state from the app (fanout.sim.state.STATE)."""
 
     def handler(answer: Callable[[SimState, web.Request], Awaitable[web.Response]]) -> web_handler:
         async def handle(request: web.Request) -> web.StreamResponse:
-            return await answer(request.app[state_key], request)
+            return await answer(request.app[STATE], request)
         return handle
 
     return [web.get(EUTILS_PATH + "esearch.fcgi", handler(esearch)),

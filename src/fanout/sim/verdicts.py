@@ -27,7 +27,8 @@ from urllib.parse import urlsplit
 
 from fanout.sim.confidence import stated_confidence
 from fanout.sim.conversation import SCALE, Conversation
-from fanout.sim.corpus import Corpus, Page
+from fanout.sim.corpus import Corpus
+from fanout.sim.corpus_types import Page
 from fanout.sim.dice import dice
 from fanout.sim.investigation import AUTHORITATIVE, Subject, subject_for
 from fanout.sim.models import SimModel

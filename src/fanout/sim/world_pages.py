@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import re
 
-from fanout.sim.corpus import Corpus, EditFacts, Page, tokens
+from fanout.sim.corpus import Corpus, tokens
+from fanout.sim.corpus_types import EditFacts, Page
 from fanout.sim.dice import dice
 from fanout.sim.wikidata_items import LABELS, Change, Person, person, printed_value
 from fanout.sim.wikidata_world import World, WorldRevision

@@ -28,7 +28,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import stat
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -248,20 +248,6 @@ def run_file_table() -> str:
     for f in RUN_FILES.values():
         rows.append(f"| `{f.name}` | {f.kind.value} | {f.what} | {_line_text(f.schema)} |")
     return "\n".join(rows) + "\n"
-
-
-def refuse_run_file(
-    path: Path,
-    option: str,
-    *,
-    inputs: Mapping[Path, str] | None = None,
-    ours: Callable[[bytes], bool] | None = None,
-    force: bool = False,
-) -> None:
-    """The output writer's refusals (fanout.store.outputs.check_output), for a caller that writes by itself."""
-    from fanout.store.outputs import check_output  # the writer sits above the layout it reads
-
-    check_output(path, option, inputs=inputs, ours=ours, force=force)
 
 
 def run_file_at(path: Path) -> tuple[Path, str] | None:

@@ -193,7 +193,8 @@ def check_preparation(manifest: Manifest, pins: Mapping[str, Any], *, allow_chan
 
 
 def run_inputs(run_dir: Path) -> dict[Path, str]:
-    """The files a run reads, each with what it is, for refuse_run_file: none may be written over."""
+    """The files a run reads, each with what it is, for the output writer (fanout.store.outputs): none may be
+    written over."""
     try:
         manifest = load_manifest(run_dir)
     except ConfigError:

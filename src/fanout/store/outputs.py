@@ -109,6 +109,12 @@ def check_output(path: Path, option: str, *, inputs: Mapping[Path, str] | None =
         _refuse_foreign(path, option, ours)
 
 
+def refuse_run_file(path: Path, option: str, *, inputs: Mapping[Path, str] | None = None, ours: Ours | None = None,
+                    force: bool = False) -> None:
+    """The output writer's refusals (check_output), for a caller that writes by itself."""
+    check_output(path, option, inputs=inputs, ours=ours, force=force)
+
+
 def _refuse_unusable(path: Path, option: str) -> None:
     if not str(path).strip():
         raise ConfigError(f"{option} is empty; name a file to write")

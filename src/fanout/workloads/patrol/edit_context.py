@@ -13,17 +13,15 @@ offline simulator can tell which edit it is being asked about.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from fanout.workloads.patrol.edit_fields import EditFields
 from fanout.workloads.patrol.precheck import (
     check_ontological_consistency,
     make_verification_question,
     show_property,
     show_value,
 )
-
-if TYPE_CHECKING:  # an Edit's methods call these functions (fanout.workloads.patrol.edit): the type only
-    from fanout.workloads.patrol.edit import Edit
 
 MAX_CLAIM_PROPERTIES = 15
 """Above this many properties, show only the edited property's group and P31."""
@@ -59,7 +57,7 @@ PROPERTY_LABELS: dict[str, str] = {
 }
 
 
-def build_edit_context(edit: Edit) -> str:
+def build_edit_context(edit: EditFields) -> str:
     """The user message that opens a model's investigation of this edit."""
     sections = [
         f"Verification question: {make_verification_question(edit)}",
@@ -80,7 +78,7 @@ def build_edit_context(edit: Edit) -> str:
 # --- the edit itself ---------------------------------------------------------------------
 
 
-def _edit_lines(edit: Edit) -> list[str]:
+def _edit_lines(edit: EditFields) -> list[str]:
     p = edit.parsed
     lines = [f"rcid: {edit.rcid}", _entity_line(edit.title)]
     parent = edit.parent_revid
@@ -110,7 +108,7 @@ def _entity_line(entity_id: str) -> str:
     return f"entity: {entity_id} (a {kind}, not an item)" if kind else f"qid: {entity_id}"
 
 
-def _value_lines(edit: Edit) -> list[str]:
+def _value_lines(edit: EditFields) -> list[str]:
     p = edit.parsed.fields
     diff = edit.diff
     diff_type = edit.diff_type
@@ -132,7 +130,7 @@ def _value_lines(edit: Edit) -> list[str]:
     return [f"new value: {value}"]
 
 
-def _claim_part_line(edit: Edit) -> str | None:
+def _claim_part_line(edit: EditFields) -> str | None:
     """The qualifier, rank or reference an edit of part of a statement changed; None for its value."""
     p, diff, diff_type = edit.parsed.fields, edit.diff, edit.diff_type
     if diff_type.startswith("qualifier_"):
@@ -155,7 +153,7 @@ def _quoted(text: Any) -> str:
 # --- the item's claims --------------------------------------------------------------------
 
 
-def _claim_section(edit: Edit) -> list[str]:
+def _claim_section(edit: EditFields) -> list[str]:
     claims = edit.item.claims
     shown = _properties_to_show(edit, list(claims))
     header = "Item claims at this revision (after the edit)"
@@ -169,7 +167,7 @@ def _claim_section(edit: Edit) -> list[str]:
     return lines
 
 
-def _properties_to_show(edit: Edit, pids: list[str]) -> list[str]:
+def _properties_to_show(edit: EditFields, pids: list[str]) -> list[str]:
     ordered = sorted(pids, key=lambda pid: (pid != "P31", int(pid[1:])))
     if len(ordered) <= MAX_CLAIM_PROPERTIES:
         return ordered
@@ -184,7 +182,7 @@ def _group_of(pid: str | None) -> frozenset[str]:
     return frozenset({pid}).union(*groups)
 
 
-def _property_name(edit: Edit, pid: str) -> str:
+def _property_name(edit: EditFields, pid: str) -> str:
     p = edit.parsed
     label = p.property_label if pid == p.property else PROPERTY_LABELS.get(pid)
     return show_property(pid, label)
@@ -215,12 +213,12 @@ def _claim_value(claim: Mapping[str, Any]) -> str:
 # --- prefetched references and warnings ---------------------------------------------------
 
 
-def shown_reference_urls(edit: Edit) -> list[str]:
+def shown_reference_urls(edit: EditFields) -> list[str]:
     """The references whose text the prompt hands over: the verdict may cite them as read."""
     return [ref.url for ref in edit.references[:MAX_REFERENCES]]
 
 
-def _reference_section(edit: Edit) -> list[str]:
+def _reference_section(edit: EditFields) -> list[str]:
     references = edit.references
     if not references:
         return []
@@ -239,7 +237,7 @@ def _truncate(text: str, limit: int) -> str:
     return f"{text[:limit]} [... truncated: {len(text) - limit} more characters]"
 
 
-def _warning_section(edit: Edit) -> list[str]:
+def _warning_section(edit: EditFields) -> list[str]:
     warnings = check_ontological_consistency(edit)
     lines = ["Consistency warnings (from the item's own claims)"]
     lines.extend(f"- {w}" for w in warnings)

@@ -14,10 +14,9 @@ adding one is a one-line change.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
-if TYPE_CHECKING:  # an Edit's methods call these functions (fanout.workloads.patrol.edit): the type only
-    from fanout.workloads.patrol.edit import Edit
+from fanout.workloads.patrol.edit_fields import EditFields
 
 QID_RE = re.compile(r"Q[1-9][0-9]*")
 """An item id: a value of this shape names an item, not a literal."""
@@ -101,7 +100,7 @@ ENTITY_KIND_PREFIXES = {"P": "the property ", "L": "the lexeme "}
 """How a question names a non-item entity, so a model does not check a property or a lexeme as if it were an item."""
 
 
-def subject(edit: Edit) -> str:
+def subject(edit: EditFields) -> str:
     """`Douglas Adams (Q42)`, or the bare QID for an item without an English label; `the property ...` for P ids."""
     label = edit.item.label_en
     named = f"{label} ({edit.title})" if label else edit.title
@@ -126,7 +125,7 @@ def show_property(pid: str | None, label: str | None) -> str:
 # --- the verification question ----------------------------------------------------------
 
 
-def make_verification_question(edit: Edit) -> str:
+def make_verification_question(edit: EditFields) -> str:
     """One question about exactly what this edit changed."""
     diff_type = edit.diff_type
     kind = diff_type.split("_", 1)[0]
@@ -141,13 +140,13 @@ def make_verification_question(edit: Edit) -> str:
     return _value_question(edit, diff_type)
 
 
-def _claim_phrase(edit: Edit) -> str:
+def _claim_phrase(edit: EditFields) -> str:
     p = edit.parsed
     value = show_value(p.value_raw, p.value_label)
     return f"{subject(edit)} has {show_property(p.property, p.property_label)} {value}"
 
 
-def _old_value(edit: Edit) -> str | None:
+def _old_value(edit: EditFields) -> str | None:
     fields = edit.parsed.fields
     raw = fields.get("old_value_raw", edit.diff.get("old"))
     if raw is None:
@@ -155,7 +154,7 @@ def _old_value(edit: Edit) -> str | None:
     return show_value(raw, fields.get("old_value_label"))
 
 
-def _value_question(edit: Edit, diff_type: str) -> str:
+def _value_question(edit: EditFields, diff_type: str) -> str:
     if diff_type == "value_removed":
         return f"Was it right to remove the claim that {_claim_phrase(edit)}?"
     old = _old_value(edit)
@@ -164,7 +163,7 @@ def _value_question(edit: Edit, diff_type: str) -> str:
     return f"Is it correct that {_claim_phrase(edit)}?"
 
 
-def _qualifier_question(edit: Edit, diff_type: str) -> str:
+def _qualifier_question(edit: EditFields, diff_type: str) -> str:
     p = edit.parsed.fields
     qualifier = show_property(p.get("qualifier_property"), p.get("qualifier_property_label"))
     value = show_value(p.get("qualifier_value_raw", edit.diff.get("new")), p.get("qualifier_value_label"))
@@ -174,7 +173,7 @@ def _qualifier_question(edit: Edit, diff_type: str) -> str:
     return f"Is it correct that {qualifier} is {value} for the statement that {_claim_phrase(edit)}?"
 
 
-def _reference_question(edit: Edit, diff_type: str) -> str:
+def _reference_question(edit: EditFields, diff_type: str) -> str:
     p = edit.parsed.fields
     diff = edit.diff
     removed = diff_type == "reference_removed"
@@ -187,7 +186,7 @@ def _reference_question(edit: Edit, diff_type: str) -> str:
     return f"Does {ref_text} support the statement that {_claim_phrase(edit)}?"
 
 
-def _rank_question(edit: Edit) -> str:
+def _rank_question(edit: EditFields) -> str:
     diff = edit.diff
     return (
         f"Was it right to change the rank of the statement that {_claim_phrase(edit)} "
@@ -195,7 +194,7 @@ def _rank_question(edit: Edit) -> str:
     )
 
 
-def _term_question(edit: Edit, kind: str, diff_type: str) -> str:
+def _term_question(edit: EditFields, kind: str, diff_type: str) -> str:
     term = _term_name(kind, edit.parsed.fields.get("language") or edit.diff.get("language"))
     old, new = edit.diff.get("old"), edit.parsed.value_raw
     about = _about(edit)
@@ -215,7 +214,7 @@ def _term_name(kind: str, language: Any) -> str:
     return f"{'English' if (language or 'en') == 'en' else repr(language)} {kind}"
 
 
-def _about(edit: Edit) -> str:
+def _about(edit: EditFields) -> str:
     """The entity by its id (`Property:P31`, `Lexeme:L7`), with its English description when it has one."""
     description = edit.item.description_en
     named = ENTITY_KIND_PREFIXES.get(edit.title[:1], "") + edit.title
@@ -259,12 +258,12 @@ def parse_time(value: Any) -> WikiDate | None:
     return WikiDate(year, int(m.group(3)), int(m.group(4)))
 
 
-def check_ontological_consistency(edit: Edit) -> list[str]:
+def check_ontological_consistency(edit: EditFields) -> list[str]:
     """Warnings from the item's own claims and the edited value; [] when nothing is off."""
     return [*_kind_warnings(edit), *_people_warnings(edit), *_date_warnings(edit)]
 
 
-def _edited_values(edit: Edit) -> list[tuple[str, Any, str]]:
+def _edited_values(edit: EditFields) -> list[tuple[str, Any, str]]:
     """(property, new raw value, readable property) for each value this edit puts in."""
     p = edit.parsed.fields
     diff_type = edit.diff_type
@@ -281,7 +280,7 @@ def _edited_values(edit: Edit) -> list[tuple[str, Any, str]]:
     return out
 
 
-def _kind_warnings(edit: Edit) -> list[str]:
+def _kind_warnings(edit: EditFields) -> list[str]:
     warnings = []
     for pid, raw, shown in _edited_values(edit):
         problem = _kind_problem(pid, raw)
@@ -315,11 +314,11 @@ def _fits(kind: str, raw: Any) -> bool:
     return re.fullmatch(r"[+-]?[0-9.]+\s*,\s*[+-]?[0-9.]+", text) is not None  # COORDINATE
 
 
-def _is_human(edit: Edit) -> bool:
+def _is_human(edit: EditFields) -> bool:
     return any(c.get("value") == HUMAN for c in edit.item.claims.get("P31") or [])
 
 
-def _people_warnings(edit: Edit) -> list[str]:
+def _people_warnings(edit: EditFields) -> list[str]:
     claims = edit.item.claims
     makes_human = edit.parsed.property == "P31" and edit.parsed.value_raw == HUMAN
     warnings = []
@@ -345,7 +344,7 @@ class _DatedClaim(NamedTuple):
     shown: str
 
 
-def _life_date(edit: Edit, pid: str) -> _DatedClaim | None:
+def _life_date(edit: EditFields, pid: str) -> _DatedClaim | None:
     """The edited value when this edit sets pid, else the item's first value for pid."""
     p = edit.parsed
     raw: Any
@@ -361,7 +360,7 @@ def _life_date(edit: Edit, pid: str) -> _DatedClaim | None:
     return None if date is None else _DatedClaim(date, show_value(raw, label))
 
 
-def _date_warnings(edit: Edit) -> list[str]:
+def _date_warnings(edit: EditFields) -> list[str]:
     birth, death = _life_date(edit, BIRTH), _life_date(edit, DEATH)
     edited_on = parse_time(edit.timestamp[:10])
     warnings = []
