@@ -18,11 +18,13 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import select
 import signal
 import socket
 import subprocess
 import sys
 import threading
+from contextlib import suppress
 from dataclasses import dataclass
 
 PRELOAD = {
@@ -86,7 +88,7 @@ class _Warm:
                                        pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL)
         theirs.close()
         self.channel = ours
-        self.replies = ours.makefile("rb")
+        self.buffer = b""
         self.running: WarmProcess | None = None
         atexit.register(self.close)
 
@@ -94,9 +96,21 @@ class _Warm:
         """Ends the warm interpreter (its socket closes) and reaps it, so its CPU is counted and nothing outlives us."""
         if self.running is not None:
             self.running.send_signal(signal.SIGKILL)
-        self.replies.close()
         self.channel.close()
         self.server.wait(timeout=60)
+
+
+    def reply(self, *, block: bool = True) -> int | None:
+        """The next number the warm interpreter sends (a pid, then an exit status); None if none came yet."""
+        while b"\n" not in self.buffer:
+            if not block and not select.select([self.channel], [], [], 0)[0]:
+                return None
+            received = self.channel.recv(4096)
+            if not received:
+                raise RuntimeError(f"the warm interpreter ended (exit status {self.server.wait()})")
+            self.buffer += received
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return int(line)
 
 
 _warm: _Warm | None = None
@@ -113,13 +127,23 @@ class WarmProcess:
 
     def send_signal(self, signum: int) -> None:
         if self.returncode is None:
-            os.kill(self.pid, signum)
+            with suppress(ProcessLookupError):  # it ended, and its status is on its way
+                os.kill(self.pid, signum)
+
+    def poll(self) -> int | None:
+        """The exit status if the process ended, else None (as subprocess's poll)."""
+        if self.returncode is None:
+            self.returncode = self._warm.reply(block=False)
+            if self.returncode is not None:
+                self._warm.running = None
+        return self.returncode
 
     def wait(self) -> int:
         """The exit status as subprocess gives it (negative: the signal that ended it); blocks until it ends."""
         if self.returncode is None:
-            self.returncode = int(self._warm.replies.readline())
+            self.returncode = self._warm.reply()
             self._warm.running = None
+        assert self.returncode is not None
         return self.returncode
 
 
@@ -142,5 +166,7 @@ def start(argv: list[str], *, stdin: int | None = None, stdout: int | None = Non
             socket.send_fds(warm.channel, [json.dumps(request).encode()], fds)
         finally:
             os.close(null)
-        warm.running = WarmProcess(int(warm.replies.readline()), warm)
+        pid = warm.reply()
+        assert pid is not None
+        warm.running = WarmProcess(pid, warm)
         return warm.running
