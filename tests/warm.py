@@ -6,7 +6,10 @@ interpreter per test process (the warm one, started on first use) imports fanout
 load, then forks a child per command; the child puts the given stdin, stdout and stderr on fds 0-2, takes the
 test's environment and working directory, and runs `fanout.__main__` as `python -m fanout` does, up to the
 interpreter's own exit (so what a real process does on exit, such as flushing stdout into a closed pipe, happens
-as it would). The warm interpreter has no threads when it forks, and ends when this process closes its socket.
+as it would: checked against a fresh interpreter, both exit 120 with the same "Exception ignored" line). What an
+interpreter reads only as it starts (PYTHONUNBUFFERED, PYTHONHASHSEED, ...) comes from the environment the warm
+one started in, not from the test's at the fork. The warm interpreter has no threads when it forks, and ends when
+this process closes its socket.
 
     process = warm.start(["report", str(run_dir)], stdout=write_end)
     process.send_signal(signal.SIGTERM)
