@@ -3,25 +3,27 @@
 A loopback echo server plays every part (an OpenAI-compatible endpoint, SearXNG
 and a web page) and hands back whatever Bearer token it received: in the
 model's search query, in a URL the model asks to fetch, and in its verdict.
-The real CLI runs against it as a child process with keys planted in its
-environment, the way a user would run it.
+The CLI runs against it through its entry point (fanout.cli.main, what
+`python -m fanout` calls) with keys planted in the environment, the server
+served from a thread; what the commands print is read at file descriptors 1
+and 2.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import anyio
 import pytest
 from aiohttp import web
+from anyio.from_thread import start_blocking_portal
 
 from fanout.base.validate import package_data
+from fanout.cli import main
 from fanout.llm.reply import redact
 from loopback import serving
 
@@ -103,18 +105,37 @@ async def echo_server() -> AsyncIterator[Echo]:
         yield echo
 
 
-async def fanout(env: dict[str, str], *args: str) -> tuple[int, bytes]:
-    result = await anyio.run_process([sys.executable, "-m", "fanout", *args], check=False, env={**os.environ, **env})
-    return result.returncode, result.stdout + result.stderr
+@contextmanager
+def serving_echo() -> Iterator[Echo]:
+    """The echo server, served from a thread while the command runs in this one."""
+    with start_blocking_portal() as portal, portal.wrap_async_context_manager(echo_server()) as echo:
+        yield echo
 
 
-async def run_against(echo: Echo, run_dir: Path, env: dict[str, str]) -> dict[str, tuple[int, bytes]]:
+Command = Callable[..., tuple[int, bytes]]
+
+
+@pytest.fixture
+def fanout(monkeypatch: pytest.MonkeyPatch, capfdbinary: pytest.CaptureFixture[bytes]) -> Command:
+    """`fanout ARGS` with `env` planted: its exit code and what reached file descriptors 1 and 2."""
+    def command(env: dict[str, str], *args: str) -> tuple[int, bytes]:
+        with monkeypatch.context() as planted:
+            for name, value in env.items():
+                planted.setenv(name, value)
+            capfdbinary.readouterr()
+            code = main(list(args))
+            out, err = capfdbinary.readouterr()
+        return code, out + err
+    return command
+
+
+def run_against(fanout: Command, echo: Echo, run_dir: Path, env: dict[str, str]) -> dict[str, tuple[int, bytes]]:
     """`fanout run` for one edit, then status and report, all with `env` planted."""
-    outputs = {"run": await fanout(env, "run", str(SAMPLE), "--run-dir", str(run_dir), "--models", MODEL, "--limit", "1",
-                                   "--base-url", f"{echo.base}/v1", "--searxng-url", echo.base,
-                                   "--allow-private-urls", "--fetch-delay", "0")}
-    outputs["status"] = await fanout(env, "status", str(run_dir))
-    outputs["report"] = await fanout(env, "report", str(run_dir), "--html", "--json")
+    outputs = {"run": fanout(env, "run", str(SAMPLE), "--run-dir", str(run_dir), "--models", MODEL, "--limit", "1",
+                             "--base-url", f"{echo.base}/v1", "--searxng-url", echo.base,
+                             "--allow-private-urls", "--fetch-delay", "0")}
+    outputs["status"] = fanout(env, "status", str(run_dir))
+    outputs["report"] = fanout(env, "report", str(run_dir), "--html", "--json")
     return outputs
 
 
@@ -123,19 +144,19 @@ def files_holding(run_dir: Path, needle: str) -> list[str]:
                   if p.is_file() and needle.encode() in p.read_bytes())
 
 
-async def test_the_openrouter_key_is_never_sent_to_another_endpoint(tmp_path):
-    async with echo_server() as echo:
-        outputs = await run_against(echo, tmp_path / "run", {"OPENROUTER_API_KEY": OPENROUTER_KEY})
+def test_the_openrouter_key_is_never_sent_to_another_endpoint(tmp_path, fanout):
+    with serving_echo() as echo:
+        outputs = run_against(fanout, echo, tmp_path / "run", {"OPENROUTER_API_KEY": OPENROUTER_KEY})
 
     assert outputs["run"][0] == 0, outputs["run"][1].decode()
     # The models listing goes without a header, the three chat calls with the SDK's placeholder.
     assert echo.tokens == ["", "Bearer unused", "Bearer unused", "Bearer unused"]
 
 
-async def test_another_endpoint_gets_its_own_key_and_an_echoed_key_is_redacted_before_it_is_stored_or_sent(tmp_path):
+def test_another_endpoint_gets_its_own_key_and_an_echoed_key_is_redacted_before_it_is_stored_or_sent(tmp_path, fanout):
     run_dir = tmp_path / "run"
-    async with echo_server() as echo:
-        outputs = await run_against(echo, run_dir, {"OPENROUTER_API_KEY": OPENROUTER_KEY, "FANOUT_API_KEY": ENDPOINT_KEY})
+    with serving_echo() as echo:
+        outputs = run_against(fanout, echo, run_dir, {"OPENROUTER_API_KEY": OPENROUTER_KEY, "FANOUT_API_KEY": ENDPOINT_KEY})
 
     assert outputs["run"][0] == 0, outputs["run"][1].decode()
     assert echo.tokens == [f"Bearer {ENDPOINT_KEY}"] * 4

@@ -5,15 +5,14 @@ counted, each cost planned), so who investigates, how often, and what each
 record points at are exact; a whole investigation and its judges run through
 the real ChatClient against scripted replies (provenance); and the simulator
 runs the whole thing end to end, as a child process killed with -9 right
-after an edit's evidence is logged.
+after an edit's evidence is logged, and resumed.
 """
 
 from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import sys
+import time
 from collections import Counter
 from io import StringIO
 from pathlib import Path
@@ -40,12 +39,14 @@ from fanout.workloads.patrol.edit import Edit
 from fanout.workloads.patrol.prompt import sift_prompt
 from fanout.research.record import new_record
 from fanout.research.shared import investigate_item, judge_evidence
-from fanout.sim import SimConfig, running_simulator
+from fanout.sim import SimConfig
 from fanout.sim.conversation import read_conversation
 from fanout.store.evidence_log import EvidenceLog, read_evidence
 from fanout.tools import ToolBox
 from fanout.tools.settings import ToolSettings
+import warm
 from scripted_chat import LOCAL, ScriptedChat, completion, tool_call
+from simulated import serving_simulator
 
 SAMPLE = package_data("sample_snapshot.yaml")
 RCIDS = [int(e["rcid"]) for e in yaml.safe_load(SAMPLE.read_text())["edits"]]
@@ -360,23 +361,23 @@ def lines(path: Path) -> int:
 
 
 @pytest.mark.timeout(300)  # `fanout run` processes, killed and resumed: 48 s at a load average of 16 on 2 CPUs
-async def test_a_shared_run_killed_right_after_an_evidence_line_resumes_without_investigating_that_edit_again(tmp_path):
-    config = SimConfig(seed=11, latency_scale=0.05)
+def test_a_shared_run_killed_right_after_an_evidence_line_resumes_without_investigating_that_edit_again(tmp_path, capsys):
     evidence, log = tmp_path / "evidence.jsonl", tmp_path / "checkpoint.jsonl"
-    async with running_simulator(config) as sim:
-        cmd = [sys.executable, "-m", "fanout", "run", str(SAMPLE), "--run-dir", str(tmp_path), "--base-url", sim.api_base,
-               "--searxng-url", sim.searxng_url, "--allow-private-urls", "--fetch-delay", "0", "--concurrency", "1",
-               "--evidence", "shared"]
-        process = await anyio.open_process(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with serving_simulator(SimConfig(seed=11, latency_scale=0.05)) as sim:
+        argv = ["run", str(SAMPLE), "--run-dir", str(tmp_path), "--base-url", sim.api_base,
+                "--searxng-url", sim.searxng_url, "--allow-private-urls", "--fetch-delay", "0", "--concurrency", "1",
+                "--evidence", "shared"]
+        process = warm.start(argv)  # a real process, forked from an interpreter that imported fanout once
         while lines(evidence) < 2:  # edit 2 investigated: its first judge is now asking for its verdict
-            assert process.returncode is None, "the run ended before it could be killed"
-            await anyio.sleep(0.001)
+            assert process.poll() is None, "the run ended before it could be killed"
+            time.sleep(0.001)
         process.send_signal(signal.SIGKILL)
-        await process.wait()
+        assert process.wait() == -signal.SIGKILL
         at_kill = [json.loads(line)["edit_rcid"] for line in evidence.read_text().splitlines()]
         judged_at_kill = Counter(json.loads(line)["edit_rcid"] for line in log.read_text().splitlines()) if log.exists() else Counter()
-        result = await anyio.run_process(cmd, check=False, stderr=subprocess.STDOUT)
-    assert result.returncode == 0, result.stdout.decode()
+        sim.state.latency_scale = 0.0  # the latency only let the kill land between evidence and judges
+        code = main(argv)  # the resume reads what the killed process left: it need not be a process of its own
+    assert code == 0, capsys.readouterr()
     assert at_kill == RCIDS[:2] and judged_at_kill[RCIDS[1]] < 4, "the kill did not land between evidence and judges"
     investigated = [json.loads(line)["edit_rcid"] for line in evidence.read_text().splitlines()]
     assert investigated == RCIDS  # each edit once, the two logged before the kill never again

@@ -14,15 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from fanout.sim import running_simulator
 from fanout.base.errors import ConfigError
+from fanout.cli import main
 from fanout.llm.cost import Pricing
 from fanout.store.attempts import INFLIGHT_MAX_BYTES, AttemptFile, settle_abandoned, unsettled_attempts
 from fanout.store.checkpoint import CheckpointWriter, log_path, read_index
 from fanout.store.layout import INFLIGHT_DIR, VERDICT_DIR
 
 from test_cost_accounting import answered, cut_off_attempt
-from test_run_resilience import run_command, run_to_end, sim_config
+from simulated import serving_simulator
+from test_run_resilience import run_command, sim_config
 
 def outside_folder(tmp_path: Path) -> tuple[Path, dict[str, bytes]]:
     """A folder outside the run, holding files whose names look like in-flight files and views."""
@@ -60,13 +61,15 @@ async def test_a_symlinked_inflight_folder_is_refused_and_nothing_outside_the_ru
     assert contents(folder) == files
 
 
-async def test_fanout_run_on_a_directory_with_a_symlinked_inflight_folder_exits_2_in_one_line(tmp_path):
+def test_fanout_run_on_a_directory_with_a_symlinked_inflight_folder_exits_2_in_one_line(tmp_path, capfd):
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     folder, files = outside_folder(tmp_path)
     (run_dir / INFLIGHT_DIR).symlink_to(folder)
-    async with running_simulator(sim_config()) as sim:
-        code, output = await run_to_end(run_command(sim, run_dir, "--limit", "1"))
+    with serving_simulator(sim_config()) as sim:
+        python, dash_m, fanout, *argv = run_command(sim, run_dir, "--limit", "1")
+        code = main(argv)  # what `python -m fanout` runs and exits with, in this process
+    output = "".join(capfd.readouterr())
 
     assert (code, output) == (2, (
         f"fanout run: error: {run_dir / INFLIGHT_DIR} is a symbolic link; fanout writes and deletes the run's files "

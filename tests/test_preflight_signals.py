@@ -3,14 +3,14 @@
 Issue 27, finding 4: on an endless /models body the pre-flight waits out its
 deadline, and SIGTERM meanwhile killed the process without a word (exit 143):
 the run's own signal watcher starts only with the log. `make chaos` found it
-still so. A loopback server trickles /models and says when it is being read.
+still so. A loopback server trickles /models and says when it is being read. Each run is a real process,
+forked from a warm interpreter that imported fanout (and the openai SDK a run imports) once (tests/warm.py).
 """
 
 from __future__ import annotations
 
+import os
 import signal
-import subprocess
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -19,10 +19,11 @@ import anyio
 import pytest
 from aiohttp import web
 
+import warm
 from fanout.base.validate import package_data
 
 SAMPLE = package_data("sample_snapshot.yaml")
-pytestmark = pytest.mark.timeout(180)  # a `fanout run` process each: 30 s at a load average of 6 on 2 CPUs
+pytestmark = pytest.mark.timeout(180)  # a `fanout run` process each: 30 s at a load average of 6 on 2 CPUs (not warm)
 
 
 @asynccontextmanager
@@ -52,13 +53,17 @@ async def trickling_models() -> AsyncIterator[tuple[str, anyio.Event]]:
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=lambda s: s.name)
 async def test_a_stop_signal_during_the_preflight_ends_the_run_in_one_line(tmp_path: Path, signum: signal.Signals) -> None:
     async with trickling_models() as (base, reading):
-        cmd = [sys.executable, "-m", "fanout", "run", str(SAMPLE), "--run-dir", str(tmp_path / "run"),
-               "-m", "deepseek/deepseek-v3.2", "--base-url", f"{base}/api/v1", "--searxng-url", base]
-        async with await anyio.open_process(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        argv = ["run", str(SAMPLE), "--run-dir", str(tmp_path / "run"), "-m", "deepseek/deepseek-v3.2",
+                "--base-url", f"{base}/api/v1", "--searxng-url", base]
+        err_read, err_write = os.pipe()
+        try:
+            process = warm.start(argv, stderr=err_write)
+        finally:
+            os.close(err_write)
+        with os.fdopen(err_read, "rb") as err:
             await reading.wait()
             process.send_signal(signum)
-            assert await process.wait() == 130
-            assert process.stderr is not None
-            stderr = b"".join([chunk async for chunk in process.stderr]).decode()
+            assert await anyio.to_thread.run_sync(process.wait) == 130
+            stderr = (await anyio.to_thread.run_sync(err.read)).decode()
 
     assert stderr == "fanout run: interrupted\n"

@@ -1,8 +1,8 @@
 """A storm of 429s with Retry-After is absorbed without a failed verdict (issue 3).
 
 The simulator limits every model to 6 requests per sliding 2-second window
-and answers the rest 429 with Retry-After; `fanout run` runs as a child
-process, as a user starts it. Counts come from the simulator's own tally,
+and answers the rest 429 with Retry-After; `fanout run` runs through its
+entry point (fanout.cli.main) in this process, the simulator in a thread. Counts come from the simulator's own tally,
 never from the clock; the pacing a told limit gives runs on a virtual clock.
 """
 
@@ -10,18 +10,17 @@ from __future__ import annotations
 
 import itertools
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-import anyio
 import pytest
 
 from fanout.base.validate import package_data
+from fanout.cli import main
 from fanout.llm.models import DEFAULT_MODELS
 from fanout.llm.limits import CAP_SPARE, ModelLimiter
-from fanout.sim import SimConfig, profile_from_dict, running_simulator
+from fanout.sim import SimConfig, profile_from_dict
 from fanout.sim.faults import ModelFaults
+from simulated import serving_simulator
 from test_pacing import Server, VirtualClock, run_callers
 
 pytestmark = pytest.mark.timeout(300)
@@ -33,17 +32,15 @@ LIMIT = {"rpm": 6, "rate_window_s": 2}
 STORM = {"models": {m.name: LIMIT for m in DEFAULT_MODELS}}
 
 
-async def run_against_the_limits(run_dir: Path, *extra: str) -> tuple[int, list[dict], dict]:
+def run_against_the_limits(run_dir: Path, *extra: str) -> tuple[int, list[dict], dict]:
     """One real run of EDITS edits x 4 models at concurrency 16; its exit code, log and the simulator's tally."""
-    async with running_simulator(SimConfig(seed=9, profile=profile_from_dict(STORM))) as sim:
-        result = await anyio.run_process([
-            sys.executable, "-m", "fanout", "run", str(SAMPLE), "--run-dir", str(run_dir),
-            "--base-url", sim.api_base, "--searxng-url", sim.searxng_url, "--allow-private-urls",
-            "--fetch-delay", "0", "--limit", str(EDITS), "--concurrency", "16", *extra,
-        ], check=False, stderr=subprocess.STDOUT)
+    with serving_simulator(SimConfig(seed=9, profile=profile_from_dict(STORM))) as sim:
+        code = main(["run", str(SAMPLE), "--run-dir", str(run_dir),
+                     "--base-url", sim.api_base, "--searxng-url", sim.searxng_url, "--allow-private-urls",
+                     "--fetch-delay", "0", "--limit", str(EDITS), "--concurrency", "16", *extra])
         tally = sim.stats()
     records = [json.loads(line) for line in (run_dir / "checkpoint.jsonl").read_text().splitlines()]
-    return result.returncode, records, tally
+    return code, records, tally
 
 
 def assert_every_verdict_ok_and_paid_for_once(records: list[dict], tally: dict) -> None:
@@ -53,8 +50,8 @@ def assert_every_verdict_ok_and_paid_for_once(records: list[dict], tally: dict) 
     assert sum(r["cost_usd"] for r in records) == pytest.approx(tally["cost_usd"]["total"], rel=1e-9)
 
 
-async def test_a_storm_of_429s_with_retry_after_is_absorbed_without_a_failed_verdict(tmp_path):
-    code, records, tally = await run_against_the_limits(tmp_path / "run")
+def test_a_storm_of_429s_with_retry_after_is_absorbed_without_a_failed_verdict(tmp_path):
+    code, records, tally = run_against_the_limits(tmp_path / "run")
     assert code == 0
     assert_every_verdict_ok_and_paid_for_once(records, tally)
     assert tally["faults"]["rate_limited"] >= len(DEFAULT_MODELS)  # the limits were met (each model's gate then holds it back)
@@ -62,7 +59,7 @@ async def test_a_storm_of_429s_with_retry_after_is_absorbed_without_a_failed_ver
         sum(tally["completions"].values()) + tally["faults"]["rate_limited"])
 
 
-async def test_a_run_told_the_limit_finishes_every_verdict_paid_for_once(tmp_path):
+def test_a_run_told_the_limit_finishes_every_verdict_paid_for_once(tmp_path):
     """--rpm 120 is one request per 0.5 s per model: 5 in any 2-second window, one below the limit.
 
     How many 429s such a run still meets depends on how busy the machine is
@@ -70,7 +67,7 @@ async def test_a_run_told_the_limit_finishes_every_verdict_paid_for_once(tmp_pat
     figure is `make bench`'s (rate_limits, told: http_429); the pacing itself
     is shown exactly on a virtual clock below.
     """
-    code, records, tally = await run_against_the_limits(tmp_path / "run", "--rpm", "120")
+    code, records, tally = run_against_the_limits(tmp_path / "run", "--rpm", "120")
     assert code == 0
     assert_every_verdict_ok_and_paid_for_once(records, tally)
     assert tally["requests"]["chat_completions"] == (

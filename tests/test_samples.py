@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import yaml
 
@@ -25,13 +28,16 @@ from fanout.research.prompted import result_message
 from fanout.research.samples import Majority, SampleAnswer, majority
 from fanout.workloads.patrol.snapshot import load_snapshot
 from fanout.research.swap import SampleOrder, investigation_turns, reordered, sample_orders
-from fanout.llm.chat import ToolCall
+from fanout.llm.chat import ChatClient, ToolCall
 from fanout.base.errors import ConfigError
-from fanout.sim import SimConfig, load_profile, with_overrides
+from fanout.sim import SimConfig, load_profile, profile_from_dict, running_simulator, with_overrides
+from fanout.tools import ToolBox
+from fanout.tools.extract_pool import ExtractionPool
+from fanout.tools.settings import ToolSettings
 from fanout.sim.models import SIM_MODELS
 from scripted_chat import STALL, completion, error_response, tool_call
 from simulated import serving_simulator
-from test_verdict import GOOD_VERDICT, HAIKU, StubTools, simulated, verdict_reply, verdict_with
+from test_verdict import GOOD_VERDICT, HAIKU, SEED, Simulated, StubTools, Wire, noop_sleep, verdict_reply, verdict_with
 
 NATURAL = VERDICTS
 RCID = 2540801101
@@ -165,20 +171,41 @@ def test_a_tie_not_settled_by_position_goes_to_more_verified_sources_then_to_the
 # --- whole verdicts --------------------------------------------------------------------------------
 
 
+@pytest.fixture
+async def pool() -> AsyncIterator[ExtractionPool]:
+    """One open extraction pool for the whole test, as a run has one: without it, every page fetched started an
+    interpreter of its own to import trafilatura."""
+    async with ExtractionPool() as pool:
+        yield pool
+
+
+@asynccontextmanager
+async def simulated(pool: ExtractionPool, faults: dict[str, Any] | None = None, *,
+                    seed: int = SEED) -> AsyncIterator[Simulated]:
+    """test_verdict's simulator, wire and real ToolBox, the pages read in `pool`."""
+    config = SimConfig(seed=seed, profile=profile_from_dict({"defaults": faults or {}}))
+    wire = Wire()
+    hooks = {"request": [wire.on_request], "response": [wire.on_response]}
+    async with running_simulator(config) as sim, httpx.AsyncClient(event_hooks=hooks) as http:
+        settings = ToolSettings(searxng_url=sim.searxng_url, allow_private_urls=True, per_host_delay_s=0.0)
+        chat = ChatClient(base_url=sim.api_base, api_key=None, http=http, sleep=noop_sleep)
+        yield Simulated(sim, wire, chat, ToolBox(http, settings, extractor=pool))
+
+
 def wire_calls(requests: list[dict[str, Any]], sim_url: str) -> list[str]:
     """The request bodies as sent, with the simulator's own address (a new port each time) taken out."""
     return [json.dumps(r, sort_keys=True).replace(sim_url, "SIM") for r in requests]
 
 
-async def test_one_sample_sends_exactly_the_requests_and_pays_exactly_what_a_verdict_always_did(edit):
-    async with simulated(seed=3) as run:
+async def test_one_sample_sends_exactly_the_requests_and_pays_exactly_what_a_verdict_always_did(edit, pool):
+    async with simulated(pool, seed=3) as run:
         plain = await run.verdict(edit)
         plain_requests = wire_calls(run.wire.requests, run.sim.base_url)
         plain_cost = run.sim.stats()["cost_usd"]["total"]
-    async with simulated(seed=3) as run:
+    async with simulated(pool, seed=3) as run:
         one = await run.verdict(edit, samples=1)
         one_requests, one_cost = wire_calls(run.wire.requests, run.sim.base_url), run.sim.stats()["cost_usd"]["total"]
-    async with simulated(seed=3) as run:
+    async with simulated(pool, seed=3) as run:
         three = await run.verdict(edit, samples=3)
         three_requests = wire_calls(run.wire.requests, run.sim.base_url)
     assert one_requests == plain_requests
@@ -189,8 +216,8 @@ async def test_one_sample_sends_exactly_the_requests_and_pays_exactly_what_a_ver
     assert three.samples[0].verdict == plain.verdict
 
 
-async def test_three_samples_of_the_noisy_model_over_one_investigation(edit):
-    async with simulated(seed=3) as run:
+async def test_three_samples_of_the_noisy_model_over_one_investigation(edit, pool):
+    async with simulated(pool, seed=3) as run:
         record = await run.verdict(edit, samples=3)
         requests = run.wire.requests
     investigation = [r for r in requests if r.get("tools")]
@@ -257,10 +284,10 @@ def test_a_record_with_samples_reads_back_as_written_and_older_records_have_none
 STEP = {label: i for i, label in enumerate(VERDICTS)}
 
 
-async def test_a_simulated_model_with_a_full_position_bias_answers_whatever_label_each_request_lists_first(edit):
-    async with simulated({"label_position_bias": 1.0}) as run:
+async def test_a_simulated_model_with_a_full_position_bias_answers_whatever_label_each_request_lists_first(edit, pool):
+    async with simulated(pool, {"label_position_bias": 1.0}) as run:
         swapped = await run.verdict(edit, samples=4)
-    async with simulated({"label_position_bias": 1.0}) as run:
+    async with simulated(pool, {"label_position_bias": 1.0}) as run:
         fixed = await run.verdict(edit, samples=4, swap_labels=False)
     assert [s.verdict for s in swapped.samples] == [s.label_order[0] for s in swapped.samples]
     assert len({s.verdict for s in swapped.samples}) == 4
@@ -268,8 +295,8 @@ async def test_a_simulated_model_with_a_full_position_bias_answers_whatever_labe
     assert (swapped.stability, fixed.stability) == (0.25, 1.0)
 
 
-async def test_a_request_that_lists_no_labels_feels_no_pull_and_a_repeat_of_a_request_gets_the_same_answer(edit, http):
-    async with simulated({"label_position_bias": 1.0, "temperature_noise": 0.5}) as run:
+async def test_a_request_that_lists_no_labels_feels_no_pull_and_a_repeat_of_a_request_gets_the_same_answer(edit, http, pool):
+    async with simulated(pool, {"label_position_bias": 1.0, "temperature_noise": 0.5}) as run:
         record = await run.verdict(edit, samples=2)
         ask = run.wire.requests[-1]
         answers = [(await http.post(f"{run.sim.api_base}/chat/completions", json=ask)).json() for _ in range(2)]
@@ -287,17 +314,17 @@ def unsure_edit():
     return load_snapshot(package_data("sample_snapshot.yaml")).edits[1]
 
 
-async def test_without_noise_every_sample_meets_the_same_habits_and_gives_the_same_verdict(unsure_edit):
-    async with simulated({"temperature_noise": 0.0}, seed=3) as run:
+async def test_without_noise_every_sample_meets_the_same_habits_and_gives_the_same_verdict(unsure_edit, pool):
+    async with simulated(pool, {"temperature_noise": 0.0}, seed=3) as run:
         quiet = await run.verdict(unsure_edit, samples=5)
     assert [s.verdict for s in quiet.samples] == ["verified-high"] * 5
     assert quiet.stability == 1.0
 
 
-async def test_full_noise_redraws_the_habits_per_sample_and_a_repeated_request_or_a_new_port_replays_them(unsure_edit, http):
+async def test_full_noise_redraws_the_habits_per_sample_and_a_repeated_request_or_a_new_port_replays_them(unsure_edit, http, pool):
     noisy, asks = [], []
     for _ in range(2):
-        async with simulated({"temperature_noise": 1.0}, seed=3) as run:
+        async with simulated(pool, {"temperature_noise": 1.0}, seed=3) as run:
             noisy.append(await run.verdict(unsure_edit, samples=5))
             asks.append(run.wire.requests[-1])
             again = [(await http.post(f"{run.sim.api_base}/chat/completions", json=asks[-1])).json() for _ in range(2)]

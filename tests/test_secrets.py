@@ -1,7 +1,9 @@
 """No key, token or password from the environment ever reaches a run directory or the terminal.
 
-The real CLI runs as a child process with fake secrets planted in its
-environment, against the simulator in this test's event loop. The simulator
+The CLI runs through its entry point (fanout.cli.main, what `python -m fanout`
+calls) with fake secrets planted in the environment, against the simulator
+served from a thread; everything written to the terminal is read at the file
+descriptors, the extraction workers' output included. The simulator
 accepts only the keys it is given (`valid_keys`): the planted key alone, so a
 clean tally shows the key really was in play, or none, so it refuses the key
 with a 401 that echoes it back, the worst an endpoint can do to an error
@@ -14,17 +16,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import anyio
 import pytest
 import yaml
 
 from fanout.base.validate import package_data
-from fanout.sim import SimConfig, SimHandle, profile_from_dict, running_simulator
+from fanout.cli import main
+from fanout.sim import SimConfig, SimHandle, profile_from_dict
+from simulated import serving_simulator
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -59,11 +60,19 @@ class Finished:
     stderr: bytes
 
 
-async def fanout(*args: str) -> Finished:
-    """`python -m fanout ARGS` with the secrets in its environment, as a user would run it."""
-    result = await anyio.run_process([sys.executable, "-m", "fanout", *args], check=False,
-                                     env={**os.environ, **SECRETS})
-    return Finished(result.returncode, result.stdout, result.stderr)
+@pytest.fixture
+def fanout(monkeypatch: pytest.MonkeyPatch, capfdbinary: pytest.CaptureFixture[bytes]):
+    """`fanout ARGS` with the secrets in the environment, through the entry point `python -m fanout` calls: its
+    exit code and what reached file descriptors 1 and 2 (a run's extraction workers write there too)."""
+    for name, value in SECRETS.items():
+        monkeypatch.setenv(name, value)
+
+    def command(*args: str) -> Finished:
+        capfdbinary.readouterr()
+        code = main(list(args))
+        out, err = capfdbinary.readouterr()
+        return Finished(code, out, err)
+    return command
 
 
 def run_args(sim: SimHandle, run_dir: Path) -> list[str]:
@@ -85,14 +94,14 @@ def records(run_dir: Path) -> list[dict]:
     return [json.loads(line) for line in (run_dir / "checkpoint.jsonl").read_text().splitlines()]
 
 
-async def test_a_run_and_every_command_after_it_keep_every_secret_out_of_files_and_output(tmp_path):
+def test_a_run_and_every_command_after_it_keep_every_secret_out_of_files_and_output(tmp_path, fanout):
     run_dir = tmp_path / "run"
-    async with running_simulator(SimConfig(seed=5, valid_keys=frozenset({ENDPOINT_KEY}))) as sim:
-        outputs = {"run": await fanout(*run_args(sim, run_dir))}
-        outputs["check"] = await fanout("check", "--base-url", sim.api_base, "--searxng-url", sim.searxng_url)
+    with serving_simulator(SimConfig(seed=5, valid_keys=frozenset({ENDPOINT_KEY}))) as sim:
+        outputs = {"run": fanout(*run_args(sim, run_dir))}
+        outputs["check"] = fanout("check", "--base-url", sim.api_base, "--searxng-url", sim.searxng_url)
         tally = sim.stats()
-    outputs["status"] = await fanout("status", str(run_dir))
-    outputs["report"] = await fanout("report", str(run_dir), "--html", "--json")
+    outputs["status"] = fanout("status", str(run_dir))
+    outputs["report"] = fanout("report", str(run_dir), "--html", "--json")
 
     assert {name: out.returncode for name, out in outputs.items()} == {"run": 0, "check": 0, "status": 0, "report": 0}
     assert [r["status"] for r in records(run_dir)] == ["ok"] * 8
@@ -104,13 +113,13 @@ async def test_a_run_and_every_command_after_it_keep_every_secret_out_of_files_a
         "run": [], "check": [], "status": [], "report": []}
 
 
-async def test_a_refused_key_echoed_back_by_the_endpoint_is_redacted_everywhere(tmp_path):
+def test_a_refused_key_echoed_back_by_the_endpoint_is_redacted_everywhere(tmp_path, fanout):
     run_dir = tmp_path / "run"
-    async with running_simulator(SimConfig(seed=5, valid_keys=frozenset())) as sim:
-        outputs = {"run": await fanout(*run_args(sim, run_dir))}
+    with serving_simulator(SimConfig(seed=5, valid_keys=frozenset())) as sim:
+        outputs = {"run": fanout(*run_args(sim, run_dir))}
         tally = sim.stats()
-    outputs["status"] = await fanout("status", str(run_dir))
-    outputs["report"] = await fanout("report", str(run_dir), "--html", "--json")
+    outputs["status"] = fanout("status", str(run_dir))
+    outputs["report"] = fanout("report", str(run_dir), "--html", "--json")
 
     logged = records(run_dir)
     assert outputs["run"].returncode == 1
@@ -124,18 +133,18 @@ async def test_a_refused_key_echoed_back_by_the_endpoint_is_redacted_everywhere(
         "run": [], "status": [], "report": []}
 
 
-async def test_pubmed_and_serpapi_keys_stay_out_of_a_run_whose_endpoints_quote_them_back(tmp_path):
+def test_pubmed_and_serpapi_keys_stay_out_of_a_run_whose_endpoints_quote_them_back(tmp_path, fanout):
     # Both keys travel in the query string; half the searches are refused with a 429 whose body, as NCBI's
     # does, quotes the key it was sent.
     run_dir, config = tmp_path / "run", tmp_path / "search.yaml"
     limited = profile_from_dict({"name": "limited", "search": {"http_429": 0.5}})
-    async with running_simulator(SimConfig(seed=5, profile=limited, valid_keys=frozenset({ENDPOINT_KEY}))) as sim:
+    with serving_simulator(SimConfig(seed=5, profile=limited, valid_keys=frozenset({ENDPOINT_KEY}))) as sim:
         config.write_text(yaml.safe_dump({
             "providers": ["pubmed", "serpapi"], "min_results": 3,
             "endpoints": {"pubmed": sim.pubmed_url, "serpapi": sim.serpapi_url},
             "provider_settings": {"pubmed": {"article_url": sim.pubmed_article_url}}}), encoding="utf-8")
-        outputs = {"run": await fanout(*run_args(sim, run_dir), "--search-config", str(config))}
-        outputs["tool"] = await fanout("tool", "web_search", "--allow-private-urls", "--search-config", str(config),
+        outputs = {"run": fanout(*run_args(sim, run_dir), "--search-config", str(config))}
+        outputs["tool"] = fanout("tool", "web_search", "--allow-private-urls", "--search-config", str(config),
                                        "Ada Whitlock physicist")  # PubMed refuses this one, SerpAPI answers
         tally = sim.stats()
 

@@ -3,7 +3,10 @@
 The "public" site runs on 127.0.0.1, reached through names like news.example
 that a fake resolver maps there, and 127.0.0.1/32 is the one private network
 the tests allow. A second server on 127.0.0.2 stands for a private machine:
-the guard must refuse it without ever connecting.
+the guard must refuse it without ever connecting. The pages' text is read
+in one extraction pool open for the whole module, as a run keeps one open:
+without it, each page read started a worker of its own (an interpreter
+importing trafilatura); so the tests share the module's event loop.
 """
 
 from __future__ import annotations
@@ -16,11 +19,15 @@ from dataclasses import dataclass, field
 import anyio
 import httpx
 import pytest
+import pytest_asyncio
 from aiohttp import web
 
 from fanout.tools.settings import ToolSettings
 from fanout.tools import ToolBox, ToolResult
 from fanout.tools.body import read_capped
+from fanout.tools.extract_pool import ExtractionPool
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 ARTICLE_HTML = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Physicist Ada Whitlock dies at 91 | The Northern Gazette</title></head>
@@ -71,6 +78,7 @@ class Site:
     private_port: int
     state: SiteState
     lookups: list[str]
+    pool: ExtractionPool
 
     def url(self, path: str, host: str = "news.example") -> str:
         return f"http://{host}:{self.port}{path}"
@@ -173,12 +181,18 @@ async def start(app: web.Application, host: str) -> tuple[web.AppRunner, int]:
     return runner, runner.addresses[0][1]
 
 
-@pytest.fixture
-async def site() -> AsyncIterator[Site]:
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def pool() -> AsyncIterator[ExtractionPool]:
+    async with ExtractionPool() as pool:
+        yield pool
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def site(pool: ExtractionPool) -> AsyncIterator[Site]:
     state = SiteState()
     runner, port = await start(build_app(state), "127.0.0.1")
     private_runner, private_port = await start(build_private_app(state), "127.0.0.2")
-    yield Site(port, private_port, state, lookups=[])
+    yield Site(port, private_port, state, lookups=[], pool=pool)
     state.release.set()
     await runner.cleanup()
     await private_runner.cleanup()
@@ -198,7 +212,7 @@ def settings(**overrides: object) -> ToolSettings:
     return ToolSettings(**base)  # type: ignore[arg-type]
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(loop_scope="module")
 async def http() -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient() as client:
         yield client
@@ -209,7 +223,7 @@ def toolbox(http: httpx.AsyncClient, site: Site, **overrides: object) -> ToolBox
         site.lookups.append(host)
         return DNS[host]
 
-    return ToolBox(http, settings(**overrides), resolver=resolve)
+    return ToolBox(http, settings(**overrides), resolver=resolve, extractor=site.pool)
 
 
 async def test_ac1_2_web_fetch_extracts_the_article_text_and_drops_nav_ads_and_footer(site: Site, http):

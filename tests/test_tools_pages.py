@@ -2,16 +2,21 @@
 
 A PDF's text is read in the same bounded extraction workers as HTML, at most
 pdf_max_pages pages, with the same character cut and marker; plain-text and
-JSON pages come back as they are.
+JSON pages come back as they are. The workers are warm pools open for the
+whole module (one per set of extraction settings), as a run keeps its pool
+open: a pool per fetch started a worker (an interpreter importing trafilatura)
+for every page; so the tests share the module's event loop.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack
 
 import httpx
 import pytest
+import pytest_asyncio
 from aiohttp import web
 
 from fanout.tools.settings import ToolSettings
@@ -25,10 +30,27 @@ from loopback import app_with, serving
 REPORT_PAGES = ["Annual report 2023 (summary)", "Ada Whitlock was born in Bergen on 3 June 1932.", "Appendix."]
 REPORT = make_pdf(REPORT_PAGES)
 SCANNED = make_pdf(["", ""])
+module_loop = pytest.mark.asyncio(loop_scope="module")
+"""The async tests run in the module's event loop, where the pools live."""
 ENTITY = {"@context": "https://schema.org", "@type": "Person", "name": "Ada Whitlock", "birthDate": "1932-06-03"}
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def pools() -> AsyncIterator[Callable[[ToolSettings], Awaitable[ExtractionPool]]]:
+    """An open extraction pool for the settings' extraction limits (pdf_max_pages, ...), kept warm for the module."""
+    async with AsyncExitStack() as stack:
+        keys: dict[tuple[int, float, int, int], ExtractionPool] = {}
+
+        async def pool_for(settings: ToolSettings) -> ExtractionPool:
+            key = (settings.extract_workers, settings.extract_timeout_s, settings.extract_memory_mb,
+                   settings.pdf_max_pages)
+            if key not in keys:
+                keys[key] = await stack.enter_async_context(ExtractionPool.from_settings(settings))
+            return keys[key]
+        yield pool_for
+
+
+@pytest_asyncio.fixture(loop_scope="module")
 async def site() -> AsyncIterator[str]:
     pages: dict[str, tuple[bytes, str]] = {
         "report.pdf": (REPORT, "application/pdf"),
@@ -49,35 +71,38 @@ async def site() -> AsyncIterator[str]:
         yield f"http://127.0.0.1:{port}"
 
 
-@pytest.fixture
-async def fetch(site) -> AsyncIterator:
-    """web_fetch with one warm extraction pool for the whole test, as a run has it."""
+@pytest_asyncio.fixture(loop_scope="module")
+async def fetch(site, pools) -> AsyncIterator:
+    """web_fetch with a warm extraction pool, as a run has it."""
     async with httpx.AsyncClient() as http:
         async def fetch_one(name: str, **overrides: object):
             settings = ToolSettings(allow_private_urls=True, per_host_delay_s=0, **overrides)  # type: ignore[arg-type]
-            async with ExtractionPool.from_settings(settings) as pool:
-                return await ToolBox(http, settings, extractor=pool).web_fetch(f"{site}/{name}")
+            return await ToolBox(http, settings, extractor=await pools(settings)).web_fetch(f"{site}/{name}")
         yield fetch_one
 
 
+@module_loop
 async def test_a_pdf_report_is_read_page_by_page(fetch, site):
     result = await fetch("report.pdf")
 
     assert result[:3] == ("\n\n".join(REPORT_PAGES), True, f"{site}/report.pdf")
 
 
+@module_loop
 async def test_a_pdf_sent_as_octet_stream_is_recognised_by_its_first_bytes(fetch):
     result = await fetch("download")
 
     assert result[:2] == ("\n\n".join(REPORT_PAGES), True)
 
 
+@module_loop
 async def test_only_the_first_pdf_max_pages_are_read_and_the_text_says_so(fetch):
     result = await fetch("report.pdf", pdf_max_pages=2)
 
     assert result[:2] == ("\n\n".join(REPORT_PAGES[:2]) + "\n\n[PDF cut: read the first 2 of its 3 pages]", True)
 
 
+@module_loop
 async def test_a_pdf_gets_the_same_character_cut_and_marker_as_a_web_page(fetch):
     full = "\n\n".join(REPORT_PAGES)
     result = await fetch("report.pdf", fetch_max_chars=20)
@@ -85,6 +110,7 @@ async def test_a_pdf_gets_the_same_character_cut_and_marker_as_a_web_page(fetch)
     assert result[:2] == (f"{full[:20]}\n\n[truncated: showing the first 20 of {len(full)} characters]", True)
 
 
+@module_loop
 async def test_a_pdf_cut_at_its_byte_cap_that_cannot_be_read_says_why(fetch, site):
     result = await fetch("report.pdf", pdf_max_bytes=600)
 
@@ -95,6 +121,7 @@ async def test_a_pdf_cut_at_its_byte_cap_that_cannot_be_read_says_why(fetch, sit
     )
 
 
+@module_loop
 async def test_a_damaged_pdf_is_an_error_naming_pdfium_s_reason(fetch, site):
     result = await fetch("broken.pdf")
 
@@ -114,6 +141,7 @@ def test_the_reader_s_refusal_is_the_tool_failure_the_pool_and_web_fetch_catch()
     assert str(caught.value) == "Failed to load document (PDFium: Data format error)."
 
 
+@module_loop
 async def test_a_pdf_without_a_text_layer_says_it_is_probably_scanned(fetch, site):
     result = await fetch("scan.pdf")
 
@@ -126,6 +154,7 @@ async def test_a_pdf_without_a_text_layer_says_it_is_probably_scanned(fetch, sit
     ("entity.jsonld", json.dumps(ENTITY)),
     ("api.json", '{"born": "1932-06-03", "place": "Bergen"}'),
 ])
+@module_loop
 async def test_json_pages_are_returned_as_text(fetch, name: str, text: str):
     result = await fetch(name)
 
@@ -137,6 +166,7 @@ async def test_json_pages_are_returned_as_text(fetch, name: str, text: str):
                   "(look for an HTML version of this document)"),
     ("blob", "is application/octet-stream and does not look like HTML or PDF"),
 ])
+@module_loop
 async def test_other_content_is_refused_as_an_unsupported_type(fetch, site, name: str, said: str):
     result = await fetch(name)
 
