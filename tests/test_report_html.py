@@ -16,11 +16,13 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 import yaml
+from playwright.sync_api import Browser
 from test_report_support import MODELS, make_record, write_run
 
 from fanout.report import ReportOptions, build_report, render_html, write_html_report
@@ -309,23 +311,34 @@ FIRST_SCREEN = """() => {
 """Where the first screen's numbers are at the window's width: the trust table's first row above the fold."""
 
 
-@pytest.mark.parametrize(("width", "height"), [(1280, 900), (390, 844)])
-def test_chromium_shows_whom_to_trust_above_the_fold_at_desktop_and_phone_width(
-    chromium: str, simulated_report: Path, width: int, height: int, tmp_path: Path
-) -> None:
-    """Playwright drives the same Chromium: its viewport goes down to a phone's 390 px (the command line's
-    --window-size stops at 500). A screenshot of each width lands in the test's temporary folder."""
+@pytest.fixture(scope="module")
+def driven_chromium(chromium: str, simulated_report: Path) -> Iterator[Browser]:
+    """One Chromium under Playwright for the module's tests at both widths: a launch is most of such a test's cost,
+    and each page opens in a new context of its own (nothing shared between the widths). The report is made
+    first: its run needs an event loop, which cannot start in a thread where Playwright's sync API runs one."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
         try:
-            page = browser.new_page(viewport={"width": width, "height": height})
-            page.goto(simulated_report.as_uri())
-            out = page.evaluate(FIRST_SCREEN)
-            page.screenshot(path=str(tmp_path / f"report-first-screen-{width}.png"))
+            yield browser
         finally:
             browser.close()
+
+
+@pytest.mark.parametrize(("width", "height"), [(1280, 900), (390, 844)])
+def test_chromium_shows_whom_to_trust_above_the_fold_at_desktop_and_phone_width(
+    driven_chromium: Browser, simulated_report: Path, width: int, height: int, tmp_path: Path
+) -> None:
+    """Playwright drives the same Chromium: its viewport goes down to a phone's 390 px (the command line's
+    --window-size stops at 500). A screenshot of each width lands in the test's temporary folder."""
+    page = driven_chromium.new_page(viewport={"width": width, "height": height})
+    try:
+        page.goto(simulated_report.as_uri())
+        out = page.evaluate(FIRST_SCREEN)
+        page.screenshot(path=str(tmp_path / f"report-first-screen-{width}.png"))
+    finally:
+        page.close()
     assert out["width"] == [width, width]  # nothing sticks out of the window: tables and charts scroll in their box
     assert out["box"][0] <= out["box"][1]
     assert out["rows"] == 4 and out["first_row_bottom"] <= out["height"]  # numbers, not only cards, above the fold
