@@ -35,6 +35,9 @@ from simulated import SimulatedRuns
 TRUTH = package_data("sample_truth.yaml")
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 VERDICT_CYCLE = ("verified-high", "plausible", "unverifiable", "suspect", "incorrect", "verified-low")
+pytestmark = pytest.mark.timeout(300)
+"""The first browser test's set-up makes the shared demo run (tests/simulated.py) and its report: over 120 s at a
+load average of 15 on 2 CPUs."""
 FIRST_PAGE_LIMIT = 3_000_000
 """Bytes: the first page of a 500-edit, four-model run must stay under this (issue 14 §6)."""
 
