@@ -34,8 +34,9 @@ OPTIONS = ReportOptions(thresholds=Thresholds(delta=1))
 """--delta 1: every edit the models do not agree on unanimously pauses, so the queue holds more than three."""
 REBOUND = "rebind.example"
 """A name the browser resolves to 127.0.0.1, as a DNS-rebinding attacker's would."""
-pytestmark = pytest.mark.asyncio(loop_scope="module")
-"""One event loop for the module, so its tests share one browser (each page is a context of its own)."""
+pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.timeout(300)]
+"""One event loop for the module, so its tests share one browser (each page is a context of its own). The first
+test's set-up makes the shared demo run (tests/simulated.py): over 120 s at a load average of 15 on 2 CPUs."""
 
 
 @pytest.fixture(scope="module")

@@ -108,12 +108,23 @@ class Bootstrap:
 
         Resamples where it is undefined are left out; None when fewer than half
         are defined or fewer than two edits are in the statistic's scope.
+        The statistic is a pure function of its Counter, so it is worked out once
+        per distinct Counter (same counts in the same order): a run of a few
+        edits has only a few dozen among its 1,000 resamples.
         """
         if len(patterns) != self.edits:
             raise ValueError(f"{len(patterns)} patterns for a bootstrap over {self.edits} edits")
         if not self.draws or sum(p is not None for p in patterns) < 2:  # no resamples asked (the review desk)
             return None
-        values = sorted(v for v in (statistic(_counted(patterns, draw)) for draw in self.draws) if v is not None)
+        known: dict[tuple[tuple[Pattern, int], ...], float | None] = {}
+
+        def value(counts: Counter[Pattern]) -> float | None:
+            key = tuple(counts.items())
+            if key not in known:
+                known[key] = statistic(counts)
+            return known[key]
+
+        values = sorted(v for v in (value(_counted(patterns, draw)) for draw in self.draws) if v is not None)
         if len(values) < len(self.draws) / 2:
             return None
         return _percentile(values, 0.025), _percentile(values, 0.975)
