@@ -12,6 +12,7 @@ docs/development.md describes the convention for writers.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import io
 import os
@@ -138,11 +139,17 @@ def flags_unknown(command: str, rest: str) -> list[str]:
     """The --flags an inline `fanout COMMAND ...` names that the command's --help does not list."""
     if command not in COMMANDS:
         return [f"fanout {command}"]
+    known = flags_listed(command)
+    return [flag for flag in FLAG.findall(rest) if flag not in known]
+
+
+@functools.cache
+def flags_listed(command: str) -> frozenset[str]:
+    """The --flags `fanout COMMAND --help` lists; once per command (the pages name some commands dozens of times)."""
     module = importlib.import_module(f"fanout.cli.{COMMANDS[command][0]}")
     parser = argparse.ArgumentParser(prog=f"fanout {command}")
     module.configure(parser)
-    known = set(FLAG.findall(parser.format_help()))
-    return [flag for flag in FLAG.findall(rest) if flag not in known]
+    return frozenset(FLAG.findall(parser.format_help()))
 
 
 def parse_only(argv: tuple[str, ...]) -> str | None:

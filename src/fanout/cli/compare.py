@@ -63,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
             writer.check(path, flag, ours)
     if args.html == STDOUT_PATH:
         raise ConfigError("--html needs a file, not -")
-    options = ReportOptions(labels_path=args.labels, **committee_settings(args))
+    # resamples=0: the comparison reads each model's mean kappa, never its bootstrap interval (most of the time)
+    options = ReportOptions(labels_path=args.labels, **committee_settings(args), resamples=0)
     a, b = build_report(args.run_a, options), build_report(args.run_b, options)
     # the view may not import the engine: the settings that change results come from here
     comparison = compare_reports(a, b, RunSettings.results_keys())

@@ -85,7 +85,7 @@ def gate_run(run_dir: Path, threshold: float) -> GateResult:
 def _committee(run_dir: Path) -> tuple[dict[str, FactualityRow], dict[str, list[ClaimRow]]]:
     """Each text's committee row and its claims' committee rows; none before any verdict is logged."""
     try:
-        report = build_report(run_dir, ReportOptions())
+        report = build_report(run_dir, ReportOptions(resamples=0))  # the gate reads no agreement interval
     except ConfigError:
         return {}, {}
     rows = {r.text_id: r for r in report.tables["factuality"].rows if r.subject == COMMITTEE}
