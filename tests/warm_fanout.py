@@ -1,0 +1,198 @@
+"""`fanout` processes forked from one warm interpreter: real processes, without two seconds of imports each.
+
+A test of kill -9, Ctrl-C or exit codes needs `fanout run` as a process of its
+own, but a fresh interpreter pays ~3 s of CPU for its imports (the openai SDK
+alone 1-2 s) before it does anything, and a test that kills a run twenty
+times paid that twenty times, most of its cost. Here one interpreter imports
+what a run loads, once per test module, and forks each command from it: the
+child is a process with its own PID, its own files, locks and signal
+handlers, killed and exiting exactly as `python -m fanout ...` is; only its
+imports were done before the fork. A test of the start itself (imports, the
+interpreter's own exit) still runs `python -m fanout` afresh.
+
+    with WarmFanout() as warm:
+        process = warm.start([sys.executable, "-m", "fanout", "run", ...], output=tmp_path / "out.txt")
+        process.send_signal(signal.SIGKILL)
+        code = await process.wait()
+
+Run as a script, this file is the warm interpreter: it reads one JSON request
+a line (argv, cwd, environment, output file), forks, prints the child's PID,
+reaps it and prints its exit code (negative: the signal that ended it), as
+subprocess reports it. One child at a time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import anyio
+
+WARM_MODULES = ("fanout.cli", "fanout.cli.run", "fanout.engine.runner", "fanout.engine.preflight",
+                "fanout.llm.endpoint", "fanout.llm.chat", "fanout.research.team", "fanout.research.verdict",
+                "fanout.tools.run_tools", "fanout.workloads.patrol.workload", "fanout.workloads.claims.workload")
+"""What `fanout run` imports on its way (the SDK's import is the pre-flight's, in a thread, done here before)."""
+PREFIX = [sys.executable, "-m", "fanout"]
+
+
+class Forked:
+    """A `fanout` process forked by the warm interpreter: its PID, signals and exit code, as anyio's Process."""
+
+    def __init__(self, server: WarmFanout, pid: int) -> None:
+        self.pid = pid
+        self._server = server
+        self._code: int | None = None
+
+    @property
+    def returncode(self) -> int | None:
+        if self._code is None:
+            self._code = self._server.poll_exit()
+        return self._code
+
+    def send_signal(self, signum: int) -> None:
+        """Only to a process not yet reaped: its PID is not reused while the warm interpreter still waits on it."""
+        if self.returncode is None:
+            os.kill(self.pid, signum)
+
+    async def wait(self) -> int:
+        while self.returncode is None:
+            await anyio.sleep(0.01)
+        assert self._code is not None
+        return self._code
+
+
+class WarmFanout:
+    """The warm interpreter, started once; each `start` forks one command from it."""
+
+    def __init__(self) -> None:
+        self._server = subprocess.Popen([sys.executable, __file__], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        assert self._server.stdout is not None
+        self._out = self._server.stdout.fileno()
+        self._pending = b""
+        assert self._read_line(block=True) == "ready"
+        os.set_blocking(self._out, False)
+        self._running: Forked | None = None
+
+    def start(self, cmd: list[str], *, output: Path | None = None) -> Forked:
+        """`cmd` as it would be run (`python -m fanout ...`), in this process's current folder and environment;
+        stdin is empty, stdout and stderr go to `output` (or nowhere)."""
+        assert cmd[:3] == PREFIX, cmd
+        assert self._running is None or self._running.returncode is not None, "one process at a time"
+        request = {"argv": cmd[3:], "cwd": os.getcwd(), "env": dict(os.environ),
+                   "output": None if output is None else str(output)}
+        assert self._server.stdin is not None
+        self._server.stdin.write(json.dumps(request).encode() + b"\n")
+        self._server.stdin.flush()
+        self._running = Forked(self, int(self._read_line(block=True)))
+        return self._running
+
+    async def run(self, cmd: list[str], output: Path) -> tuple[int, str]:
+        """Run `cmd` to its end: its exit code and what it printed (stdout and stderr, interleaved)."""
+        code = await self.start(cmd, output=output).wait()
+        return code, output.read_text()
+
+    def poll_exit(self) -> int | None:
+        line = self._read_line(block=False)
+        return None if line is None else int(line)
+
+    def _read_line(self, *, block: bool) -> str | None:
+        while b"\n" not in self._pending:
+            try:
+                chunk = os.read(self._out, 4096)
+            except BlockingIOError:
+                if not block:
+                    return None
+                chunk = None
+            if chunk == b"":
+                raise RuntimeError(f"the warm interpreter ended (exit code {self._server.wait()})")
+            if chunk is None:
+                import select
+                select.select([self._out], [], [], 1.0)
+                continue
+            self._pending += chunk
+        line, self._pending = self._pending.split(b"\n", 1)
+        return line.decode()
+
+    def close(self) -> None:
+        if self._running is not None and self._running.returncode is None:
+            os.kill(self._running.pid, 9)
+        self._server.kill()  # it holds nothing to save: the quickest end
+        self._server.wait()
+        for pipe in (self._server.stdin, self._server.stdout):
+            assert pipe is not None
+            pipe.close()
+
+    def __enter__(self) -> WarmFanout:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+
+# --- the warm interpreter -------------------------------------------------------------------------------------
+
+
+def _child(request: dict[str, Any]) -> int:
+    """In the forked process: become the command a fresh interpreter would run, then run it."""
+    import random
+    import traceback
+
+    from fanout.cli import main
+
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    random.seed()  # a fresh interpreter's state, not the parent's copy
+    null = os.open(os.devnull, os.O_RDWR)
+    out = null if request["output"] is None else os.open(request["output"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    os.dup2(null, 0)
+    os.dup2(out, 1)
+    os.dup2(out, 2)
+    sys.argv = ["fanout", *request["argv"]]
+    try:
+        code = main(request["argv"])
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except OSError:
+            pass
+    return code
+
+
+def _serve() -> None:
+    from importlib import import_module
+
+    sys.path[0] = os.getcwd()  # as `python -m` has it, not this file's folder
+    for name in WARM_MODULES:
+        import_module(name)
+    reply = sys.stdout.buffer
+    reply.write(b"ready\n")
+    reply.flush()
+    for line in sys.stdin.buffer:
+        request = json.loads(line)
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                code = _child(request)
+            finally:
+                os._exit(code)
+        reply.write(f"{pid}\n".encode())
+        reply.flush()
+        _, status = os.waitpid(pid, 0)
+        reply.write(f"{os.waitstatus_to_exitcode(status)}\n".encode())
+        reply.flush()
+
+
+if __name__ == "__main__":
+    _serve()
