@@ -27,6 +27,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -65,6 +66,13 @@ class Forked:
         assert self._code is not None
         return self._code
 
+    def wait_blocking(self) -> int:
+        """`wait` for a test or fixture outside an event loop."""
+        while self.returncode is None:
+            time.sleep(0.01)
+        assert self._code is not None
+        return self._code
+
 
 class WarmFanout:
     """The warm interpreter, started once; each `start` forks one command from it."""
@@ -78,13 +86,14 @@ class WarmFanout:
         os.set_blocking(self._out, False)
         self._running: Forked | None = None
 
-    def start(self, cmd: list[str], *, output: Path | None = None) -> Forked:
+    def start(self, cmd: list[str], *, output: Path | None = None, errors: Path | None = None) -> Forked:
         """`cmd` as it would be run (`python -m fanout ...`), in this process's current folder and environment;
-        stdin is empty, stdout and stderr go to `output` (or nowhere)."""
+        stdin is empty, stdout goes to `output` (or nowhere), stderr to `errors` (or where stdout goes)."""
         assert cmd[:3] == PREFIX, cmd
         assert self._running is None or self._running.returncode is not None, "one process at a time"
         request = {"argv": cmd[3:], "cwd": os.getcwd(), "env": dict(os.environ),
-                   "output": None if output is None else str(output)}
+                   "output": None if output is None else str(output),
+                   "errors": None if errors is None else str(errors)}
         assert self._server.stdin is not None
         self._server.stdin.write(json.dumps(request).encode() + b"\n")
         self._server.stdin.flush()
@@ -95,6 +104,11 @@ class WarmFanout:
         """Run `cmd` to its end: its exit code and what it printed (stdout and stderr, interleaved)."""
         code = await self.start(cmd, output=output).wait()
         return code, output.read_text()
+
+    def run_blocking(self, cmd: list[str], output: Path, errors: Path) -> tuple[int, str, str]:
+        """`run` outside an event loop: the exit code, stdout and stderr."""
+        code = self.start(cmd, output=output, errors=errors).wait_blocking()
+        return code, output.read_text(), errors.read_text()
 
     def poll_exit(self) -> int | None:
         line = self._read_line(block=False)
@@ -150,9 +164,10 @@ def _child(request: dict[str, Any]) -> int:
     random.seed()  # a fresh interpreter's state, not the parent's copy
     null = os.open(os.devnull, os.O_RDWR)
     out = null if request["output"] is None else os.open(request["output"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    err = out if request["errors"] is None else os.open(request["errors"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     os.dup2(null, 0)
     os.dup2(out, 1)
-    os.dup2(out, 2)
+    os.dup2(err, 2)
     sys.argv = ["fanout", *request["argv"]]
     try:
         code = main(request["argv"])
