@@ -16,18 +16,21 @@ interpreter's own exit) still runs `python -m fanout` afresh.
         code = await process.wait()
 
 Run as a script, this file is the warm interpreter: it reads one JSON request
-a line (argv, cwd, environment, output file), forks, prints the child's PID,
-reaps it and prints its exit code (negative: the signal that ended it), as
-subprocess reports it. One child at a time.
+a line (argv, cwd, environment, output files), forks, replies `started PID`,
+and `exited PID CODE` once it has reaped that child (CODE negative: the signal
+that ended it, as subprocess reports it). Several children may run at once.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import select
+import signal
 import subprocess
 import sys
 import time
+from contextlib import suppress
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -47,58 +50,58 @@ class Forked:
     def __init__(self, server: WarmFanout, pid: int) -> None:
         self.pid = pid
         self._server = server
-        self._code: int | None = None
 
     @property
     def returncode(self) -> int | None:
-        if self._code is None:
-            self._code = self._server.poll_exit()
-        return self._code
+        return self._server.exit_code(self.pid)
 
     def send_signal(self, signum: int) -> None:
-        """Only to a process not yet reaped: its PID is not reused while the warm interpreter still waits on it."""
+        """Only to a process not yet reaped: its PID is not reused while the warm interpreter has not reaped it."""
         if self.returncode is None:
             os.kill(self.pid, signum)
 
     async def wait(self) -> int:
-        while self.returncode is None:
+        while (code := self.returncode) is None:
             await anyio.sleep(0.01)
-        assert self._code is not None
-        return self._code
+        return code
 
     def wait_blocking(self) -> int:
         """`wait` for a test or fixture outside an event loop."""
-        while self.returncode is None:
+        while (code := self.returncode) is None:
             time.sleep(0.01)
-        assert self._code is not None
-        return self._code
+        return code
 
 
 class WarmFanout:
-    """The warm interpreter, started once; each `start` forks one command from it."""
+    """The warm interpreter, started once; each `start` forks one command from it (several may run at once)."""
 
     def __init__(self) -> None:
         self._server = subprocess.Popen([sys.executable, __file__], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         assert self._server.stdout is not None
         self._out = self._server.stdout.fileno()
         self._pending = b""
-        assert self._read_line(block=True) == "ready"
+        self._exited: dict[int, int] = {}
+        self._started: list[int] = []
+        self._children: list[int] = []
+        while self._started != [0]:  # ready
+            self._read(block=True)
+        self._started.clear()
         os.set_blocking(self._out, False)
-        self._running: Forked | None = None
 
     def start(self, cmd: list[str], *, output: Path | None = None, errors: Path | None = None) -> Forked:
         """`cmd` as it would be run (`python -m fanout ...`), in this process's current folder and environment;
         stdin is empty, stdout goes to `output` (or nowhere), stderr to `errors` (or where stdout goes)."""
         assert cmd[:3] == PREFIX, cmd
-        assert self._running is None or self._running.returncode is not None, "one process at a time"
         request = {"argv": cmd[3:], "cwd": os.getcwd(), "env": dict(os.environ),
                    "output": None if output is None else str(output),
                    "errors": None if errors is None else str(errors)}
         assert self._server.stdin is not None
         self._server.stdin.write(json.dumps(request).encode() + b"\n")
         self._server.stdin.flush()
-        self._running = Forked(self, int(self._read_line(block=True)))
-        return self._running
+        while not self._started:
+            self._read(block=True)
+        self._children.append(self._started.pop())
+        return Forked(self, self._children[-1])
 
     async def run(self, cmd: list[str], output: Path) -> tuple[int, str]:
         """Run `cmd` to its end: its exit code and what it printed (stdout and stderr, interleaved)."""
@@ -110,32 +113,36 @@ class WarmFanout:
         code = self.start(cmd, output=output, errors=errors).wait_blocking()
         return code, output.read_text(), errors.read_text()
 
-    def poll_exit(self) -> int | None:
-        line = self._read_line(block=False)
-        return None if line is None else int(line)
+    def exit_code(self, pid: int) -> int | None:
+        self._read(block=False)
+        return self._exited.get(pid)
 
-    def _read_line(self, *, block: bool) -> str | None:
-        while b"\n" not in self._pending:
-            try:
-                chunk = os.read(self._out, 4096)
-            except BlockingIOError:
-                if not block:
-                    return None
-                chunk = None
-            if chunk == b"":
-                raise RuntimeError(f"the warm interpreter ended (exit code {self._server.wait()})")
-            if chunk is None:
-                import select
-                select.select([self._out], [], [], 1.0)
-                continue
-            self._pending += chunk
-        line, self._pending = self._pending.split(b"\n", 1)
-        return line.decode()
+    def _read(self, *, block: bool) -> bool:
+        """Take in the warm interpreter's reply lines (`started PID`, `exited PID CODE`); False if none came."""
+        if block:
+            select.select([self._out], [], [])
+        try:
+            chunk = os.read(self._out, 65536)
+        except BlockingIOError:
+            return False
+        if chunk == b"":
+            raise RuntimeError(f"the warm interpreter ended (exit code {self._server.wait()})")
+        *lines, self._pending = (self._pending + chunk).split(b"\n")
+        for line in lines:
+            kind, *numbers = line.decode().split()
+            if kind == "started":
+                self._started.append(int(numbers[0]))
+            else:
+                self._exited[int(numbers[0])] = int(numbers[1])
+        return True
 
     def close(self) -> None:
-        if self._running is not None and self._running.returncode is None:
-            os.kill(self._running.pid, 9)
-        self._server.kill()  # it holds nothing to save: the quickest end
+        """Kill what still runs (a failed test's process), then the warm interpreter, which holds nothing to save."""
+        for pid in self._children:
+            if self.exit_code(pid) is None:
+                with suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+        self._server.kill()
         self._server.wait()
         for pipe in (self._server.stdin, self._server.stdout):
             assert pipe is not None
@@ -191,22 +198,35 @@ def _serve() -> None:
     for name in WARM_MODULES:
         import_module(name)
     reply = sys.stdout.buffer
-    reply.write(b"ready\n")
+    reply.write(b"started 0\n")  # ready
     reply.flush()
-    for line in sys.stdin.buffer:
-        request = json.loads(line)
-        pid = os.fork()
-        if pid == 0:
-            code = 1
-            try:
-                code = _child(request)
-            finally:
-                os._exit(code)
-        reply.write(f"{pid}\n".encode())
+    requests, pending, children = sys.stdin.fileno(), b"", set()
+    while True:
+        readable, _, _ = select.select([requests], [], [], 0.02 if children else None)
+        while children and (found := os.waitpid(-1, os.WNOHANG))[0]:
+            children.discard(found[0])
+            reply.write(f"exited {found[0]} {os.waitstatus_to_exitcode(found[1])}\n".encode())
+        if readable:
+            chunk = os.read(requests, 65536)
+            if not chunk:
+                return
+            *lines, pending = (pending + chunk).split(b"\n")
+            for line in lines:
+                children.add(_fork(json.loads(line)))
         reply.flush()
-        _, status = os.waitpid(pid, 0)
-        reply.write(f"{os.waitstatus_to_exitcode(status)}\n".encode())
-        reply.flush()
+
+
+def _fork(request: dict[str, Any]) -> int:
+    sys.stdout.buffer.flush()  # nothing of the replies may be left in the buffer the child inherits
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            code = _child(request)
+        finally:
+            os._exit(code)
+    sys.stdout.buffer.write(f"started {pid}\n".encode())
+    return pid
 
 
 if __name__ == "__main__":
