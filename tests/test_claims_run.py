@@ -4,7 +4,9 @@ One run of the twelve sample texts (extraction by the run's cheapest model, ever
 models, SearXNG-, PubMed- and arXiv-style search) is shared by the tests that read it: the prepared items,
 the log, the gate's exit code and quarantine file, the report's seed 004 fields, the HTML, status, the review
 desk's API, compare, a resume and a dry run. kill -9 during extraction and during judging are their own runs,
-each with a simulator in the test's event loop (its tally says how often each text was paid for).
+each with a simulator in the test's event loop (its tally says how often each text was paid for), slow until
+the kill has landed. Each `fanout run` is a process of its own, forked from a warm interpreter that did the
+imports once (warm_fanout).
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from fanout.sim import SimConfig, profile_from_dict, running_simulator
 from fanout.sim.dice import short_hash
 from fanout.workloads.claims.split_text import extraction_request
 from fanout.workloads.claims.texts import read_texts
+
+from warm_fanout import WarmFanout
 
 pytestmark = pytest.mark.timeout(600)
 SAMPLE = package_data("sample_texts.yaml")
@@ -113,12 +117,19 @@ def sim_base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def finished(sim_base: str, tmp_path_factory: pytest.TempPathFactory) -> Finished:
+def warm() -> Iterator[WarmFanout]:
+    with WarmFanout() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def finished(sim_base: str, warm: WarmFanout, tmp_path_factory: pytest.TempPathFactory) -> Finished:
     where = tmp_path_factory.mktemp("claims")
     config = search_config(sim_base, where / "search.yaml")
     run_dir = where / "run"
-    done = subprocess.run(run_command(sim_base, run_dir, config, "--gate", GATE), capture_output=True, text=True)
-    return Finished(sim_base, run_dir, config, done.returncode, done.stdout + done.stderr)
+    code, out, err = warm.run_blocking(run_command(sim_base, run_dir, config, "--gate", GATE), where / "out.txt",
+                                       where / "err.txt")
+    return Finished(sim_base, run_dir, config, code, out + err)
 
 
 # --- the run ------------------------------------------------------------------------------------------
@@ -223,25 +234,27 @@ def test_compare_pairs_two_claims_runs_claim_by_claim(finished: Finished, tmp_pa
     assert (data["shared_edits"], data["flipped"]) == (len(claim_keys(finished.run_dir)), [])
 
 
-def test_a_resume_splits_no_text_again_judges_nothing_again_and_gates_again(finished: Finished, tmp_path: Path) -> None:
+def test_a_resume_splits_no_text_again_judges_nothing_again_and_gates_again(finished: Finished, warm: WarmFanout,
+                                                                            tmp_path: Path) -> None:
     copy = tmp_path / "again"
     shutil.copytree(finished.run_dir, copy)
     before = (copy / "prepared.jsonl").read_bytes(), (copy / "checkpoint.jsonl").read_bytes()
-    again = subprocess.run(run_command(finished.base, copy, finished.config, "--gate", GATE), capture_output=True,
-                           text=True)
-    assert again.returncode == 1, again.stdout + again.stderr
-    assert "Splitting" not in again.stdout and "pairs already done; running 0" in again.stdout
+    code, out, err = warm.run_blocking(run_command(finished.base, copy, finished.config, "--gate", GATE),
+                                       tmp_path / "out.txt", tmp_path / "err.txt")
+    assert code == 1, out + err
+    assert "Splitting" not in out and "pairs already done; running 0" in out
     assert ((copy / "prepared.jsonl").read_bytes(), (copy / "checkpoint.jsonl").read_bytes()) == before
     held = json.loads((copy / "quarantine.json").read_text())["quarantined"]
     assert {entry["text_id"] for entry in held} == QUARANTINED
 
 
-def test_a_dry_run_says_how_many_texts_are_still_to_be_split(finished: Finished, tmp_path: Path) -> None:
-    dry = subprocess.run(run_command(finished.base, tmp_path / "dry", finished.config, "--dry-run"),
-                         capture_output=True, text=True)
-    assert dry.returncode == 0, dry.stderr
+def test_a_dry_run_says_how_many_texts_are_still_to_be_split(finished: Finished, warm: WarmFanout,
+                                                             tmp_path: Path) -> None:
+    code, out, err = warm.run_blocking(run_command(finished.base, tmp_path / "dry", finished.config, "--dry-run"),
+                                       tmp_path / "out.txt", tmp_path / "err.txt")
+    assert code == 0, err
     assert ("12 of 12 text(s) are still to be split into claims (by the run's cheapest tool-capable model) when "
-            "the run starts; the pairs above count only the claims extracted so far.") in dry.stdout
+            "the run starts; the pairs above count only the claims extracted so far.") in out
     assert not (tmp_path / "dry").exists()
 
 
@@ -269,19 +282,21 @@ def extraction_calls(stats, text_id: str) -> int:  # type: ignore[no-untyped-def
     return stats.by_conversation["h" + short_hash(extraction_request(text))]
 
 
-async def test_kill_9_during_extraction_repeats_no_logged_extraction_and_loses_no_claim(tmp_path: Path) -> None:
+async def test_kill_9_during_extraction_repeats_no_logged_extraction_and_loses_no_claim(tmp_path: Path,
+                                                                                        warm: WarmFanout) -> None:
     async with running_simulator(slow_sim()) as sim:
         config = search_config(sim.base_url, tmp_path / "search.yaml")
         cmd = run_command(sim.base_url, tmp_path / "run", config, "--concurrency", "3", "-m", ",".join(KILLED_MODELS))
-        process = await anyio.open_process(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process = warm.start(cmd)
         await wait_for(lambda: len(prepared(tmp_path / "run")) >= 3, process)
         process.send_signal(signal.SIGKILL)
-        await process.wait()
+        assert await process.wait() == -signal.SIGKILL
+        sim.state.latency_scale = 0.0  # the kill has landed: the resume need not be slow
         logged = {line["unit"] for line in prepared(tmp_path / "run")}
         assert 3 <= len(logged) < 12 and not records(tmp_path / "run")
-        done = await anyio.run_process([*cmd, "--concurrency", "8"], check=False)  # the last --concurrency wins
+        code, output = await warm.run([*cmd, "--concurrency", "8"], tmp_path / "output.txt")  # the last one wins
         stats = sim.state.stats
-        assert done.returncode == 0, done.stdout.decode()[-2000:]
+        assert code == 0, output[-2000:]
         assert [t for t in sorted(logged) if extraction_calls(stats, t) != 1] == []  # never paid for twice
         cut_off = [t.id for t in TEXTS if extraction_calls(stats, t.id) > 1]
         assert all(extraction_calls(stats, t.id) <= 2 for t in TEXTS) and len(cut_off) <= 3
@@ -292,18 +307,20 @@ async def test_kill_9_during_extraction_repeats_no_logged_extraction_and_loses_n
     assert not list((tmp_path / "run" / "inflight").glob("*.jsonl"))
 
 
-async def test_kill_9_during_judging_keeps_every_claim_and_judges_each_pair_once(tmp_path: Path) -> None:
+async def test_kill_9_during_judging_keeps_every_claim_and_judges_each_pair_once(tmp_path: Path,
+                                                                                 warm: WarmFanout) -> None:
     async with running_simulator(slow_sim()) as sim:
         config = search_config(sim.base_url, tmp_path / "search.yaml")
         cmd = run_command(sim.base_url, tmp_path / "run", config, "--concurrency", "8", "-m", ",".join(KILLED_MODELS))
-        process = await anyio.open_process(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process = warm.start(cmd)
         await wait_for(lambda: len(records(tmp_path / "run")) >= 10, process)
         process.send_signal(signal.SIGKILL)
-        await process.wait()
+        assert await process.wait() == -signal.SIGKILL
+        sim.state.latency_scale = 0.0  # the kill has landed: the resume need not be slow
         keys = claim_keys(tmp_path / "run")
         lines = (tmp_path / "run" / "prepared.jsonl").read_bytes()
-        done = await anyio.run_process(cmd, check=False)
-        assert done.returncode == 0, done.stdout.decode()[-2000:]
+        code, output = await warm.run(cmd, tmp_path / "output.txt")
+        assert code == 0, output[-2000:]
         assert all(extraction_calls(sim.state.stats, t.id) == 1 for t in TEXTS)
     assert (tmp_path / "run" / "prepared.jsonl").read_bytes() == lines  # nothing split again
     assert claim_keys(tmp_path / "run") == keys

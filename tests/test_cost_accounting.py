@@ -14,7 +14,6 @@ import io
 import json
 import math
 import signal
-import subprocess
 import sys
 from pathlib import Path
 
@@ -38,6 +37,8 @@ from fanout.llm.cost import Pricing
 from fanout.store.attempts import AttemptFile, read_abandoned, settle_abandoned
 from fanout.store.checkpoint import CheckpointWriter, log_path, read_index
 from fanout.store.layout import INDEX_NAME, INFLIGHT_DIR
+
+from warm_fanout import WarmFanout
 
 SAMPLE = package_data("sample_snapshot.yaml")
 LOCAL = ["--base-url", "http://127.0.0.1:9/v1", "--searxng-url", "http://127.0.0.1:9"]
@@ -188,35 +189,38 @@ def inflight_answers(run_dir: Path) -> int:
 
 @pytest.mark.timeout(300)
 async def test_attempts_killed_in_flight_are_paid_for_and_the_next_start_counts_them(tmp_path):
+    """Both starts are processes of their own, forked from a warm interpreter (warm_fanout) to spare their imports."""
     profile = profile_from_dict({"defaults": {"latency": {"median_s": 0.3, "p95_s": 0.6}}})
-    async with running_simulator(SimConfig(seed=7, profile=profile)) as sim:
-        cmd = [sys.executable, "-m", "fanout", "run", str(SAMPLE), "--run-dir", str(tmp_path), "--limit", "4",
-               "--base-url", sim.api_base, "--searxng-url", sim.searxng_url, "--allow-private-urls",
-               "--fetch-delay", "0", "--concurrency", "4"]
-        process = await anyio.open_process(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        while inflight_answers(tmp_path) < 3:  # calls answered and paid for, their verdicts not logged
-            assert process.returncode is None, "the run ended before it could be killed"
-            await anyio.sleep(0.01)
-        process.send_signal(signal.SIGKILL)
-        await process.wait()
-        resumed = await anyio.run_process(cmd, check=False, stderr=subprocess.STDOUT)
-        charged = sim.stats()["cost_usd"]["total"]
-        abandoned = read_abandoned(tmp_path)
-        assert [sim_cost_of(sim, a.response_ids) for a in abandoned] == [a.cost_usd or 0.0 for a in abandoned]
-        largest_call = max(g["total_cost"] for _, g in sim.state.generations.values())
+    run_dir = tmp_path / "run"
+    with WarmFanout() as warm:
+        async with running_simulator(SimConfig(seed=7, profile=profile)) as sim:
+            cmd = [sys.executable, "-m", "fanout", "run", str(SAMPLE), "--run-dir", str(run_dir), "--limit", "4",
+                   "--base-url", sim.api_base, "--searxng-url", sim.searxng_url, "--allow-private-urls",
+                   "--fetch-delay", "0", "--concurrency", "4"]
+            process = warm.start(cmd)
+            while inflight_answers(run_dir) < 3:  # calls answered and paid for, their verdicts not logged
+                assert process.returncode is None, "the run ended before it could be killed"
+                await anyio.sleep(0.01)
+            process.send_signal(signal.SIGKILL)
+            assert await process.wait() == -signal.SIGKILL
+            sim.state.latency_scale = 0.0  # the kill has landed: the resume need not be slow
+            code, output = await warm.run(cmd, tmp_path / "resumed.txt")
+            charged = sim.stats()["cost_usd"]["total"]
+            abandoned = read_abandoned(run_dir)
+            assert [sim_cost_of(sim, a.response_ids) for a in abandoned] == [a.cost_usd or 0.0 for a in abandoned]
+            largest_call = max(g["total_cost"] for _, g in sim.state.generations.values())
 
-    output = resumed.stdout.decode()
-    assert resumed.returncode == 0, output
+    assert code == 0, output
     assert abandoned and sum(len(a.response_ids) for a in abandoned) >= 3
     assert f"{len(abandoned)} attempt(s) cut off when the run last stopped cost $" in output
-    logged = sum(json.loads(line)["cost_usd"] or 0.0 for line in log_path(tmp_path).read_text().splitlines())
+    logged = sum(json.loads(line)["cost_usd"] or 0.0 for line in log_path(run_dir).read_text().splitlines())
     counted = logged + sum(a.cost_usd or 0.0 for a in abandoned)
     # A call answered in the instant of the kill, before the client read it, is charged and flagged as cut off.
     cut_off = sum(a.cut_off for a in abandoned)
     assert counted <= charged + 1e-12 and charged - counted <= cut_off * largest_call + 1e-12
-    status = read_status(tmp_path)
+    status = read_status(run_dir)
     assert math.isclose(status.tally.spent_usd, counted, rel_tol=1e-9)
-    assert list((tmp_path / INFLIGHT_DIR).iterdir()) == []
+    assert list((run_dir / INFLIGHT_DIR).iterdir()) == []
 
 
 def test_max_cost_refuses_a_model_whose_cost_may_go_unreported_and_that_has_no_price(tmp_path, capsys):

@@ -20,8 +20,9 @@ from fanout.sim import running_simulator
 from fanout.store.run_lock import lock_holder
 
 from test_cli_run import LOCAL, one_line_error, scripted_run
-from test_run_resilience import (assert_one_record_and_one_matching_view_per_pair, pairs_of, run_command, run_to_end,
+from test_run_resilience import (assert_one_record_and_one_matching_view_per_pair, pairs_of, run_command,
                                  log_lines, sim_config, wait_for_lines)
+from warm_fanout import WarmFanout
 
 SAMPLE = package_data("sample_snapshot.yaml")
 pytestmark = pytest.mark.timeout(60)
@@ -92,24 +93,22 @@ def test_the_lock_of_a_killed_run_never_blocks_the_resume(tmp_path):
 @pytest.mark.timeout(300)  # two `fanout run` processes: past the module's 60 s at a load average of 16 on 2 CPUs
 async def test_deleting_run_lock_while_a_run_works_lets_no_second_run_in_and_no_pair_is_logged_twice(tmp_path):
     """Finding 2 of issue 27: with the lock on the file `run.lock`, deleting it admitted a second run (7 of 8 pairs
-    logged twice). The lock is on the directory now: the second start is refused in one line naming the first."""
+    logged twice). The lock is on the directory now: the second start is refused in one line naming the first.
+    Both are processes of their own, forked from a warm interpreter (warm_fanout) to spare two starts' imports."""
     run_dir = tmp_path / "run"
-    async with running_simulator(sim_config(latency={"median_s": 0.3, "p95_s": 0.6})) as sim:
-        cmd = run_command(sim, run_dir, "--limit", "3", "--concurrency", "2")
-        first = await anyio.open_process(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
+    with WarmFanout() as warm:
+        async with running_simulator(sim_config(latency={"median_s": 0.3, "p95_s": 0.6})) as sim:
+            cmd = run_command(sim, run_dir, "--limit", "3", "--concurrency", "2")
+            first = warm.start(cmd)
             await wait_for_lines(run_dir, 1, first)
             (run_dir / "run.lock").unlink()
             assert lock_holder(run_dir) == first.pid  # what `fanout status` asks, answered without the file
-            code, output = await run_to_end(cmd)
+            code, output = await warm.run(cmd, tmp_path / "second.txt")
             assert (code, output) == (2, f"fanout run: error: {run_dir} is in use by another `fanout run` "
                                          f"(PID {first.pid}); wait for it to finish or stop it, or pass another --run-dir\n")
             assert len(log_lines(run_dir)) < 12, "the first run ended before the second start: the test proves nothing"
-            assert await first.wait() == 0
-        finally:
-            if first.returncode is None:
-                first.kill()
-            await first.aclose()
+            sim.state.latency_scale = 0.0  # refused: the first run need not finish slowly
+            assert await first.wait() == 0  # a failure above: the first run is killed as the warm interpreter ends
     assert_one_record_and_one_matching_view_per_pair(run_dir, pairs_of(3))
 
 

@@ -1,8 +1,11 @@
 """`fanout run` as a real process: kill -9 at random moments, Ctrl-C once and twice, stalls.
 
 The simulator runs in the test's event loop on 127.0.0.1; `fanout run` runs as
-a child process exactly as a user starts it, so signals, exit codes, fsync and
-resume are the real ones. Waiting is on the log growing, never on speed.
+a process of its own, forked from a warm interpreter that did the imports once
+(warm_fanout: each fresh start cost ~3 s of CPU, twenty-odd times here), so
+signals, exit codes, fsync and resume are the real ones. Waiting is on the log
+growing, never on speed; once the kill or the signal has landed, the simulator
+answers at once, as the slow answers were there only for it to land mid-work.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import signal
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -23,6 +27,8 @@ from fanout.base.validate import package_data
 from fanout.llm.models import DEFAULT_MODELS
 from fanout.sim import SimConfig, profile_from_dict, running_simulator
 
+from warm_fanout import WarmFanout
+
 SAMPLE = package_data("sample_snapshot.yaml")
 EDITS = yaml.safe_load(SAMPLE.read_text())["edits"]
 ALL_PAIRS = {(int(e["rcid"]), m.name) for e in EDITS for m in DEFAULT_MODELS}
@@ -32,6 +38,12 @@ def pairs_of(limit: int) -> set[tuple[int, str]]:
     return {(int(e["rcid"]), m.name) for e in EDITS[:limit] for m in DEFAULT_MODELS}
 
 pytestmark = pytest.mark.timeout(300)
+
+
+@pytest.fixture(scope="module")
+def warm() -> Iterator[WarmFanout]:
+    with WarmFanout() as server:
+        yield server
 
 
 def sim_config(**defaults) -> SimConfig:
@@ -57,6 +69,14 @@ async def wait_for_lines(run_dir: Path, n: int, process) -> None:
         await anyio.sleep(0.02)
 
 
+async def wait_for_lock(run_dir: Path, process) -> None:
+    """Until `process` holds the run directory's lock: past its start, at work on the run."""
+    lock = run_dir / "run.lock"
+    while not (lock.exists() and lock.read_text() == f"{process.pid}\n"):
+        assert process.returncode is None, "the run ended before it took the lock"
+        await anyio.sleep(0.01)
+
+
 async def run_to_end(cmd: list[str]) -> tuple[int, str]:
     result = await anyio.run_process(cmd, check=False, stderr=subprocess.STDOUT)
     return result.returncode, result.stdout.decode()
@@ -77,74 +97,83 @@ def assert_one_record_and_one_matching_view_per_pair(run_dir: Path, expected: se
     assert not list((run_dir / "verdicts").glob(".*.tmp"))
 
 
-async def test_kill_9_at_twenty_random_moments_loses_and_repeats_nothing(tmp_path):
+async def test_kill_9_at_twenty_random_moments_loses_and_repeats_nothing(tmp_path, warm):
     rng = random.Random(20261122)
+    run_dir = tmp_path / "run"
     async with running_simulator(sim_config(latency={"median_s": 0.15, "p95_s": 0.4})) as sim:
-        cmd = run_command(sim, tmp_path, "--concurrency", "4")
+        cmd = run_command(sim, run_dir, "--concurrency", "4")
         kills = 0
         while kills < 20:
-            process = await anyio.open_process(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            process = warm.start(cmd)
+            await wait_for_lock(run_dir, process)  # the moment is drawn from there: none is spent on start-up
             await anyio.sleep(rng.uniform(0.2, 2.5))
-            if process.returncode is None:
-                process.send_signal(signal.SIGKILL)
-                kills += 1
-            await process.wait()
-        code, output = await run_to_end(cmd)
+            process.send_signal(signal.SIGKILL)
+            code = await process.wait()
+            assert code in (-signal.SIGKILL, 0), f"exit code {code}"
+            assert code != 0 or len(log_lines(run_dir)) < 48, f"the run finished with {kills} of 20 kills landed"
+            kills += code == -signal.SIGKILL
+        sim.state.latency_scale = 0.0  # the kills have landed: the resume need not be slow
+        code, output = await warm.run(cmd, tmp_path / "output.txt")
     assert code == 0, output
-    assert_one_record_and_one_matching_view_per_pair(tmp_path)
+    assert_one_record_and_one_matching_view_per_pair(run_dir)
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGHUP])
-async def test_one_ctrl_c_or_a_hang_up_lets_verdicts_in_flight_finish_exits_130_and_the_same_command_resumes(tmp_path, signum):
+async def test_one_ctrl_c_or_a_hang_up_lets_verdicts_in_flight_finish_exits_130_and_the_same_command_resumes(
+        tmp_path, warm, signum):
+    run_dir = tmp_path / "run"
     async with running_simulator(sim_config(latency={"median_s": 0.4, "p95_s": 0.8})) as sim:
-        cmd = run_command(sim, tmp_path, "--limit", "6")
-        process = await anyio.open_process(cmd, stderr=subprocess.STDOUT)
-        await wait_for_lines(tmp_path, 4, process)
+        cmd = run_command(sim, run_dir, "--limit", "6")
+        process = warm.start(cmd, output=tmp_path / "interrupted.txt")
+        await wait_for_lines(run_dir, 4, process)
         process.send_signal(signum)
-        output = (await process.stdout.receive(1 << 20)).decode() if process.stdout else ""
-        async for chunk in process.stdout:
-            output += chunk.decode()
-        await process.wait()
-        assert process.returncode == 130
+        while "no new verdicts" not in (tmp_path / "interrupted.txt").read_text() and process.returncode is None:
+            await anyio.sleep(0.01)
+        sim.state.latency_scale = 0.0  # the signal has landed: those in flight need not finish slowly
+        assert await process.wait() == 130
+        output = (tmp_path / "interrupted.txt").read_text()
         assert f"Interrupted ({signum.name}): no new verdicts; those in flight get 30s to finish" in output
         assert output.strip().splitlines()[-1].startswith("Interrupted. Resume with: fanout run ")
-        interrupted = [json.loads(line) for line in log_lines(tmp_path)]
+        interrupted = [json.loads(line) for line in log_lines(run_dir)]
         assert 4 <= len(interrupted) < 24
         assert all(r["status"] == "ok" for r in interrupted)
-        code, resumed = await run_to_end(cmd)
+        code, resumed = await warm.run(cmd, tmp_path / "resumed.txt")
     assert code == 0, resumed
     assert f"{len(interrupted)}/24 pairs already done" in resumed
-    assert_one_record_and_one_matching_view_per_pair(tmp_path, pairs_of(6))
+    assert_one_record_and_one_matching_view_per_pair(run_dir, pairs_of(6))
 
 
-async def test_a_second_ctrl_c_cancels_at_once_and_leaves_a_valid_log(tmp_path):
+async def test_a_second_ctrl_c_cancels_at_once_and_leaves_a_valid_log(tmp_path, warm):
+    run_dir = tmp_path / "run"
     async with running_simulator(sim_config(latency={"median_s": 0.8, "p95_s": 1.5})) as sim:
-        cmd = run_command(sim, tmp_path, "--limit", "3")
-        process = await anyio.open_process(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        await wait_for_lines(tmp_path, 1, process)
+        cmd = run_command(sim, run_dir, "--limit", "3")
+        process = warm.start(cmd)
+        await wait_for_lines(run_dir, 1, process)
         process.send_signal(signal.SIGINT)
         await anyio.sleep(0.3)
         process.send_signal(signal.SIGINT)
         with anyio.fail_after(20):  # far below the 30 s grace: the second press did cancel
             await process.wait()
         assert process.returncode == 130
-        logged = [json.loads(line) for line in log_lines(tmp_path)]
+        sim.state.latency_scale = 0.0
+        logged = [json.loads(line) for line in log_lines(run_dir)]
         assert len(logged) < 12
-        code, output = await run_to_end(cmd)
+        code, output = await warm.run(cmd, tmp_path / "output.txt")
     assert code == 0, output
-    assert_one_record_and_one_matching_view_per_pair(tmp_path, pairs_of(3))
+    assert_one_record_and_one_matching_view_per_pair(run_dir, pairs_of(3))
 
 
-async def test_a_model_that_stalls_past_the_timeout_gets_timeout_records_and_the_run_goes_on(tmp_path):
+async def test_a_model_that_stalls_past_the_timeout_gets_timeout_records_and_the_run_goes_on(tmp_path, warm):
     stalling = "allenai/olmo-3.1-32b-instruct"
     profile = profile_from_dict({"models": {stalling: {"stall": 1.0, "stall_s": 120}}})
     async with running_simulator(SimConfig(seed=3, profile=profile)) as sim:
         # 30 s: far below the 120 s stall, and room for the others' verdicts on a loaded machine, where their pages
         # queue for two extraction workers (8 s was too short for every one of the 8 verdicts in a parallel run at
         # a load average of 13 on 2 CPUs). The stalled verdicts end at the timeout, not by the clock of the test.
-        code, output = await run_to_end(run_command(sim, tmp_path, "--limit", "2", "--timeout", "30"))
+        code, output = await warm.run(run_command(sim, tmp_path / "run", "--limit", "2", "--timeout", "30"),
+                                      tmp_path / "output.txt")
     assert code == 0, output
-    records = {(r["edit_rcid"], r["model"]): r for r in map(json.loads, log_lines(tmp_path))}
+    records = {(r["edit_rcid"], r["model"]): r for r in map(json.loads, log_lines(tmp_path / "run"))}
     assert len(records) == 8
     for (rcid, model), record in records.items():
         if model == stalling:
@@ -153,10 +182,13 @@ async def test_a_model_that_stalls_past_the_timeout_gets_timeout_records_and_the
             assert record["status"] == "ok" and record["timeout"] is False
 
 
-async def test_a_model_the_endpoint_refuses_stops_at_once_records_nothing_and_runs_once_its_name_is_corrected(tmp_path):
+async def test_a_model_the_endpoint_refuses_stops_at_once_records_nothing_and_runs_once_its_name_is_corrected(
+        tmp_path, warm):
     haiku, typo, listed = "anthropic/claude-4.5-haiku-20251001", "deepseek/deepseek-v3.3", "deepseek/deepseek-v3.2"
     async with running_simulator(sim_config()) as sim:
-        code, output = await run_to_end(run_command(sim, tmp_path, "--limit", "3", "-m", f"{haiku},{typo}"))
+        run_dir = tmp_path / "run"
+        code, output = await warm.run(run_command(sim, run_dir, "--limit", "3", "-m", f"{haiku},{typo}"),
+                                      tmp_path / "refused.txt")
         assert code == 1, output
         lines = output.splitlines()
         assert f"warning: model {typo}: not listed by the endpoint (using it anyway); did you mean {listed}?" in lines
@@ -167,9 +199,10 @@ async def test_a_model_the_endpoint_refuses_stops_at_once_records_nothing_and_ru
                                "and run again.")
         assert lines[-1] == (f"Not run: {typo}, refused by the endpoint (HTTP 400: {typo} is not a valid model ID). "
                              "Its pairs are not recorded: correct the name with -m and run again.")
-        assert {json.loads(line)["model"] for line in log_lines(tmp_path)} == {haiku}
-        assert list((tmp_path / "inflight").iterdir()) == []  # a refusal costs nothing: no attempt to settle
+        assert {json.loads(line)["model"] for line in log_lines(run_dir)} == {haiku}
+        assert list((run_dir / "inflight").iterdir()) == []  # a refusal costs nothing: no attempt to settle
 
-        code, output = await run_to_end(run_command(sim, tmp_path, "--limit", "3", "-m", f"{haiku},{listed}"))
+        code, output = await warm.run(run_command(sim, run_dir, "--limit", "3", "-m", f"{haiku},{listed}"),
+                                      tmp_path / "corrected.txt")
         assert code == 0, output
-        assert Counter(json.loads(line)["model"] for line in log_lines(tmp_path)) == {haiku: 3, listed: 3}
+        assert Counter(json.loads(line)["model"] for line in log_lines(run_dir)) == {haiku: 3, listed: 3}

@@ -2,7 +2,8 @@
 
 The simulator runs in the test's event loop and counts every billed chat call
 by edit, model and part played (planner, reviewer, worker of round 1 or 2,
-aggregator, judge); `fanout run` runs as a child process as a user starts it.
+aggregator, judge); `fanout run` runs as a process of its own, forked from a
+warm interpreter that did its imports once (warm_fanout).
 The kill lands right after a given line reaches team.jsonl (a step logged)
 or evidence.jsonl (an edit's pooled evidence logged), with whatever was in
 flight then. After the resume: no step logged before the kill was asked
@@ -15,9 +16,9 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,8 @@ from fanout.llm.models import DEFAULT_MODELS
 from fanout.sim import SimConfig, profile_from_dict, running_simulator
 from fanout.store.attempts import read_abandoned
 
+from warm_fanout import WarmFanout
+
 SAMPLE = package_data("sample_snapshot.yaml")
 RCIDS = [int(e["rcid"]) for e in yaml.safe_load(SAMPLE.read_text())["edits"]][:3]
 MODELS = [m.name for m in DEFAULT_MODELS]
@@ -38,6 +41,12 @@ CANONICAL = {m.name: m.name for m in DEFAULT_MODELS} | {"anthropic/claude-haiku-
 AGGREGATOR = "deepseek/deepseek-v3.2"
 
 pytestmark = pytest.mark.timeout(300)
+
+
+@pytest.fixture(scope="module")
+def warm() -> Iterator[WarmFanout]:
+    with WarmFanout() as server:
+        yield server
 
 
 def lines(path: Path) -> list[dict[str, Any]]:
@@ -68,38 +77,41 @@ async def kill_when(path: Path, count: int, process: Any) -> None:
     ("team.jsonl", 7),      # into the second edit's team
     ("evidence.jsonl", 1),  # the first edit's pooled evidence, its judges asking
 ])
-async def test_kill_9_after_a_team_step_repeats_no_paid_step_and_asks_no_logged_judge_again(tmp_path, file, count):
+async def test_kill_9_after_a_team_step_repeats_no_paid_step_and_asks_no_logged_judge_again(
+        tmp_path, warm, file, count):
     config = SimConfig(seed=11, profile=profile_from_dict({"defaults": {"latency": {"median_s": 0.02, "p95_s": 0.05}}}))
+    run_dir = tmp_path / "run"
     async with running_simulator(config) as sim:
-        cmd = [sys.executable, "-m", "fanout", "run", str(SAMPLE), "--run-dir", str(tmp_path), "--limit", "3",
+        cmd = [sys.executable, "-m", "fanout", "run", str(SAMPLE), "--run-dir", str(run_dir), "--limit", "3",
                "--base-url", sim.api_base, "--searxng-url", sim.searxng_url, "--allow-private-urls", "--fetch-delay",
                "0", "--concurrency", "1", "--evidence", "team", "--aggregator", AGGREGATOR]
-        process = await anyio.open_process(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        await kill_when(tmp_path / file, count, process)
-        steps_at_kill = lines(tmp_path / "team.jsonl")
-        assert len(lines(tmp_path / file)) >= count
-        records_at_kill = lines(tmp_path / "checkpoint.jsonl")
-        result = await anyio.run_process(cmd, check=False, stderr=subprocess.STDOUT)
+        process = warm.start(cmd)
+        await kill_when(run_dir / file, count, process)
+        sim.state.latency_scale = 0.0  # the kill has landed: the resume need not wait on latency
+        steps_at_kill = lines(run_dir / "team.jsonl")
+        assert len(lines(run_dir / file)) >= count
+        records_at_kill = lines(run_dir / "checkpoint.jsonl")
+        code, output = await warm.run(cmd, tmp_path / "output.txt")
         tally = sim.stats()
-    assert result.returncode == 0, result.stdout.decode()
-    assert len(steps_at_kill) >= count and len(lines(tmp_path / "evidence.jsonl")) == len(RCIDS)
+    assert code == 0, output
+    assert len(steps_at_kill) >= count and len(lines(run_dir / "evidence.jsonl")) == len(RCIDS)
 
-    steps = lines(tmp_path / "team.jsonl")
+    steps = lines(run_dir / "team.jsonl")
     assert steps[:len(steps_at_kill)] == steps_at_kill  # nothing logged before the kill was logged again
     assert max(Counter((s["edit_rcid"], s["step"]) for s in steps).values()) == 1
     calls = tally["calls_by_role"]
     for step in steps_at_kill:  # the simulator billed exactly the calls its line counts: never asked again
         assert calls[str(step["edit_rcid"])][CANONICAL[step["model"]]][role(step)] == step["token_usage"]["turns"]
-    records = lines(tmp_path / "checkpoint.jsonl")
+    records = lines(run_dir / "checkpoint.jsonl")
     for record in records_at_kill:
         assert calls[str(record["edit_rcid"])][CANONICAL[record["model"]]]["verdict"] == record["token_usage"]["turns"]
     assert Counter((r["edit_rcid"], r["model"]) for r in records) == Counter(
         {(rcid, model): 1 for rcid in RCIDS for model in MODELS})
-    evidence = lines(tmp_path / "evidence.jsonl")
+    evidence = lines(run_dir / "evidence.jsonl")
     assert [e["edit_rcid"] for e in evidence] == RCIDS  # one pooled record per edit
     ids = {e["edit_rcid"]: e["evidence_id"] for e in evidence}
     assert all(r["evidence_id"] == ids[r["edit_rcid"]] for r in records)
-    assert_every_cent_counted_once(tmp_path, tally)
+    assert_every_cent_counted_once(run_dir, tally)
 
 
 def assert_every_cent_counted_once(run_dir: Path, tally: dict[str, Any]) -> None:
