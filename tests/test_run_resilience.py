@@ -69,12 +69,22 @@ async def wait_for_lines(run_dir: Path, n: int, process) -> None:
         await anyio.sleep(0.02)
 
 
-async def wait_for_lock(run_dir: Path, process) -> None:
-    """Until `process` holds the run directory's lock: past its start, at work on the run."""
-    lock = run_dir / "run.lock"
-    while not (lock.exists() and lock.read_text() == f"{process.pid}\n"):
-        assert process.returncode is None, "the run ended before it took the lock"
+async def took_the_lock(run_dir: Path, process) -> bool:
+    """Wait until `process` holds the run directory's lock (past its start, at work on the run): False if it
+    ended before."""
+    while holder_named(run_dir) != f"{process.pid}\n":
+        if process.returncode is not None:
+            return False
         await anyio.sleep(0.01)
+    return True
+
+
+def holder_named(run_dir: Path) -> str | None:
+    """What run.lock says: None while there is none (a run that starts makes it anew)."""
+    try:
+        return (run_dir / "run.lock").read_text()
+    except FileNotFoundError:
+        return None
 
 
 async def run_to_end(cmd: list[str]) -> tuple[int, str]:
@@ -103,13 +113,15 @@ async def test_kill_9_at_twenty_random_moments_loses_and_repeats_nothing(tmp_pat
     async with running_simulator(sim_config(latency={"median_s": 0.15, "p95_s": 0.4})) as sim:
         cmd = run_command(sim, run_dir, "--concurrency", "4")
         kills = 0
+        starts = 0
         while kills < 20:
-            process = warm.start(cmd)
-            await wait_for_lock(run_dir, process)  # the moment is drawn from there: none is spent on start-up
-            await anyio.sleep(rng.uniform(0.2, 2.5))
-            process.send_signal(signal.SIGKILL)
+            starts += 1
+            process = warm.start(cmd, output=tmp_path / f"start-{starts}.txt")
+            if await took_the_lock(run_dir, process):  # the moment is drawn from there: none is spent on start-up
+                await anyio.sleep(rng.uniform(0.2, 2.5))
+                process.send_signal(signal.SIGKILL)
             code = await process.wait()
-            assert code in (-signal.SIGKILL, 0), f"exit code {code}"
+            assert code in (-signal.SIGKILL, 0), (code, (tmp_path / f"start-{starts}.txt").read_text()[-3000:])
             assert code != 0 or len(log_lines(run_dir)) < 48, f"the run finished with {kills} of 20 kills landed"
             kills += code == -signal.SIGKILL
         sim.state.latency_scale = 0.0  # the kills have landed: the resume need not be slow
