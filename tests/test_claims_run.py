@@ -6,7 +6,7 @@ the log, the gate's exit code and quarantine file, the report's seed 004 fields,
 desk's API, compare, a resume and a dry run. kill -9 during extraction and during judging are their own runs,
 each with a simulator in the test's event loop (its tally says how often each text was paid for), slow until
 the kill has landed. Each `fanout run` is a process of its own, forked from a warm interpreter that did the
-imports once (warm_fanout).
+imports once (tests/warm.py).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from fanout.sim.dice import short_hash
 from fanout.workloads.claims.split_text import extraction_request
 from fanout.workloads.claims.texts import read_texts
 
-from warm_fanout import WarmFanout
+from warm import WarmInterpreter
 
 pytestmark = pytest.mark.timeout(600)
 SAMPLE = package_data("sample_texts.yaml")
@@ -117,13 +117,13 @@ def sim_base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def warm() -> Iterator[WarmFanout]:
-    with WarmFanout() as server:
+def warm() -> Iterator[WarmInterpreter]:
+    with WarmInterpreter() as server:
         yield server
 
 
 @pytest.fixture(scope="module")
-def finished(sim_base: str, warm: WarmFanout, tmp_path_factory: pytest.TempPathFactory) -> Finished:
+def finished(sim_base: str, warm: WarmInterpreter, tmp_path_factory: pytest.TempPathFactory) -> Finished:
     where = tmp_path_factory.mktemp("claims")
     config = search_config(sim_base, where / "search.yaml")
     run_dir = where / "run"
@@ -234,7 +234,7 @@ def test_compare_pairs_two_claims_runs_claim_by_claim(finished: Finished, tmp_pa
     assert (data["shared_edits"], data["flipped"]) == (len(claim_keys(finished.run_dir)), [])
 
 
-def test_a_resume_splits_no_text_again_judges_nothing_again_and_gates_again(finished: Finished, warm: WarmFanout,
+def test_a_resume_splits_no_text_again_judges_nothing_again_and_gates_again(finished: Finished, warm: WarmInterpreter,
                                                                             tmp_path: Path) -> None:
     copy = tmp_path / "again"
     shutil.copytree(finished.run_dir, copy)
@@ -248,7 +248,7 @@ def test_a_resume_splits_no_text_again_judges_nothing_again_and_gates_again(fini
     assert {entry["text_id"] for entry in held} == QUARANTINED
 
 
-def test_a_dry_run_says_how_many_texts_are_still_to_be_split(finished: Finished, warm: WarmFanout,
+def test_a_dry_run_says_how_many_texts_are_still_to_be_split(finished: Finished, warm: WarmInterpreter,
                                                              tmp_path: Path) -> None:
     code, out, err = warm.run_blocking(run_command(finished.base, tmp_path / "dry", finished.config, "--dry-run"),
                                        tmp_path / "out.txt", tmp_path / "err.txt")
@@ -283,7 +283,7 @@ def extraction_calls(stats, text_id: str) -> int:  # type: ignore[no-untyped-def
 
 
 async def test_kill_9_during_extraction_repeats_no_logged_extraction_and_loses_no_claim(tmp_path: Path,
-                                                                                        warm: WarmFanout) -> None:
+                                                                                        warm: WarmInterpreter) -> None:
     async with running_simulator(slow_sim()) as sim:
         config = search_config(sim.base_url, tmp_path / "search.yaml")
         cmd = run_command(sim.base_url, tmp_path / "run", config, "--concurrency", "3", "-m", ",".join(KILLED_MODELS))
@@ -308,7 +308,7 @@ async def test_kill_9_during_extraction_repeats_no_logged_extraction_and_loses_n
 
 
 async def test_kill_9_during_judging_keeps_every_claim_and_judges_each_pair_once(tmp_path: Path,
-                                                                                 warm: WarmFanout) -> None:
+                                                                                 warm: WarmInterpreter) -> None:
     async with running_simulator(slow_sim()) as sim:
         config = search_config(sim.base_url, tmp_path / "search.yaml")
         cmd = run_command(sim.base_url, tmp_path / "run", config, "--concurrency", "8", "-m", ",".join(KILLED_MODELS))

@@ -22,13 +22,13 @@ def run_into_closed_pipe(*argv: str) -> tuple[int, str]:
     os.close(read_end)
     err_read, err_write = os.pipe()
     try:
-        process = warm.start(list(argv), stdout=write_end, stderr=err_write)
+        process = warm.start([*warm.FANOUT, *argv], stdout=write_end, stderr=err_write)
     finally:
         os.close(write_end)
         os.close(err_write)
     with os.fdopen(err_read, "rb") as err:
         stderr = err.read().decode()
-    return process.wait(), stderr
+    return process.wait_blocking(), stderr
 
 
 @pytest.fixture(scope="module")

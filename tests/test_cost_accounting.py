@@ -38,7 +38,7 @@ from fanout.store.attempts import AttemptFile, read_abandoned, settle_abandoned
 from fanout.store.checkpoint import CheckpointWriter, log_path, read_index
 from fanout.store.layout import INDEX_NAME, INFLIGHT_DIR
 
-from warm_fanout import WarmFanout
+from warm import WarmInterpreter
 
 SAMPLE = package_data("sample_snapshot.yaml")
 LOCAL = ["--base-url", "http://127.0.0.1:9/v1", "--searxng-url", "http://127.0.0.1:9"]
@@ -189,10 +189,10 @@ def inflight_answers(run_dir: Path) -> int:
 
 @pytest.mark.timeout(300)
 async def test_attempts_killed_in_flight_are_paid_for_and_the_next_start_counts_them(tmp_path):
-    """Both starts are processes of their own, forked from a warm interpreter (warm_fanout) to spare their imports."""
+    """Both starts are processes of their own, forked from a warm interpreter (tests/warm.py) to spare their imports."""
     profile = profile_from_dict({"defaults": {"latency": {"median_s": 0.3, "p95_s": 0.6}}})
     run_dir = tmp_path / "run"
-    with WarmFanout() as warm:
+    with WarmInterpreter() as warm:
         async with running_simulator(SimConfig(seed=7, profile=profile)) as sim:
             cmd = [sys.executable, "-m", "fanout", "run", str(SAMPLE), "--run-dir", str(run_dir), "--limit", "4",
                    "--base-url", sim.api_base, "--searxng-url", sim.searxng_url, "--allow-private-urls",

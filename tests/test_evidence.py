@@ -367,12 +367,12 @@ def test_a_shared_run_killed_right_after_an_evidence_line_resumes_without_invest
         argv = ["run", str(SAMPLE), "--run-dir", str(tmp_path), "--base-url", sim.api_base,
                 "--searxng-url", sim.searxng_url, "--allow-private-urls", "--fetch-delay", "0", "--concurrency", "1",
                 "--evidence", "shared"]
-        process = warm.start(argv)  # a real process, forked from an interpreter that imported fanout once
+        process = warm.start([*warm.FANOUT, *argv])  # a real process, forked from a warm interpreter
         while lines(evidence) < 2:  # edit 2 investigated: its first judge is now asking for its verdict
-            assert process.poll() is None, "the run ended before it could be killed"
+            assert process.returncode is None, "the run ended before it could be killed"
             time.sleep(0.001)
         process.send_signal(signal.SIGKILL)
-        assert process.wait() == -signal.SIGKILL
+        assert process.wait_blocking() == -signal.SIGKILL
         at_kill = [json.loads(line)["edit_rcid"] for line in evidence.read_text().splitlines()]
         judged_at_kill = Counter(json.loads(line)["edit_rcid"] for line in log.read_text().splitlines()) if log.exists() else Counter()
         sim.state.latency_scale = 0.0  # the latency only let the kill land between evidence and judges

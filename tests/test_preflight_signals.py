@@ -4,7 +4,7 @@ Issue 27, finding 4: on an endless /models body the pre-flight waits out its
 deadline, and SIGTERM meanwhile killed the process without a word (exit 143):
 the run's own signal watcher starts only with the log. `make chaos` found it
 still so. A loopback server trickles /models and says when it is being read. Each run is a real process,
-forked from a warm interpreter that imported fanout (and the openai SDK a run imports) once (tests/warm.py).
+forked from a warm interpreter that imported fanout (and what a run imports) once (tests/warm.py).
 """
 
 from __future__ import annotations
@@ -57,13 +57,13 @@ async def test_a_stop_signal_during_the_preflight_ends_the_run_in_one_line(tmp_p
                 "--base-url", f"{base}/api/v1", "--searxng-url", base]
         err_read, err_write = os.pipe()
         try:
-            process = warm.start(argv, stderr=err_write)
+            process = warm.start([*warm.FANOUT, *argv], stderr=err_write)
         finally:
             os.close(err_write)
         with os.fdopen(err_read, "rb") as err:
             await reading.wait()
             process.send_signal(signum)
-            assert await anyio.to_thread.run_sync(process.wait) == 130
+            assert await process.wait() == 130
             stderr = (await anyio.to_thread.run_sync(err.read)).decode()
 
     assert stderr == "fanout run: interrupted\n"

@@ -22,7 +22,7 @@ from fanout.store.run_lock import lock_holder
 from test_cli_run import LOCAL, one_line_error, scripted_run
 from test_run_resilience import (assert_one_record_and_one_matching_view_per_pair, pairs_of, run_command,
                                  log_lines, sim_config, wait_for_lines)
-from warm_fanout import WarmFanout
+from warm import WarmInterpreter
 
 SAMPLE = package_data("sample_snapshot.yaml")
 pytestmark = pytest.mark.timeout(60)
@@ -94,9 +94,9 @@ def test_the_lock_of_a_killed_run_never_blocks_the_resume(tmp_path):
 async def test_deleting_run_lock_while_a_run_works_lets_no_second_run_in_and_no_pair_is_logged_twice(tmp_path):
     """Finding 2 of issue 27: with the lock on the file `run.lock`, deleting it admitted a second run (7 of 8 pairs
     logged twice). The lock is on the directory now: the second start is refused in one line naming the first.
-    Both are processes of their own, forked from a warm interpreter (warm_fanout) to spare two starts' imports."""
+    Both are processes of their own, forked from a warm interpreter (tests/warm.py) to spare two starts' imports."""
     run_dir = tmp_path / "run"
-    with WarmFanout() as warm:
+    with WarmInterpreter() as warm:
         async with running_simulator(sim_config(latency={"median_s": 0.3, "p95_s": 0.6})) as sim:
             cmd = run_command(sim, run_dir, "--limit", "3", "--concurrency", "2")
             first = warm.start(cmd)

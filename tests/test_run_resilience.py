@@ -2,7 +2,7 @@
 
 The simulator runs in the test's event loop on 127.0.0.1; `fanout run` runs as
 a process of its own, forked from a warm interpreter that did the imports once
-(warm_fanout: each fresh start cost ~3 s of CPU, twenty-odd times here), so
+(tests/warm.py: each fresh start paid its imports, twenty-odd times here), so
 signals, exit codes, fsync and resume are the real ones. Waiting is on the log
 growing, never on speed; once the kill or the signal has landed, the simulator
 answers at once, as the slow answers were there only for it to land mid-work.
@@ -27,7 +27,7 @@ from fanout.base.validate import package_data
 from fanout.llm.models import DEFAULT_MODELS
 from fanout.sim import SimConfig, profile_from_dict, running_simulator
 
-from warm_fanout import WarmFanout
+from warm import WarmInterpreter
 
 SAMPLE = package_data("sample_snapshot.yaml")
 EDITS = yaml.safe_load(SAMPLE.read_text())["edits"]
@@ -41,8 +41,8 @@ pytestmark = pytest.mark.timeout(300)
 
 
 @pytest.fixture(scope="module")
-def warm() -> Iterator[WarmFanout]:
-    with WarmFanout() as server:
+def warm() -> Iterator[WarmInterpreter]:
+    with WarmInterpreter() as server:
         yield server
 
 
@@ -116,7 +116,7 @@ async def test_kill_9_at_twenty_random_moments_loses_and_repeats_nothing(tmp_pat
         starts = 0
         while kills < 20:
             starts += 1
-            process = warm.start(cmd, output=tmp_path / f"start-{starts}.txt")
+            process = warm.start(cmd, stdout=tmp_path / f"start-{starts}.txt")
             if await took_the_lock(run_dir, process):  # the moment is drawn from there: none is spent on start-up
                 await anyio.sleep(rng.uniform(0.2, 2.5))
                 process.send_signal(signal.SIGKILL)
@@ -136,7 +136,7 @@ async def test_one_ctrl_c_or_a_hang_up_lets_verdicts_in_flight_finish_exits_130_
     run_dir = tmp_path / "run"
     async with running_simulator(sim_config(latency={"median_s": 0.4, "p95_s": 0.8})) as sim:
         cmd = run_command(sim, run_dir, "--limit", "6")
-        process = warm.start(cmd, output=tmp_path / "interrupted.txt")
+        process = warm.start(cmd, stdout=tmp_path / "interrupted.txt")
         await wait_for_lines(run_dir, 4, process)
         process.send_signal(signum)
         while "no new verdicts" not in (tmp_path / "interrupted.txt").read_text() and process.returncode is None:

@@ -316,12 +316,12 @@ def test_a_cascade_killed_with_minus_9_mid_escalation_resumes_and_never_asks_a_l
                 "--searxng-url", sim.searxng_url, "--allow-private-urls", "--fetch-delay", "0", "--concurrency", "3",
                 "--strategy", "cascade"]
         for wait_for in (3, 9):
-            process = warm.start(argv)  # a real process, forked from an interpreter that imported fanout once
+            process = warm.start([*warm.FANOUT, *argv])  # a real process, forked from a warm interpreter
             while log_lines(tmp_path) < wait_for:
-                assert process.poll() is None, "the run ended before it could be killed"
+                assert process.returncode is None, "the run ended before it could be killed"
                 time.sleep(0.01)
             process.send_signal(signal.SIGKILL)
-            assert process.wait() == -signal.SIGKILL
+            assert process.wait_blocking() == -signal.SIGKILL
         code = main(argv)  # the resume reads what the killed processes left: it need not be a process of its own
     assert code == 0, capsys.readouterr()
     records = logged(tmp_path)

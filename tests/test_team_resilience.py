@@ -3,7 +3,7 @@
 The simulator runs in the test's event loop and counts every billed chat call
 by edit, model and part played (planner, reviewer, worker of round 1 or 2,
 aggregator, judge); `fanout run` runs as a process of its own, forked from a
-warm interpreter that did its imports once (warm_fanout).
+warm interpreter that did its imports once (tests/warm.py).
 The kill lands right after a given line reaches team.jsonl (a step logged)
 or evidence.jsonl (an edit's pooled evidence logged), with whatever was in
 flight then. After the resume: no step logged before the kill was asked
@@ -32,7 +32,7 @@ from fanout.llm.models import DEFAULT_MODELS
 from fanout.sim import SimConfig, profile_from_dict, running_simulator
 from fanout.store.attempts import read_abandoned
 
-from warm_fanout import WarmFanout
+from warm import WarmInterpreter
 
 SAMPLE = package_data("sample_snapshot.yaml")
 RCIDS = [int(e["rcid"]) for e in yaml.safe_load(SAMPLE.read_text())["edits"]][:3]
@@ -44,8 +44,8 @@ pytestmark = pytest.mark.timeout(300)
 
 
 @pytest.fixture(scope="module")
-def warm() -> Iterator[WarmFanout]:
-    with WarmFanout() as server:
+def warm() -> Iterator[WarmInterpreter]:
+    with WarmInterpreter() as server:
         yield server
 
 
