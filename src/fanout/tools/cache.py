@@ -26,8 +26,8 @@ an optimisation, so a failing disk never fails a tool call: the error is
 logged once and the call goes upstream.
 
 An owned cache (the run's: one process holds the run directory) also keeps a
-front in memory, so that most reads take no hop at all (a verdict reads it
-about eleven times, and the hops cost about 1.5 ms of its CPU): the last FRONT_ENTRIES
+front in memory, so that most reads take no hop at all (each cost about
+2 ms of CPU per verdict, eight reads a verdict): the last FRONT_ENTRIES
 answers and pages written or read, and the keys of every row in the file
 (loaded when it opens, kept up to KNOWN_KEYS_MAX), so a query never asked
 is known to be absent without asking SQLite. Every write still goes to the
