@@ -354,35 +354,3 @@ async def test_a_resume_finds_the_answers_an_older_run_stored_under_the_chain_ke
         await first_cache.aclose()
         await older_cache.aclose()
     assert (after, route.call_count) == (before, 1)
-
-
-@pytest.mark.parametrize("known_keys_max", [250_000, 1])
-async def test_an_owned_cache_answers_as_its_file_would_whether_or_not_it_remembers_every_key(
-        tmp_path: Path, monkeypatch, known_keys_max):
-    """The run's cache keeps a front in memory (recent rows, and the keys of all rows up to KNOWN_KEYS_MAX): what
-    it answers is what the file holds, rows of an earlier process, expiry and max_age included."""
-    monkeypatch.setattr("fanout.tools.cache.KNOWN_KEYS_MAX", known_keys_max)
-    clock = Clock()
-    earlier = await ToolCache.open(tmp_path / "c.sqlite", clock=clock)
-    await earlier.put_search("searxng", "Douglas Adams", {"hits": ["earlier"]})
-    await earlier.put_page("https://a.example/p#top", "page text", "https://a.example/final")
-    await earlier.aclose()
-
-    cache = await ToolCache.open(tmp_path / "c.sqlite", ttl_s=60, clock=clock, owned=True)
-    found = [await cache.get_search("searxng", "douglas  adams"), await cache.get_page("https://a.example/p"),
-             await cache.get_search("searxng", "never asked"), await cache.get_page("https://a.example/other")]
-    clock.now += 30
-    await cache.put_search("searxng", "new query", {"hits": ["new"]})
-    clock.now += 31
-    later = [await cache.get_search("searxng", "douglas adams"), await cache.get_search("searxng", "new query"),
-             await cache.get_search("searxng", "new query", max_age_s=10)]
-    await cache.aclose()
-
-    assert found == [{"hits": ["earlier"]}, ("page text", "https://a.example/final"), None, None]
-    assert later == [None, {"hits": ["new"]}, None]
-    db = sqlite3.connect(tmp_path / "c.sqlite")
-    try:
-        rows = db.execute("SELECT provider, query, answer FROM search ORDER BY query").fetchall()
-    finally:
-        db.close()
-    assert rows == [("searxng", "douglas adams", '{"hits": ["earlier"]}'), ("searxng", "new query", '{"hits": ["new"]}')]

@@ -24,14 +24,6 @@ queued without waiting for them (reads queued later still see them). WAL mode
 lets several runs read a shared global cache while one writes. The cache is
 an optimisation, so a failing disk never fails a tool call: the error is
 logged once and the call goes upstream.
-
-An owned cache (the run's: one process holds the run directory) also keeps a
-front in memory, so that most reads take no hop at all (each cost about
-2 ms of CPU per verdict, eight reads a verdict): the last FRONT_ENTRIES
-answers and pages written or read, and the keys of every row in the file
-(loaded when it opens, kept up to KNOWN_KEYS_MAX), so a query never asked
-is known to be absent without asking SQLite. Every write still goes to the
-file, in order, as before; the front only answers what the file would.
 """
 
 from __future__ import annotations
@@ -42,7 +34,6 @@ import logging
 import sqlite3
 import time
 import unicodedata
-from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -70,42 +61,6 @@ CREATE TABLE IF NOT EXISTS page (
 """
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-FRONT_ENTRIES = 2048
-"""Answers and pages an owned cache keeps in memory, the most recently used (a page is at most ~60 KB)."""
-KNOWN_KEYS_MAX = 250_000
-"""Keys an owned cache remembers to know what is absent (~100 bytes each); past it, misses ask SQLite again."""
-Key = tuple[str, ...]
-Row = tuple[Any, ...]
-ASK = object()
-"""The front cannot say: ask the file."""
-
-
-class Front:
-    """What an owned cache can answer from memory: recent rows with their `stored_at`, and which keys exist."""
-
-    def __init__(self, known: set[Key] | None) -> None:
-        self._recent: OrderedDict[Key, tuple[Row, float]] = OrderedDict()
-        self._known = known
-
-    def lookup(self, key: Key, fresh_after: float) -> Row | None | object:
-        """The row (None when absent or too old), or ASK when only the file can say."""
-        hit = self._recent.get(key)
-        if hit is not None:
-            self._recent.move_to_end(key)
-            return hit[0] if hit[1] >= fresh_after else None
-        if self._known is not None and key not in self._known:
-            return None
-        return ASK
-
-    def keep(self, key: Key, row: Row, stored_at: float) -> None:
-        self._recent[key] = (row, stored_at)
-        self._recent.move_to_end(key)
-        if len(self._recent) > FRONT_ENTRIES:
-            self._recent.popitem(last=False)
-        if self._known is not None:
-            self._known.add(key)
-            if len(self._known) > KNOWN_KEYS_MAX:
-                self._known = None
 
 
 class CachedPage(NamedTuple):
@@ -126,10 +81,8 @@ def page_key(url: str) -> str:
 class ToolCache:
     """Search answers and fetched pages in one SQLite file (or in memory when `path` is None)."""
 
-    def __init__(self, connection: sqlite3.Connection, *, ttl_s: float | None, clock: Callable[[], float],
-                 front: Front | None = None) -> None:
+    def __init__(self, connection: sqlite3.Connection, *, ttl_s: float | None, clock: Callable[[], float]) -> None:
         self._db = connection
-        self._front = front
         self._ttl_s = ttl_s
         self._clock = clock
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tool-cache")
@@ -139,56 +92,31 @@ class ToolCache:
 
     @classmethod
     async def open(
-        cls, path: Path | None, *, ttl_s: float | None = None, clock: Callable[[], float] = time.time,
-        owned: bool = False,
+        cls, path: Path | None, *, ttl_s: float | None = None, clock: Callable[[], float] = time.time
     ) -> ToolCache:
-        """Create or reopen the cache; a file that is not a SQLite cache is a ConfigError naming it.
-
-        `owned`: no other process writes it while this one has it open (the run's cache), so it may keep
-        a front in memory (see the module's docstring).
-        """
-        connection, known = await anyio.to_thread.run_sync(_connect_owned if owned else _connect_shared, path)
-        cache = cls(connection, ttl_s=ttl_s, clock=clock, front=Front(known) if owned else None)
+        """Create or reopen the cache; a file that is not a SQLite cache is a ConfigError naming it."""
+        connection = await anyio.to_thread.run_sync(_connect, path)
+        cache = cls(connection, ttl_s=ttl_s, clock=clock)
         cache.path = path
         return cache
 
     async def get_search(self, provider: str, query: str, *, max_age_s: float | None = None) -> Any | None:
         """The stored answer (any JSON value), or None when absent, expired, or older than `max_age_s` seconds."""
-        key = (provider, normalise_query(query))
-        row = await self._read(("search", *key), self._select_search, *key, self._fresh_after(max_age_s))
+        row = await self._run(self._select_search, provider, normalise_query(query), max_age_s)
         return json.loads(row[0]) if row is not None else None
 
     async def put_search(self, provider: str, query: str, answer: Any) -> None:
-        key, row = (provider, normalise_query(query)), (json.dumps(answer, ensure_ascii=False),)
-        self._write(("search", *key), "INSERT OR REPLACE INTO search VALUES (?, ?, ?, ?)", key, row)
+        text = json.dumps(answer, ensure_ascii=False)
+        self._write_behind("INSERT OR REPLACE INTO search VALUES (?, ?, ?, ?)",
+                           (provider, normalise_query(query), text, self._clock()))
 
     async def get_page(self, url: str) -> CachedPage | None:
-        key = page_key(url)
-        row = await self._read(("page", key), self._select_page, key, self._fresh_after())
+        row = await self._run(self._select_page, page_key(url))
         return CachedPage(row[0], row[1]) if row is not None else None
 
     async def put_page(self, url: str, text: str, final_url: str | None) -> None:
-        key = page_key(url)
-        self._write(("page", key), "INSERT OR REPLACE INTO page VALUES (?, ?, ?, ?)", (key,), (text, final_url))
-
-    async def _read(self, key: Key, select: Callable[..., tuple[Row, float] | None], *args: Any) -> Row | None:
-        """The row from the front when it can say (args end with the oldest usable `stored_at`), else the file's."""
-        if self._front is not None:
-            known = self._front.lookup(key, args[-1])
-            if known is not ASK:
-                return known  # type: ignore[return-value]  # a Row or None: ASK is the only other value
-        found = await self._run(select, *args)
-        if found is None:
-            return None
-        if self._front is not None:
-            self._front.keep(key, *found)
-        return found[0]
-
-    def _write(self, key: Key, sql: str, keys: Row, row: Row) -> None:
-        stored_at = self._clock()
-        if self._front is not None:
-            self._front.keep(key, row, stored_at)
-        self._write_behind(sql, (*keys, *row, stored_at))
+        self._write_behind("INSERT OR REPLACE INTO page VALUES (?, ?, ?, ?)",
+                           (page_key(url), text, final_url, self._clock()))
 
     async def aclose(self) -> None:
         with anyio.CancelScope(shield=True):
@@ -201,18 +129,18 @@ class ToolCache:
         ages = [age for age in (self._ttl_s, max_age_s) if age is not None]
         return self._clock() - min(ages) if ages else float("-inf")
 
-    def _select_search(self, provider: str, query: str, fresh_after: float) -> tuple[Row, float] | None:
-        found = self._db.execute(
-            "SELECT answer, stored_at FROM search WHERE provider = ? AND query = ? AND stored_at >= ?",
-            (provider, query, fresh_after),
+    def _select_search(self, provider: str, query: str, max_age_s: float | None) -> tuple[str] | None:
+        row: tuple[str] | None = self._db.execute(
+            "SELECT answer FROM search WHERE provider = ? AND query = ? AND stored_at >= ?",
+            (provider, query, self._fresh_after(max_age_s)),
         ).fetchone()
-        return None if found is None else ((found[0],), found[1])
+        return row
 
-    def _select_page(self, url: str, fresh_after: float) -> tuple[Row, float] | None:
-        found = self._db.execute(
-            "SELECT text, final_url, stored_at FROM page WHERE url = ? AND stored_at >= ?", (url, fresh_after)
+    def _select_page(self, url: str) -> tuple[str, str | None] | None:
+        row: tuple[str, str | None] | None = self._db.execute(
+            "SELECT text, final_url FROM page WHERE url = ? AND stored_at >= ?", (url, self._fresh_after())
         ).fetchone()
-        return None if found is None else ((found[0], found[1]), found[2])
+        return row
 
     def _write_behind(self, sql: str, values: tuple[Any, ...]) -> None:
         """Queue a write in the cache's thread and go on without waiting for it.
@@ -255,25 +183,6 @@ class ToolCache:
         if self._closed:
             return call(*args)  # fails at once on the closed connection, without a thread
         return await asyncio.get_running_loop().run_in_executor(self._thread, call, *args)
-
-
-def _connect_shared(path: Path | None) -> tuple[sqlite3.Connection, None]:
-    return _connect(path), None
-
-
-def _connect_owned(path: Path | None) -> tuple[sqlite3.Connection, set[Key] | None]:
-    """The connection and the keys of every row, when there are at most KNOWN_KEYS_MAX."""
-    connection = _connect(path)
-    try:
-        rows = connection.execute("SELECT (SELECT COUNT(*) FROM search) + (SELECT COUNT(*) FROM page)").fetchone()[0]
-        if rows > KNOWN_KEYS_MAX:
-            return connection, None
-        known: set[Key] = {("search", p, q) for p, q in connection.execute("SELECT provider, query FROM search")}
-        known.update(("page", url) for (url,) in connection.execute("SELECT url FROM page"))
-    except sqlite3.Error as exc:
-        connection.close()
-        raise ConfigError(f"cannot read the search cache {path}: {exc} (delete it to start afresh)") from exc
-    return connection, known
 
 
 def _connect(path: Path | None) -> sqlite3.Connection:

@@ -26,8 +26,7 @@ GLOBAL_CACHE_NAME = "search-cache.sqlite"
 @asynccontextmanager
 async def open_run_toolbox(http: httpx.AsyncClient, settings: ToolSettings, run_dir: Path) -> AsyncIterator[ToolBox]:
     async with AsyncExitStack() as stack:
-        # Owned: the run directory's lock keeps every other process from writing it meanwhile.
-        cache = await ToolCache.open(run_dir / RUN_CACHE_NAME, ttl_s=settings.search_cache_ttl_s, owned=True)
+        cache = await ToolCache.open(run_dir / RUN_CACHE_NAME, ttl_s=settings.search_cache_ttl_s)
         stack.push_async_callback(cache.aclose)
         global_cache = None
         if settings.global_cache_dir is not None:
