@@ -4,7 +4,7 @@ Whole verdicts and whole runs are tested against the simulator (fanout.sim),
 which behaves like OpenRouter and its models. These helpers are for what the
 simulator cannot say precisely: an exact token count, a cost left out, a
 specific error body, a stall right after a given turn. respx answers inside
-httpx, so the real ChatClient (openai SDK included) parses every byte.
+httpx, so the real ChatClient parses every byte.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ thresholds (700, 10, 10) made the collector the largest user of the loop:
 watch, 15 s of collector time, with pauses up to a second, each a stall
 of every verdict at once.
 
-So a run first freezes what exists (modules, the SDK's types, the schedule:
+So a run first freezes what exists (modules, the schedule:
 never garbage) and collects the young generation only once 50,000 objects
 more are alive than when it last did, which is rarely during steady work
 (the objects a verdict makes are mostly freed before that) and mostly when

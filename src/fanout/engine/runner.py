@@ -235,7 +235,7 @@ async def _run_in(request: RunRequest, source: ItemSource[Any], manifest: Manife
     print(start_line(index, items, settings), file=out, flush=True)
     if tracker is not None:
         print(tracker.plan.describe(), file=out, flush=True)
-    # What exists now (modules, the SDK's types, the schedule) lives as long as the run: frozen, the cycle
+    # What exists now (modules, the schedule) lives as long as the run: frozen, the cycle
     # collector stops walking it; and it collects rarely while verdicts are in flight (fanout.engine.collector).
     with collector_for_a_run(), closing(writer):
         async with anyio.create_task_group() as tg:
