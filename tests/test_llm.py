@@ -189,6 +189,15 @@ async def test_client_errors_are_not_retried(http, sleeps, status):
 
 
 @respx.mock
+async def test_an_error_body_nested_past_the_parser_s_depth_is_told_as_its_text(http, sleeps):
+    nested = "[" * 5000 + "]" * 5000
+    respx.post(f"{LOCAL}/chat/completions").mock(return_value=httpx.Response(400, text=nested))
+    with pytest.raises(ProviderError) as caught:
+        await client(http, sleeps).complete(MODEL, MESSAGES)
+    assert (caught.value.status, str(caught.value)) == (400, f"HTTP 400: {nested}")
+
+
+@respx.mock
 async def test_an_error_inside_a_200_body_is_retried_like_the_status_it_carries(http, sleeps):
     in_body = ok_body(None)
     in_body["choices"][0]["finish_reason"] = "error"

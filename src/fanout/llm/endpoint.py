@@ -149,7 +149,7 @@ def status_error(response: httpx.Response, *, secret: str | None) -> ProviderErr
     status = response.status_code
     text = response.text.strip()
     try:
-        parsed: Any = json.loads(text)
+        parsed: Any = parse_json(text)  # depth-bounded, as every body fanout reads (too deep: its text)
         fallback = f"Error code: {status} - {parsed}"
     except ValueError:
         parsed, fallback = None, text or f"Error code: {status}"
