@@ -158,12 +158,22 @@ def test_the_gate_exits_1_and_quarantines_each_text_below_it_with_its_refuted_cl
     for entry in held.values():
         assert entry["reason"].startswith("factuality ") and entry["overall_factuality"] < 0.85
         assert entry["text"] == next(t.text for t in TEXTS if t.id == entry["text_id"])
-        assert all(claim["stance"] == "reject" and claim["sources"] for claim in entry["refuted_claims"])
+        for claim in entry["refuted_claims"]:
+            cited = rejecting_citations(finished.run_dir, claim["claim_key"])
+            assert claim["stance"] == "reject" and set(claim["sources"]) <= cited, (claim, cited)
+            assert bool(claim["sources"]) == bool(cited), (claim, cited)
     aspirin = held["aspirin"]["refuted_claims"]
     assert [c["claim"] for c in aspirin] == [
         "Daily low-dose aspirin is recommended for all healthy adults over 40 to prevent a first heart attack."]
     assert "/pubmed/" in aspirin[0]["sources"][0]  # the refuting page is only in the PubMed-style search
     assert f"Gate 0.85: {12 - len(held)} of 12 text(s) pass; quarantined:" in finished.output
+
+
+def rejecting_citations(run_dir: Path, claim_key: int) -> set[str]:
+    """The URLs the models that rejected the claim cite; a model may reject on nothing it can cite, and then the
+    quarantine can name no source for the refutation either."""
+    return {source["url"] for r in records(run_dir) if r["edit_rcid"] == claim_key
+            and r["verdict"] in ("suspect", "incorrect") for source in r["sources"]}
 
 
 QUARANTINED = {"eiffel", "newton", "aspirin", "transformer", "python", "honey", "brewline", "crispr"}
