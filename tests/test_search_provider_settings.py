@@ -27,6 +27,7 @@ from fanout.llm.models import ModelSpec
 from fanout.tools import ToolBox, register_provider, unregister_provider
 from fanout.tools.cache import ToolCache
 from fanout.tools.providers import ENTRY_POINT_GROUP, ProviderResult, SearchHit, build_providers, registry
+from fanout.tools import provider_names
 from fanout.tools.search import chain_cache_key
 from fanout.tools.search_config import apply_search_options
 from fanout.tools.settings import ProviderSettings, ToolSettings
@@ -88,7 +89,7 @@ async def test_a_provider_written_in_python_is_registered_and_answers_web_search
 
 
 def test_a_registered_name_is_found_before_an_entry_point_of_the_same_name(scripted, monkeypatch):
-    monkeypatch.setattr(registry, "entry_points", lambda group: [
+    monkeypatch.setattr(provider_names, "entry_points", lambda group: [
         EntryPoint(name="mine", value="no_such_module_for_fanout:make", group=ENTRY_POINT_GROUP)])
     mine = scripted("mine", [])
 

@@ -17,13 +17,14 @@ import respx
 
 from fanout.tools.settings import ToolSettings
 from fanout.base.errors import ConfigError
+from fanout.cli import main
 from fanout.engine.progress import Progress, Tally, print_progress
 from fanout.base.secret import Secret
 from fanout.tools import ToolBox
 from fanout.tools.health import SearchHealth
 from fanout.tools.pacing import HostPacer
 from fanout.tools.providers import ENTRY_POINT_GROUP, ProviderResult, SearchHit, build_providers, parse_provider_names
-from fanout.tools.providers import registry
+from fanout.tools import provider_names
 from fanout.tools.providers.arxiv import SNIPPET_CHARS, ArxivProvider
 from fanout.tools.providers.base import strip_html
 from fanout.tools.providers.brave import BraveProvider
@@ -528,7 +529,17 @@ def echo_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
         EntryPoint(name="echo", value=f"{__name__}:make_echo", group=ENTRY_POINT_GROUP),
         EntryPoint(name="searxng", value=f"{__name__}:make_echo", group=ENTRY_POINT_GROUP),
     ]
-    monkeypatch.setattr(registry, "entry_points", lambda group: [ep for ep in plugins if ep.group == group])
+    monkeypatch.setattr(provider_names, "entry_points", lambda group: [ep for ep in plugins if ep.group == group])
+
+
+def test_search_providers_help_lists_the_built_ins_then_installed_plugins(echo_plugin, capsys):
+    """A plug-in may not take a built-in's name: the one named searxng is left out."""
+    with pytest.raises(SystemExit) as exit_:
+        main(["check", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    assert exit_.value.code == 0
+    assert ("(default: searxng; available: searxng, wikipedia, tavily, brave, duckduckgo, arxiv, pubmed, serpapi, "
+            "echo)") in shown
 
 
 def test_provider_names_are_normalised_and_unknown_or_repeated_names_are_refused():
@@ -572,7 +583,7 @@ def make_a_dict(settings: ToolSettings) -> dict[str, str]:
 ])
 def test_a_plugin_that_does_not_load_or_build_a_provider_is_a_config_error(monkeypatch, value: str, message: str):
     plugin = EntryPoint(name="bad", value=value, group=ENTRY_POINT_GROUP)
-    monkeypatch.setattr(registry, "entry_points", lambda group: [plugin])
+    monkeypatch.setattr(provider_names, "entry_points", lambda group: [plugin])
 
     with pytest.raises(ConfigError, match=f"^{message}$"):
         build_providers(ToolSettings(search_providers=("bad",)))
@@ -890,7 +901,7 @@ def make_nothing(settings: ToolSettings) -> KaputProvider:
 def kaput_plugins(monkeypatch: pytest.MonkeyPatch) -> None:
     plugins = [EntryPoint(name="kaput", value=f"{__name__}:make_kaput", group=ENTRY_POINT_GROUP),
                EntryPoint(name="unbuilt", value=f"{__name__}:make_nothing", group=ENTRY_POINT_GROUP)]
-    monkeypatch.setattr(registry, "entry_points", lambda group: [ep for ep in plugins if ep.group == group])
+    monkeypatch.setattr(provider_names, "entry_points", lambda group: [ep for ep in plugins if ep.group == group])
 
 
 def test_fanout_check_names_a_plugin_whose_search_raises_or_whose_factory_raises_in_a_fail_line(

@@ -17,6 +17,7 @@ from fanout.base.declare import Option, Pin, check_declared, flag, options_of, s
 from fanout.base.validate import (require_count, require_http_url, require_not_negative, require_one_of,
                                   require_positive)
 from fanout.base.errors import ConfigError
+from fanout.tools.provider_names import command_line_providers
 
 DEFAULT_SEARXNG_URL = "http://127.0.0.1:8080"
 FETCH_TIMEOUT_S = 15.0
@@ -41,12 +42,9 @@ SEARCH_CONFIG = flag(
 
 
 def _providers_help() -> str:
-    """--search-providers names every provider installed, plug-ins included. Lazy on purpose: asked only when
-    help is shown, so building the settings does not load the providers."""
-    from fanout.tools.providers.registry import available_providers
-
+    """--search-providers names every provider installed, plug-ins included (asked only when help is shown)."""
     return ("web_search backends in priority order, comma-separated (default: {default}; "
-            f"available: {', '.join(available_providers())})")
+            f"available: {', '.join(command_line_providers())})")
 
 
 _LANGUAGE = re.compile(r"[a-z]{2,3}(-[A-Za-z]{2,4})?|all|auto")

@@ -13,9 +13,9 @@ duckduckgo (ddgs), arxiv, pubmed (NCBI E-utilities), serpapi.
 from __future__ import annotations
 
 from fanout.tools.providers.base import ProviderResult, SearchHit, SearchProvider
+from fanout.tools.provider_names import ENTRY_POINT_GROUP
 from fanout.tools.providers.registry import (
     BUILTIN_PROVIDERS,
-    ENTRY_POINT_GROUP,
     available_providers,
     build_providers,
     parse_provider_names,

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint
 from typing import cast
 
 from fanout.tools.settings import ToolSettings
 from fanout.base.errors import ConfigError
+from fanout.tools.provider_names import BUILTIN_PROVIDER_NAMES, installed_plugins
 from fanout.tools.providers.arxiv import ArxivProvider
 from fanout.tools.providers.base import SearchProvider
 from fanout.tools.providers.brave import BraveProvider
@@ -35,7 +36,6 @@ from fanout.tools.providers.serpapi import SerpApiProvider
 from fanout.tools.providers.tavily import TavilyProvider
 from fanout.tools.providers.wikipedia import WikipediaProvider
 
-ENTRY_POINT_GROUP = "fanout.search_providers"
 NO_ENDPOINT = {"duckduckgo": "is asked through the ddgs library, which has no address to set"}
 """Providers whose address the search config cannot replace, and why."""
 ProviderFactory = Callable[[ToolSettings], SearchProvider]
@@ -50,6 +50,7 @@ BUILTIN_PROVIDERS: dict[str, ProviderFactory] = {
     "pubmed": PubMedProvider.from_settings,
     "serpapi": SerpApiProvider.from_settings,
 }
+assert tuple(BUILTIN_PROVIDERS) == BUILTIN_PROVIDER_NAMES
 REGISTERED_PROVIDERS: dict[str, ProviderFactory] = {}
 """Providers registered from Python (register_provider), by name."""
 PROVIDER_NAME = re.compile(r"[a-z][a-z0-9_-]{0,39}")
@@ -83,8 +84,7 @@ def unregister_provider(name: str) -> None:
 
 def plugin_entry_points() -> dict[str, EntryPoint]:
     """Installed plug-ins by name; built-in and registered names are never shadowed."""
-    found = entry_points(group=ENTRY_POINT_GROUP)
-    return {ep.name: ep for ep in found if ep.name not in BUILTIN_PROVIDERS and ep.name not in REGISTERED_PROVIDERS}
+    return {name: ep for name, ep in installed_plugins().items() if name not in REGISTERED_PROVIDERS}
 
 
 def available_providers() -> list[str]:
