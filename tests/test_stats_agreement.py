@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from fractions import Fraction
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from fanout.stats.agreement import (
     cohen_kappa,
     fleiss_kappa,
@@ -14,6 +17,7 @@ from fanout.stats.agreement import (
     quadratic,
     pairwise_agreement,
     verdict_distribution,
+    weighted_kappa,
 )
 
 
@@ -143,3 +147,19 @@ def test_model_agreement_is_each_model_s_mean_kappa_with_the_others_and_its_boot
     assert [(r["model"], r["others"], r["mean_kappa"]) for r in rows] == [("a", 2, 0.5), ("b", 2, 0.5), ("c", 2, 0.0)]
     for row in rows:
         assert row["mean_kappa_low"] <= row["mean_kappa"] <= row["mean_kappa_high"]
+
+
+SCALE = ("a", "b", "c", "d")
+
+
+@given(st.lists(st.tuples(st.sampled_from(SCALE), st.sampled_from(SCALE)), max_size=60))
+def test_weighted_kappa_is_the_exact_ratio_rounded_once(pairs: list[tuple[str, str]]) -> None:
+    """Kappa is 1 - n * observed / chance over integers: the float is that exact ratio rounded once."""
+    distance = quadratic(SCALE)
+    table = Counter(pairs)
+    n = len(pairs)
+    observed = sum(distance(a, b) for a, b in pairs)
+    chance = sum(sum(x == a for x, _ in pairs) * sum(y == b for _, y in pairs) * distance(a, b)
+                 for a in SCALE for b in SCALE)
+    expected = None if n == 0 or chance == 0 else float(1 - Fraction(n * observed, chance))
+    assert weighted_kappa(table, distance) == expected

@@ -74,7 +74,7 @@ def weighted_kappa(pairs: Counter[tuple[Label, Label]], distance: Distance = nom
     chance = sum(first[a] * second[b] * distance(a, b) for a in first for b in second)
     if n == 0 or chance == 0:
         return None
-    return float(1 - Fraction(n * observed, chance))
+    return (chance - n * observed) / chance  # ints: true division rounds the exact ratio once, as Fraction would
 
 
 def fleiss_kappa(items: Iterable[Mapping[Label, int]]) -> float | None:
