@@ -36,6 +36,7 @@ from fanout.sim.dice import short_hash
 from fanout.workloads.claims.split_text import extraction_request
 from fanout.workloads.claims.texts import read_texts
 
+from jsonl import whole_lines
 from warm import WarmInterpreter
 
 pytestmark = pytest.mark.timeout(600)
@@ -63,13 +64,11 @@ def run_command(base: str, run_dir: Path, config: Path, *extra: str) -> list[str
 
 
 def prepared(run_dir: Path) -> list[dict]:
-    path = run_dir / "prepared.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    return whole_lines(run_dir / "prepared.jsonl")
 
 
 def records(run_dir: Path) -> list[dict]:
-    path = run_dir / "checkpoint.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    return whole_lines(run_dir / "checkpoint.jsonl")
 
 
 def claim_keys(run_dir: Path) -> set[int]:

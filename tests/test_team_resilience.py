@@ -14,7 +14,6 @@ logged once, and the run's spend is what the simulator billed, each cent once.
 
 from __future__ import annotations
 
-import json
 import signal
 import sys
 from collections import Counter
@@ -32,6 +31,7 @@ from fanout.llm.models import DEFAULT_MODELS
 from fanout.sim import SimConfig, profile_from_dict, running_simulator
 from fanout.store.attempts import read_abandoned
 
+from jsonl import whole_lines
 from warm import WarmInterpreter
 
 SAMPLE = package_data("sample_snapshot.yaml")
@@ -49,13 +49,6 @@ def warm() -> Iterator[WarmInterpreter]:
         yield server
 
 
-def lines(path: Path) -> list[dict[str, Any]]:
-    """The log's whole lines: the run may be writing the next one while the test reads (a long worker step's
-    line arrives in more than one write), and a line without its newline is not there yet."""
-    text = path.read_text() if path.exists() else ""
-    return [json.loads(line) for line in text[:text.rfind("\n") + 1].splitlines()]
-
-
 def role(step: dict[str, Any]) -> str:
     """The part a logged step played, as the simulator's tally names it."""
     kind = step["step"].split("-")[0]
@@ -63,7 +56,7 @@ def role(step: dict[str, Any]) -> str:
 
 
 async def kill_when(path: Path, count: int, process: Any) -> None:
-    while len(lines(path)) < count:
+    while len(whole_lines(path)) < count:
         assert process.returncode is None, "the run ended before the kill"
         await anyio.sleep(0.001)
     process.send_signal(signal.SIGKILL)
@@ -88,26 +81,26 @@ async def test_kill_9_after_a_team_step_repeats_no_paid_step_and_asks_no_logged_
         process = warm.start(cmd)
         await kill_when(run_dir / file, count, process)
         sim.state.latency_scale = 0.0  # the kill has landed: the resume need not wait on latency
-        steps_at_kill = lines(run_dir / "team.jsonl")
-        assert len(lines(run_dir / file)) >= count
-        records_at_kill = lines(run_dir / "checkpoint.jsonl")
+        steps_at_kill = whole_lines(run_dir / "team.jsonl")
+        assert len(whole_lines(run_dir / file)) >= count
+        records_at_kill = whole_lines(run_dir / "checkpoint.jsonl")
         code, output = await warm.run(cmd, tmp_path / "output.txt")
         tally = sim.stats()
     assert code == 0, output
-    assert len(steps_at_kill) >= count and len(lines(run_dir / "evidence.jsonl")) == len(RCIDS)
+    assert len(steps_at_kill) >= count and len(whole_lines(run_dir / "evidence.jsonl")) == len(RCIDS)
 
-    steps = lines(run_dir / "team.jsonl")
+    steps = whole_lines(run_dir / "team.jsonl")
     assert steps[:len(steps_at_kill)] == steps_at_kill  # nothing logged before the kill was logged again
     assert max(Counter((s["edit_rcid"], s["step"]) for s in steps).values()) == 1
     calls = tally["calls_by_role"]
     for step in steps_at_kill:  # the simulator billed exactly the calls its line counts: never asked again
         assert calls[str(step["edit_rcid"])][CANONICAL[step["model"]]][role(step)] == step["token_usage"]["turns"]
-    records = lines(run_dir / "checkpoint.jsonl")
+    records = whole_lines(run_dir / "checkpoint.jsonl")
     for record in records_at_kill:
         assert calls[str(record["edit_rcid"])][CANONICAL[record["model"]]]["verdict"] == record["token_usage"]["turns"]
     assert Counter((r["edit_rcid"], r["model"]) for r in records) == Counter(
         {(rcid, model): 1 for rcid in RCIDS for model in MODELS})
-    evidence = lines(run_dir / "evidence.jsonl")
+    evidence = whole_lines(run_dir / "evidence.jsonl")
     assert [e["edit_rcid"] for e in evidence] == RCIDS  # one pooled record per edit
     ids = {e["edit_rcid"]: e["evidence_id"] for e in evidence}
     assert all(r["evidence_id"] == ids[r["edit_rcid"]] for r in records)

@@ -33,6 +33,8 @@ from fanout.sim import SimConfig, WorldSettings, profile_from_dict, running_simu
 from fanout.sim.wikidata_world import World
 from fanout.wikidata.stream_events import iso_seconds
 
+from jsonl import whole_lines
+
 pytestmark = pytest.mark.timeout(300)
 MODELS = ("nvidia/nemotron-3-nano-30b-a3b", "deepseek/deepseek-v3.2")
 
@@ -58,13 +60,11 @@ def from_the_start(world: World) -> tuple[str, str]:
 
 
 def records(run_dir: Path) -> list[dict[str, Any]]:
-    path = run_dir / "checkpoint.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    return whole_lines(run_dir / "checkpoint.jsonl")
 
 
 def journal(run_dir: Path) -> list[dict[str, Any]]:
-    path = run_dir / "watch.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    return whole_lines(run_dir / "watch.jsonl")
 
 
 def accepted(run_dir: Path) -> list[int]:
@@ -235,8 +235,7 @@ async def test_a_gap_the_stream_cannot_replay_is_backfilled_and_the_status_says_
 
 
 def prefilter_lines(run_dir: Path) -> list[dict[str, Any]]:
-    path = run_dir / "prefilter.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    return whole_lines(run_dir / "prefilter.jsonl")
 
 
 async def test_the_prefilter_sends_edits_scored_below_the_threshold_past_the_jury_and_the_jury_judges_the_rest(
