@@ -58,8 +58,6 @@ LAZY_IMPORTS: dict[tuple[str, str], str] = {
                                               "still reads HTML",
     ("tools/pdf.py", "pypdfium2"): PDFIUM,
     ("tools/providers/duckduckgo.py", "ddgs"): "an optional extra (fanout[ddgs]): imported only when a search runs",
-    ("tools/settings.py", "fanout.tools.providers.registry"): "a cycle (the providers import the settings), asked "
-                                                              "only when --help is shown",
     ("tools/settings.py", "fanout.tools.urlguard"): "the guard (httpx) only when search endpoints are set",
     ("wikidata/fetch_edits.py", "fanout.tools"): "the toolbox (providers, cache) only for an enriching fetch",
     ("workloads/settings.py", "fanout.workloads"): "a cycle: the registry imports these settings",
