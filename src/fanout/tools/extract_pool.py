@@ -148,12 +148,18 @@ class ExtractionPool:
             raise ToolFailure(f"extraction_failed: {exc}") from exc
 
     async def _fork(self) -> ForkedWorker:
-        """A fork of the zygote, started with the first worker; a zygote that failed is closed, and the next
-        worker starts a new one."""
-        async with self._zygote_lock:
-            if self._zygote is None:
-                self._zygote = await Zygote.start(self._memory_bytes, self._timeout_s, START_TIMEOUT_S)
-            zygote = self._zygote
+        """A fork of the zygote, started with the first worker. A zygote that fails is closed, and one new zygote
+        is tried at once (the old one may have been killed since its last fork); a new one that fails, fails."""
+        zygote, started = await self._running_zygote()
+        try:
+            return await self._fork_from(zygote)
+        except ZygoteLost:
+            if started:
+                raise
+        zygote, _ = await self._running_zygote()
+        return await self._fork_from(zygote)
+
+    async def _fork_from(self, zygote: Zygote) -> ForkedWorker:
         try:
             return await zygote.fork()
         except ZygoteLost:
@@ -161,6 +167,14 @@ class ExtractionPool:
                 self._zygote = None
             await zygote.aclose()
             raise
+
+    async def _running_zygote(self) -> tuple[Zygote, bool]:
+        """The pool's zygote, and whether it was started just now."""
+        async with self._zygote_lock:
+            if self._zygote is not None:
+                return self._zygote, False
+            self._zygote = await Zygote.start(self._memory_bytes, self._timeout_s, START_TIMEOUT_S)
+            return self._zygote, True
 
     def _read(self, reply: _Reply, kind: Kind, url: str) -> ExtractedText:
         if reply.status == "ok":

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import json
 import math
 import os
@@ -92,12 +93,20 @@ def serve(limit: int, timeout_s: float | None, *, load: Callable[[], None] | Non
 
 def die_with(parent_pid: int) -> None:
     """Ask the kernel for SIGKILL when the parent dies; if it already has (we were reparented), end now."""
-    libc_name = ctypes.util.find_library("c")
-    if libc_name is not None and sys.platform.startswith("linux"):
-        libc = ctypes.CDLL(libc_name, use_errno=True)
+    libc = _libc()
+    if libc is not None:
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent_pid:
         os._exit(0)
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL | None:
+    """Linux's C library, found once (find_library runs ldconfig): the zygote finds it, and its forks inherit it."""
+    libc_name = ctypes.util.find_library("c")
+    if libc_name is None or not sys.platform.startswith("linux"):
+        return None
+    return ctypes.CDLL(libc_name, use_errno=True)
 
 
 def _read_jobs(stdin: BinaryIO, jobs: queue.Queue[Job]) -> None:

@@ -34,6 +34,7 @@ import selectors
 import signal
 import socket
 import sys
+import threading
 import traceback
 from contextlib import suppress
 from typing import NamedTuple, NoReturn
@@ -58,6 +59,7 @@ def main(argv: list[str]) -> int:
     limit, timeout_s = int(argv[1]), float(argv[3])
     control = socket.socket(fileno=int(argv[4]))
     load_libraries()
+    _warm_thread_arena()
     gc.freeze()  # the loaded libraries' objects: a worker's collections leave them, and their pages, unshared-free
     control.sendall(READY)
     children: dict[int, _Child] = {}
@@ -66,6 +68,15 @@ def main(argv: list[str]) -> int:
     finally:
         _end_all(children)
     return 0
+
+
+def _warm_thread_arena() -> None:
+    """Start and end one thread that allocates, so its malloc arena exists (free) before any fork: a worker's
+    job-reading thread takes it over instead of mapping a new one under the memory limit, and the worker's address
+    space and its peak (what extract_worker reads as "ran into the limit") start where a worker started alone does."""
+    thread = threading.Thread(target=lambda: bytearray(1 << 16))
+    thread.start()
+    thread.join()
 
 
 def _serve(control: socket.socket, children: dict[int, _Child], limit: int, timeout_s: float) -> None:
