@@ -19,6 +19,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from anyio.streams.buffered import BufferedByteReceiveStream
 
 from fanout.base.errors import ToolFailure
 from fanout.tools import extract_pool
@@ -26,7 +27,7 @@ from fanout.tools.extract_forks import Zygote, forking_available
 from fanout.tools.extract_pool import ExtractionPool
 
 from extract_procs import alive, children_of, cpu_s, workers_of, zygotes_of, ZYGOTE
-from test_extract_orphans import BUSY_CPU_S, SLOW_PAGE
+from test_extract_orphans import BUSY_CPU_S, SLOW_PAGE, job
 from test_tools_extraction import ARTICLE, UNCLOSED_P, pdf_with_inflating_content
 
 pytestmark = [pytest.mark.timeout(120),
@@ -168,6 +169,32 @@ async def test_a_worker_is_signalled_through_its_pidfd_which_never_reaches_anoth
         assert await worker.wait() == -signal.SIGKILL  # reaped by the zygote, told over the status pipe
         with pytest.raises(ProcessLookupError):
             worker.kill()  # the pidfd names that process only: gone, even if its PID is handed out again
+        await worker.aclose()
+    finally:
+        await zygote.aclose()
+
+
+async def test_a_forked_worker_whose_job_pipe_ends_exits_by_itself():
+    """The run's end of the jobs pipe closes (the run closed it, or died): the worker's reader thread ends it, with
+    status 0, not a signal; the run neither killed it nor had to."""
+    zygote = await Zygote.start(MEMORY, 10.0, 60.0)
+    try:
+        worker = await zygote.fork()
+        await worker.stdin.aclose()
+        assert await worker.wait() == 0
+        await worker.aclose()
+    finally:
+        await zygote.aclose()
+
+
+async def test_a_forked_worker_whose_page_overruns_its_own_time_limit_ends_itself_by_its_alarm():
+    """The backstop in a fork: nobody kills the worker; 1 s limit + 2 s margin, ended by SIGALRM or SIGXCPU."""
+    zygote = await Zygote.start(MEMORY, 1.0, 60.0)
+    try:
+        worker = await zygote.fork()
+        assert await BufferedByteReceiveStream(worker.stdout).receive_until(b"\n", 64) == b"ready"
+        await worker.stdin.send(job(SLOW_PAGE))
+        assert await worker.wait() in (-signal.SIGALRM, -signal.SIGXCPU)
         await worker.aclose()
     finally:
         await zygote.aclose()

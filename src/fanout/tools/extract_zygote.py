@@ -60,7 +60,7 @@ def main(argv: list[str]) -> int:
     control = socket.socket(fileno=int(argv[4]))
     load_libraries()
     _warm_thread_arena()
-    gc.freeze()  # the loaded libraries' objects: a worker's collections leave them, and their pages, unshared-free
+    gc.freeze()  # a worker's garbage collections skip the loaded libraries' objects, so their pages stay shared
     control.sendall(READY)
     children: dict[int, _Child] = {}
     try:
@@ -86,7 +86,7 @@ def _serve(control: socket.socket, children: dict[int, _Child], limit: int, time
         while True:
             for key, _ in selector.select():
                 if key.fileobj is not control:
-                    _reap(key.fd, children.pop(key.fd))
+                    _reap(children.pop(key.fd))
                     selector.unregister(key.fd)
                     os.close(key.fd)
                     continue
@@ -95,23 +95,21 @@ def _serve(control: socket.socket, children: dict[int, _Child], limit: int, time
                     for fd in fds:
                         os.close(fd)
                     return  # the run closed the channel (or broke it): end, with the workers
-                child, pidfd = _fork(control, *fds, limit=limit, timeout_s=timeout_s)
-                children[pidfd] = child
+                child, pidfd = _fork(*fds, limit=limit, timeout_s=timeout_s)
+                children[pidfd] = child  # before the reply: a run gone by now still has this child killed
                 selector.register(pidfd, selectors.EVENT_READ)
+                socket.send_fds(control, [b"%10d\n" % child.pid], [pidfd])
 
 
-def _fork(control: socket.socket, jobs: int, replies: int, status: int, *, limit: int,
-          timeout_s: float) -> tuple[_Child, int]:
-    """Fork one worker on these pipes; the run gets its PID and a pidfd, the zygote keeps a pidfd and the status pipe."""
+def _fork(jobs: int, replies: int, status: int, *, limit: int, timeout_s: float) -> tuple[_Child, int]:
+    """Fork one worker on these pipes; the zygote keeps the status pipe and a pidfd (the run gets a copy of it)."""
     zygote = os.getpid()
     pid = os.fork()
     if pid == 0:
         _become_worker(zygote, jobs, replies, limit, timeout_s)
     os.close(jobs)
     os.close(replies)
-    pidfd = os.pidfd_open(pid)
-    socket.send_fds(control, [b"%10d\n" % pid], [pidfd])
-    return _Child(pid, status), pidfd
+    return _Child(pid, status), os.pidfd_open(pid)
 
 
 def _become_worker(zygote: int, jobs: int, replies: int, limit: int, timeout_s: float) -> NoReturn:
@@ -131,7 +129,7 @@ def _become_worker(zygote: int, jobs: int, replies: int, limit: int, timeout_s: 
         os._exit(code)
 
 
-def _reap(pidfd: int, child: _Child) -> None:
+def _reap(child: _Child) -> None:
     """Wait for an ended worker and tell the run its exit status (the run may have closed its end already)."""
     _pid, status = os.waitpid(child.pid, 0)
     with suppress(OSError):
@@ -144,7 +142,7 @@ def _end_all(children: dict[int, _Child]) -> None:
     for pidfd, child in children.items():
         with suppress(ProcessLookupError):
             signal.pidfd_send_signal(pidfd, signal.SIGKILL)
-        _reap(pidfd, child)
+        _reap(child)
         os.close(pidfd)
     children.clear()
 
