@@ -122,6 +122,7 @@ class Zygote:
             for fd in received:
                 os.close(fd)
             raise ZygoteLost(f"the extraction zygote did not fork a worker (it said {reply[:80]!r})")
+        os.set_inheritable(received[0], False)  # a descriptor passed in a message comes without close-on-exec
         return int(reply), received[0]
 
     async def aclose(self) -> None:
@@ -187,11 +188,13 @@ class ForkedWorker(Process):
         return None
 
     async def aclose(self) -> None:
-        """Close the pipes (the worker ends when its stdin does), then wait for its exit status."""
+        """Close the pipes (the worker ends when its stdin does), then wait for its exit status: a while at most,
+        as the zygote reports it (a zygote stopped by SIGSTOP leaves `returncode` None rather than hang the run)."""
         await self._jobs.aclose()
         await self._replies.aclose()
         try:
-            await self.wait()
+            with anyio.move_on_after(EXCHANGE_TIMEOUT_S):
+                await self.wait()
         finally:
             await self._status.aclose()
             if self._pidfd >= 0:

@@ -103,9 +103,11 @@ class ExtractionPool:
         self._open = False
         while self._idle:
             await self._idle.pop().stop()
-        if self._zygote is not None:
-            zygote, self._zygote = self._zygote, None
-            await zygote.aclose()
+        with anyio.CancelScope(shield=True):
+            async with self._zygote_lock:  # a zygote being started is started, then closed here
+                zygote, self._zygote = self._zygote, None
+            if zygote is not None:
+                await zygote.aclose()
 
     async def extract(self, kind: Kind, body: bytes, *, url: str, encoding: str | None = None) -> ExtractedText:
         """The page's text; ToolFailure (extraction_timeout, ...) when the worker overran or failed."""
@@ -171,6 +173,8 @@ class ExtractionPool:
     async def _running_zygote(self) -> tuple[Zygote, bool]:
         """The pool's zygote, and whether it was started just now."""
         async with self._zygote_lock:
+            if not self._open:  # closed while this page waited: no zygote may start that nothing would close
+                raise ZygoteLost("the extraction pool was closed")
             if self._zygote is not None:
                 return self._zygote, False
             self._zygote = await Zygote.start(self._memory_bytes, self._timeout_s, START_TIMEOUT_S)
