@@ -20,7 +20,9 @@ stopped within the call (`fanout tool web_fetch`, tests), each started alone
 started it. Workers start only when a page first needs one, at
 most `workers` exist at any moment (each is started, used and stopped inside
 one of the `workers` slots, and only as many are kept warm), and none outlives
-this process, however it dies (see extract_worker).
+this process, however it dies (see extract_worker). An open pool's zygote
+starts with its first worker, is the one process beside them (it reads no
+page), and ends when the pool closes or this process dies (see extract_zygote).
 """
 
 from __future__ import annotations
