@@ -62,6 +62,8 @@ KINDS = {"stop": 4, "lock deleted": 2, "workers up": 2, "web_fetch busy": 1}
 SWEEPS = ("bad bodies", "bad inputs", "damaged run files", "outputs over inputs")
 """The kinds tried once each, every case in turn, after the kill loop (scripts/chaos_bounds.py)."""
 WORKER = b"fanout.tools.extract_worker"
+ZYGOTE = b"fanout.tools.extract_zygote"
+"""A run's open pool forks its workers from a zygote (Linux): the zygote and its forks carry this command line."""
 INPUTS_MODEL = DEFAULT_MODELS[0].name
 """The one model of the finished run `fanout report` reads under the bad inputs kind."""
 SLOW_PAGE = b"<html><body>" + b"<p>x" * 200_000
@@ -238,7 +240,9 @@ async def kill_with_workers_up(process: Process, rng: random.Random) -> tuple[st
         await stop(process, rng)
         return None, []
     busy = sum(cpu_s(pid) > BUSY_CPU_S for pid in workers)
-    return f"kill -9 with {len(workers)} worker(s) up, {busy} past start-up", await kill_and_check(process, workers)
+    zygotes = zygotes_of(process.pid)
+    return (f"kill -9 with {len(workers)} worker(s) up, {busy} past start-up, {len(zygotes)} zygote(s)",
+            await kill_and_check(process, zygotes + workers))
 
 
 async def kill_busy_web_fetch(site: str) -> tuple[str | None, list[str]]:
@@ -278,12 +282,31 @@ def stat_fields(pid: int) -> list[str] | None:
         return None
 
 
+def parents() -> dict[int, int]:
+    """Each of our extraction processes (workers and zygotes) and its parent."""
+    return {pid: int(fields[1]) for pid in our_workers() if (fields := stat_fields(pid)) is not None}
+
+
+def zygotes_of(owner: int) -> list[int]:
+    return [pid for pid, parent in parents().items() if parent == owner and ZYGOTE in command_line(pid)]
+
+
 def workers_of(owner: int) -> list[int]:
-    return [pid for pid in our_workers() if (fields := stat_fields(pid)) is not None and int(fields[1]) == owner]
+    """The owner's workers: started alone (its children) or forked (its zygotes' children); not the zygotes."""
+    zygotes = set(zygotes_of(owner))
+    return [pid for pid, parent in parents().items() if parent in zygotes or (parent == owner and pid not in zygotes)]
+
+
+def command_line(pid: int) -> bytes:
+    try:
+        return (Path("/proc") / str(pid) / "cmdline").read_bytes()
+    except OSError:
+        return b""
 
 
 def our_workers() -> list[int]:
-    """Extraction workers started with this Python (another checkout's tests may run theirs beside us)."""
+    """Extraction processes (workers and zygotes) started with this Python (another checkout's tests may run
+    theirs beside us)."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -292,7 +315,7 @@ def our_workers() -> list[int]:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if argv[0] == os.fsencode(sys.executable) and WORKER in argv:
+        if argv[0] == os.fsencode(sys.executable) and (WORKER in argv or ZYGOTE in argv):
             found.append(int(entry.name))
     return found
 

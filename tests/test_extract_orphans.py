@@ -17,7 +17,6 @@ import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import anyio
 import pytest
@@ -25,52 +24,20 @@ from aiohttp import web
 
 from fanout.base.validate import package_data
 from fanout.base.errors import ToolFailure
+from fanout.tools.extract_forks import forking_available
 from fanout.tools.extract_pool import ExtractionPool
 
 from loopback import serving
 from scripted_chat import completion, tool_call
+from extract_procs import alive, cpu_s, workers_of, zygotes_of
 
 pytestmark = pytest.mark.timeout(120)
 SAMPLE = package_data("sample_snapshot.yaml")
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 SLOW_PAGE = b"<html><body>" + b"<p>x" * 200_000
 """About 6.5 s of CPU for trafilatura within 350 MB: busy well past the kill, and under the worker's 512 MB
 (the issue-12 page of 497,000 tags runs into that limit after 2 s of CPU, and its worker ends by itself)."""
 BUSY_CPU_S = 1.0
 """A worker's start-up (imports, one warm-up page) costs about 0.35 s of CPU; past this it is on the page."""
-
-
-def stat_fields(pid: int) -> list[str] | None:
-    """/proc/PID/stat after the command name (state first), None when the process is gone."""
-    try:
-        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-
-
-def workers_of(owner: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        fields = stat_fields(int(entry.name)) if entry.name.isdigit() else None
-        if fields is None or int(fields[1]) != owner:
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if b"fanout.tools.extract_worker" in cmdline:
-            found.append(int(entry.name))
-    return found
-
-
-def cpu_s(pid: int) -> float:
-    fields = stat_fields(pid)
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS if fields else 0.0
-
-
-def alive(pid: int) -> bool:
-    fields = stat_fields(pid)
-    return fields is not None and fields[0] not in ("Z", "X")  # a zombie no longer runs; init may reap it late
 
 
 async def busy_worker_of(owner: anyio.abc.Process) -> int:
@@ -83,16 +50,18 @@ async def busy_worker_of(owner: anyio.abc.Process) -> int:
         await anyio.sleep(0.05)
 
 
-async def assert_killing_the_owner_ends_its_workers(owner: anyio.abc.Process) -> None:
+async def assert_killing_the_owner_ends_its_workers(owner: anyio.abc.Process, zygotes: int = 0) -> None:
+    """And its zygote, when its pool forks its workers (`zygotes` 1): every extraction process the owner had is gone."""
     worker = await busy_worker_of(owner)
-    workers = workers_of(owner.pid)
+    processes = zygotes_of(owner.pid) + workers_of(owner.pid)
+    assert len(zygotes_of(owner.pid)) == (zygotes if forking_available() else 0)
     owner.send_signal(signal.SIGKILL)
     await owner.wait()
     for _ in range(50):  # at most 1 s
-        if not any(alive(pid) for pid in workers):
+        if not any(alive(pid) for pid in processes):
             break
         await anyio.sleep(0.02)
-    assert [pid for pid in workers if alive(pid)] == [], f"worker(s) outlived the killed owner (busy one: {worker})"
+    assert [pid for pid in processes if alive(pid)] == [], f"outlived the killed owner (busy worker: {worker})"
 
 
 @pytest.fixture
@@ -128,7 +97,7 @@ async def test_kill_9_of_fanout_run_ends_its_busy_workers_within_a_second(site, 
            "--base-url", f"{site}/v1", "--searxng-url", site, "--allow-private-urls", "--fetch-delay", "0",
            "--models", "m/a", "--limit", "2", "--concurrency", "2"]
     async with await anyio.open_process(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as owner:
-        await assert_killing_the_owner_ends_its_workers(owner)
+        await assert_killing_the_owner_ends_its_workers(owner, zygotes=1)  # a run's open pool forks its workers
 
 
 def job(body: bytes) -> bytes:
@@ -209,4 +178,4 @@ async def test_at_most_extract_workers_exist_at_any_moment_while_more_pages_wait
 
     assert outcomes == ["extraction_timeout"] * 4
     assert max(seen) == 2  # two at once, never a third
-    assert workers_of(os.getpid()) == []
+    assert (workers_of(os.getpid()), zygotes_of(os.getpid())) == ([], [])

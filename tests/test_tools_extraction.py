@@ -15,7 +15,6 @@ import signal
 import zlib
 from collections.abc import AsyncIterator
 from contextlib import suppress
-from pathlib import Path
 
 import httpx
 import pytest
@@ -34,6 +33,7 @@ from fanout.tools import ToolBox
 from fanout.tools.extract_pool import ExtractionPool
 from scripted_chat import LOCAL, STALL, ScriptedChat, completion, tool_call
 from loopback import app_with, serving
+from extract_procs import workers_of
 
 UNCLOSED_P = b"<html><body>" + b"<p>x" * 497_000
 """The finding's page: 1,988,012 bytes, inside the 2 MB byte cap; minutes of CPU and 400+ MB for trafilatura."""
@@ -42,20 +42,8 @@ ARTICLE = (b"<html><body><article><h1>Ada Whitlock</h1><p>Ada Whitlock, the phys
 
 
 def worker_pids() -> list[int]:
-    """This process's living extraction workers, read from /proc (children only)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        parent = int(stat.rsplit(")", 1)[1].split()[1])
-        if parent == os.getpid() and b"fanout.tools.extract_worker" in cmdline:
-            found.append(int(entry.name))
-    return found
+    """This process's living extraction workers, read from /proc (started alone, or forked by a zygote)."""
+    return workers_of(os.getpid())
 
 
 @pytest.fixture

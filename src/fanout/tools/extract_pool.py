@@ -5,7 +5,9 @@ one malformed page (2 MB of unclosed <p> tags: minutes of CPU, 400 MB) held
 its verdict past --timeout and grew the run's memory. Here each page goes to
 a worker process (extract_worker) under a memory limit of its own; a page
 that takes longer than `timeout_s`, or a verdict cancelled while it waits,
-kills that worker, and the next page starts a fresh one. So a verdict's
+kills that worker, and the next page starts a fresh one (forked from the
+pool's zygote, extract_zygote: the libraries are loaded once per open pool,
+not per worker, and a replacement is ready in milliseconds). So a verdict's
 deadline holds through extraction, and no page can take the run's process
 past its size or a worker past `memory_mb`.
 
@@ -13,11 +15,14 @@ past its size or a worker past `memory_mb`.
         found = await pool.extract("html", body, url=url, encoding="utf-8")
 
 Outside `async with` the pool still works, one worker per page, started and
-stopped within the call (`fanout tool web_fetch`, tests): no process outlives
-the call that started it. Workers start only when a page first needs one, at
+stopped within the call (`fanout tool web_fetch`, tests), each started alone
+(as everywhere without Linux's pidfds): no process outlives the call that
+started it. Workers start only when a page first needs one, at
 most `workers` exist at any moment (each is started, used and stopped inside
 one of the `workers` slots, and only as many are kept warm), and none outlives
-this process, however it dies (see extract_worker).
+this process, however it dies (see extract_worker). An open pool's zygote
+starts with its first worker, is the one process beside them (it reads no
+page), and ends when the pool closes or this process dies (see extract_zygote).
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from fanout.tools.settings import ToolSettings
 from fanout.base.errors import ToolFailure
+from fanout.tools.extract_forks import ForkedWorker, Zygote, ZygoteLost, forking_available
 from fanout.tools.pdf import UnreadablePdf
 
 Kind = Literal["html", "pdf"]
@@ -82,6 +88,8 @@ class ExtractionPool:
         self._max_pdf_pages = max_pdf_pages
         self._idle: list[_Worker] = []
         self._open = False
+        self._zygote: Zygote | None = None
+        self._zygote_lock = anyio.Lock()
 
     @classmethod
     def from_settings(cls, settings: ToolSettings) -> ExtractionPool:
@@ -97,6 +105,11 @@ class ExtractionPool:
         self._open = False
         while self._idle:
             await self._idle.pop().stop()
+        with anyio.CancelScope(shield=True):
+            async with self._zygote_lock:  # a zygote being started is started, then closed here
+                zygote, self._zygote = self._zygote, None
+            if zygote is not None:
+                await zygote.aclose()
 
     async def extract(self, kind: Kind, body: bytes, *, url: str, encoding: str | None = None) -> ExtractedText:
         """The page's text; ToolFailure (extraction_timeout, ...) when the worker overran or failed."""
@@ -107,7 +120,7 @@ class ExtractionPool:
 
     async def _run(self, job: bytes, url: str) -> _Reply:
         """One job on a warm worker or a new one; the worker is kept only if it finished cleanly."""
-        worker = self._idle.pop() if self._idle else await _Worker.start(self._memory_bytes, self._timeout_s)
+        worker = self._idle.pop() if self._idle else await self._new_worker()
         keep = False
         try:
             with anyio.move_on_after(self._timeout_s):
@@ -128,6 +141,46 @@ class ExtractionPool:
             f"extraction_timeout: reading the text of {url} took longer than {self._timeout_s:g} s and was "
             "stopped (the page is probably malformed or huge); use another source"
         )
+
+    async def _new_worker(self) -> _Worker:
+        """A worker forked from the pool's zygote while the pool is open (Linux); otherwise one started alone."""
+        if not (self._open and forking_available()):
+            return await _Worker.start(self._memory_bytes, self._timeout_s)
+        try:
+            return await _Worker.ready(await self._fork())
+        except ZygoteLost as exc:
+            raise ToolFailure(f"extraction_failed: {exc}") from exc
+
+    async def _fork(self) -> ForkedWorker:
+        """A fork of the zygote, started with the first worker. A zygote that fails is closed, and one new zygote
+        is tried at once (the old one may have been killed since its last fork); a new one that fails, fails."""
+        zygote, started = await self._running_zygote()
+        try:
+            return await self._fork_from(zygote)
+        except ZygoteLost:
+            if started:
+                raise
+        zygote, _ = await self._running_zygote()
+        return await self._fork_from(zygote)
+
+    async def _fork_from(self, zygote: Zygote) -> ForkedWorker:
+        try:
+            return await zygote.fork()
+        except ZygoteLost:
+            if self._zygote is zygote:
+                self._zygote = None
+            await zygote.aclose()
+            raise
+
+    async def _running_zygote(self) -> tuple[Zygote, bool]:
+        """The pool's zygote, and whether it was started just now."""
+        async with self._zygote_lock:
+            if not self._open:  # closed while this page waited: no zygote may start that nothing would close
+                raise ZygoteLost("the extraction pool was closed")
+            if self._zygote is not None:
+                return self._zygote, False
+            self._zygote = await Zygote.start(self._memory_bytes, self._timeout_s, START_TIMEOUT_S)
+            return self._zygote, True
 
     def _read(self, reply: _Reply, kind: Kind, url: str) -> ExtractedText:
         if reply.status == "ok":
@@ -158,10 +211,14 @@ class _Worker:
     @classmethod
     async def start(cls, memory_bytes: int, timeout_s: float) -> _Worker:
         """The worker is told this process's PID and the page time limit: it dies with us and keeps the limit itself."""
-        process = await anyio.open_process(
+        return await cls.ready(await anyio.open_process(
             [sys.executable, "-m", WORKER_MODULE, str(memory_bytes), str(os.getpid()), repr(timeout_s)],
             stderr=subprocess.DEVNULL,
-        )
+        ))
+
+    @classmethod
+    async def ready(cls, process: Process) -> _Worker:
+        """The worker once it said it is ready (its libraries loaded, its memory limit set)."""
         worker = cls(process)
         try:
             with anyio.fail_after(START_TIMEOUT_S):

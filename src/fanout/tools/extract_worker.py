@@ -1,17 +1,21 @@
 """One extraction worker: a child process that turns page bytes into text, within a memory limit.
 
-extract_pool starts it as `python -m fanout.tools.extract_worker MEMORY_BYTES PARENT_PID TIMEOUT_S`
-and kills it when a page takes too long; the memory limit (RLIMIT_AS, the
-whole address space) is the worker's own, set once its libraries are loaded,
-so a page that needs more fails with MemoryError here instead of growing the
-run's process. The worker ignores SIGINT: the run decides when it stops.
+extract_pool starts it as `python -m fanout.tools.extract_worker MEMORY_BYTES PARENT_PID TIMEOUT_S`,
+or, in an open pool on Linux, forks it from the pool's extraction zygote
+(extract_zygote, whose forked child calls `serve` here: the same job loop, its
+libraries loaded once by the zygote), and kills it when a page takes too long;
+the memory limit (RLIMIT_AS, the whole address space) is the worker's own, set
+once its libraries are loaded (after the fork, for a forked one), so a page
+that needs more fails with MemoryError here instead of growing the run's
+process. The worker ignores SIGINT: the run decides when it stops.
 
 A worker never outlives its run, however the run dies (issue 27: after
 `kill -9` of the run, a worker busy on a page went on for 13 s, reparented to
 init, because the page's time limit was kept by the dead parent). Three
 things end it, each alone enough: the kernel kills it when its parent dies
 (Linux's parent-death signal, set before anything slow, then the parent's PID
-checked to close the race with a parent that died even earlier); a thread
+checked to close the race with a parent that died even earlier; a forked
+worker's parent is the zygote, which dies with the run the same way); a thread
 that reads its jobs exits the process the moment stdin ends (the parent's end
 of the pipe closes with the parent); and each job runs under a wall-clock
 alarm and a CPU limit of its own, a little past the page's time limit, whose
@@ -31,6 +35,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import json
 import math
 import os
@@ -39,6 +44,7 @@ import resource
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any, BinaryIO
 
 from fanout.tools.extract import article_text
@@ -56,16 +62,22 @@ Job = tuple[dict[str, Any], bytes]
 
 def main(argv: list[str]) -> int:
     if len(argv) > 2:
-        _die_with(int(argv[2]))
+        die_with(int(argv[2]))
     timeout_s = float(argv[3]) if len(argv) > 3 else None
+    return serve(int(argv[1]), timeout_s, load=load_libraries)
+
+
+def serve(limit: int, timeout_s: float | None, *, load: Callable[[], None] | None = None) -> int:
+    """The job loop on stdin/stdout, under the memory limit `limit`. `load` runs before the limit is set (a worker
+    forked from the extraction zygote has its libraries loaded already, and passes None)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a backstop's SIGXCPU leaves no core file in the cwd
     replies = os.fdopen(os.dup(1), "wb")  # the exchange keeps the real stdout...
     os.dup2(2, 1)  # ...and whatever a library prints goes to stderr instead
     jobs: queue.Queue[Job] = queue.Queue(maxsize=1)
     threading.Thread(target=_read_jobs, args=(sys.stdin.buffer, jobs), daemon=True).start()  # before the limit
-    _load_libraries()
-    limit = int(argv[1])
+    if load is not None:
+        load()
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     _send(replies, READY)
     while True:
@@ -79,14 +91,22 @@ def main(argv: list[str]) -> int:
             return 0  # a heap that hit the limit is not worth keeping
 
 
-def _die_with(parent_pid: int) -> None:
+def die_with(parent_pid: int) -> None:
     """Ask the kernel for SIGKILL when the parent dies; if it already has (we were reparented), end now."""
-    libc_name = ctypes.util.find_library("c")
-    if libc_name is not None and sys.platform.startswith("linux"):
-        libc = ctypes.CDLL(libc_name, use_errno=True)
+    libc = _libc()
+    if libc is not None:
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent_pid:
         os._exit(0)
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL | None:
+    """Linux's C library, found once (find_library runs ldconfig): the zygote finds it, and its forks inherit it."""
+    libc_name = ctypes.util.find_library("c")
+    if libc_name is None or not sys.platform.startswith("linux"):
+        return None
+    return ctypes.CDLL(libc_name, use_errno=True)
 
 
 def _read_jobs(stdin: BinaryIO, jobs: queue.Queue[Job]) -> None:
@@ -122,7 +142,7 @@ class _backstop:
             resource.setrlimit(resource.RLIMIT_CPU, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
 
 
-def _load_libraries() -> None:
+def load_libraries() -> None:
     """Loaded before the memory limit, so the limit is all left for pages; one small page
     warms trafilatura's lazy set-up, which would otherwise count against the first page's time. An
     install without pypdfium2 still reads HTML; a PDF then fails with the ImportError as its reason."""
