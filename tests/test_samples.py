@@ -84,6 +84,8 @@ def test_the_verdict_request_lists_the_labels_in_the_order_given_and_in_the_natu
     swapped = verdict_request(order, "edit")
     assert "- verdict: one of incorrect, suspect, unverifiable, plausible, verified-low, verified-high, chosen" in swapped
     assert '"enum": [\n        "incorrect",\n        "suspect",\n        "unverifiable",\n' in swapped
+    # Made once per order (cached): asked again, as a list or a tuple, the same text.
+    assert verdict_request(list(order), "edit") == swapped and verdict_request(list(NATURAL), "edit") == VERDICT_REQUEST
 
 
 # --- reordering a conversation -------------------------------------------------------------------

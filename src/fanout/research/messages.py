@@ -7,6 +7,7 @@ for the item is the workload's (fanout.base.item.Prompt.item_noun).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -45,6 +46,13 @@ def verdict_request(labels: Sequence[str], item_noun: str) -> str:
     In the natural order (VERDICTS) this is the one request a verdict with one
     sample has always been asked, byte for byte.
     """
+    return _verdict_request(tuple(labels), item_noun)
+
+
+@functools.lru_cache(maxsize=64)
+def _verdict_request(labels: tuple[str, ...], item_noun: str) -> str:
+    """Made once per label order and noun: the schema in it is indented JSON, which Python encodes in pure
+    Python (a tenth of a millisecond), and every verdict asks for one."""
     return (
         "Your investigation is over; do not call any more tools. Give your final verdict "
         f"on this {item_noun} as one JSON object and nothing else (no prose, no code fence). It "
