@@ -36,7 +36,7 @@ from fanout.tools.providers.searxng import SearxngProvider, check_searxng
 from fanout.tools.providers.wikipedia import WikipediaProvider
 from fanout.wikidata.api import ApiSettings, WikidataClient
 from fanout.wikidata.errors import WikidataError
-from loopback import serving
+from loopback import app_with, serving
 
 CAP = 1024 * 1024
 """The tests' byte cap (1 MiB), so that bodies past it stay small enough to send quickly."""
@@ -399,3 +399,23 @@ async def test_a_generation_lookup_answered_without_bound_leaves_the_cost_unknow
 
 async def no_sleep(seconds: float) -> None:
     return None
+
+
+async def named(request: web.Request) -> web.StreamResponse:
+    """A page whose headers carry UTF-8, as servers send a file name (RFC 6266 allows only ASCII; many don't)."""
+    return web.Response(body=b"<p>hello</p>", headers={"Content-Type": "text/html",
+                                                        "Content-Disposition": 'inline; filename="Zoë.html"'})
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_a_response_header_in_utf_8_is_read_not_an_encoding_error(streamed: bool) -> None:
+    async with serving(app_with("/page", named)) as port, make_http_client(2, user_agent="test") as http:
+        url = f"http://127.0.0.1:{port}/page"
+        if streamed:
+            async with http.stream("GET", url) as response:
+                body = await response.aread()
+        else:
+            response = await http.get(url)
+            body = response.content
+    assert (response.status_code, body) == (200, b"<p>hello</p>")
+    assert response.headers["content-disposition"] == 'inline; filename="Zoë.html"'  # httpx reads it as UTF-8

@@ -94,8 +94,10 @@ class BoundedTransport(httpx.AsyncBaseTransport):
             raise EncodingRefused(f"{request.url.host} answered with a body fanout cannot read: {exc}",
                                   request=request) from exc
         stream = _BoundedStream(response, request, deadline_s, ends_at, decoder, self._max_body_bytes)
-        headers = [(k, v) for k, v in response.headers.multi_items()
-                   if k.lower() not in ("content-encoding", "content-length")]
+        headers = httpx.Headers(response.headers)  # the bytes as received (a header in UTF-8 stays as it came)
+        for name in ("content-encoding", "content-length"):  # this stream decodes, so neither says true any more
+            if name in headers:
+                del headers[name]
         return _rebuilt(response, request, stream, headers)
 
     async def aclose(self) -> None:
@@ -121,10 +123,12 @@ def _deadline_scope(ends_at: float | None) -> anyio.CancelScope:
 
 
 def _rebuilt(response: httpx.Response, request: httpx.Request, stream: httpx.AsyncByteStream,
-             headers: list[tuple[str, str]] | None = None) -> httpx.Response:
+             headers: httpx.Headers | None = None) -> httpx.Response:
+    """The response on another stream. Its headers go over as bytes: as text (multi_items) they would be encoded
+    again as ASCII, and a header a server sent in UTF-8 (a file name) raised UnicodeEncodeError."""
     return httpx.Response(
         status_code=response.status_code,
-        headers=response.headers.multi_items() if headers is None else headers,
+        headers=response.headers.raw if headers is None else headers.raw,
         stream=stream,
         extensions=response.extensions,
         request=request,
