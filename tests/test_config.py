@@ -77,6 +77,7 @@ def test_a_lead_that_holds_back_the_concurrency_is_named_and_one_that_does_not_i
          "--searxng-url must be an http:// or https:// URL with a host (got '127.0.0.1:8080')."),
         (lambda: ToolSettings(fetch_max_chars=0), "--max-chars must be at least 1 (got 0)."),
         (lambda: ToolSettings(max_redirects=-1), "max_redirects must be at least 0 (got -1)."),
+        (lambda: ToolSettings(extract_memory_mb=200), "extract_memory_mb must be at least 256 (got 200)."),
         (lambda: ToolSettings(fetch_timeout_s=0.0), "fetch_timeout_s must be more than 0 (got 0)."),
         (lambda: ToolSettings(search_cache_ttl_s=float("nan")), "search_cache_ttl_s must be a finite number (got nan)."),
         (lambda: ModelSpec(" "), "a model name must be a non-empty string (got ' ')."),

@@ -91,12 +91,12 @@ async def test_a_page_of_unclosed_p_tags_becomes_an_extraction_timeout_and_its_w
 async def test_a_page_that_needs_more_memory_than_the_worker_may_have_is_refused_and_its_worker_ends(
     site, http
 ):
-    tools = ToolBox(http, settings(extract_timeout_s=120.0, extract_memory_mb=128))
+    tools = ToolBox(http, settings(extract_timeout_s=120.0, extract_memory_mb=256))
 
     result = await tools.web_fetch(f"{site}/unclosed")
 
     assert (result.logged, result.ok) == (
-        f"error: extraction_too_large: reading the text of {site}/unclosed needed more than 128 MB and was "
+        f"error: extraction_too_large: reading the text of {site}/unclosed needed more than 256 MB and was "
         "stopped; use another source",
         False,
     )

@@ -25,6 +25,9 @@ FETCH_TIMEOUT_S = 15.0
 SEARCH_TIMEOUT_S = 10.0
 """Seed 002's SEARCH_TIMEOUT: one provider's answer to one search within this. The shipped SearXNG gives its
 upstream engines 4 s (outgoing.request_timeout in searxng/settings.yml), so it answers well inside it."""
+EXTRACT_MEMORY_MIN_MB = 256
+"""The least memory an extraction worker may be given: its address space is about 165 MB once its libraries are
+loaded, before any page, so under this every page would read as too large."""
 SEARCH_MODES = ("fallback", "aggregate")
 """fallback: providers in turn, the first with results answers; aggregate: all at once, their hits fused."""
 
@@ -188,7 +191,7 @@ class ToolSettings:
         self._check_provider_caps()
         require_count(self.extract_workers, "extract_workers")
         require_positive(self.extract_timeout_s, "extract_timeout_s")
-        require_count(self.extract_memory_mb, "extract_memory_mb", minimum=128)
+        require_count(self.extract_memory_mb, "extract_memory_mb", minimum=EXTRACT_MEMORY_MIN_MB)
         require_count(self.pdf_max_pages, "pdf_max_pages")
         require_count(self.pdf_max_bytes, "pdf_max_bytes")
 
