@@ -202,12 +202,22 @@ class ForkedWorker(Process):
                 self._pidfd = -1
 
 
-class _PipeReader(ByteReceiveStream):
-    """The run's end of a pipe, read without blocking the event loop."""
+class _PipeEnd:
+    """The run's end of one pipe, non-blocking: closing it wakes whatever task still waits on it."""
 
     def __init__(self, fd: int) -> None:
         os.set_blocking(fd, False)
         self._fd = fd
+
+    async def aclose(self) -> None:
+        if self._fd >= 0:
+            anyio.notify_closing(self._fd)
+            os.close(self._fd)
+            self._fd = -1
+
+
+class _PipeReader(_PipeEnd, ByteReceiveStream):
+    """The run's end of a pipe, read without blocking the event loop."""
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
         await checkpoint()
@@ -225,19 +235,9 @@ class _PipeReader(ByteReceiveStream):
                 raise anyio.EndOfStream
             return data
 
-    async def aclose(self) -> None:
-        if self._fd >= 0:
-            anyio.notify_closing(self._fd)
-            os.close(self._fd)
-            self._fd = -1
 
-
-class _PipeWriter(ByteSendStream):
+class _PipeWriter(_PipeEnd, ByteSendStream):
     """The run's end of a pipe, written without blocking the event loop."""
-
-    def __init__(self, fd: int) -> None:
-        os.set_blocking(fd, False)
-        self._fd = fd
 
     async def send(self, item: bytes) -> None:
         await checkpoint()
@@ -251,9 +251,3 @@ class _PipeWriter(ByteSendStream):
                 await anyio.wait_writable(self._fd)
             except OSError as exc:  # BrokenPipeError: the worker ended
                 raise anyio.BrokenResourceError from exc
-
-    async def aclose(self) -> None:
-        if self._fd >= 0:
-            anyio.notify_closing(self._fd)
-            os.close(self._fd)
-            self._fd = -1
