@@ -7,11 +7,11 @@ import asyncio
 import json
 import math
 
+from typing import TYPE_CHECKING
+
 import httpx
 import pytest
-import trafilatura
 import yaml
-from openai import AsyncOpenAI
 
 from fanout.base.validate import package_data
 from fanout.workloads.patrol.edit_context import build_edit_context
@@ -21,10 +21,21 @@ from fanout.sim.models import SIM_MODELS
 from fanout.workloads.patrol.snapshot import load_snapshot
 from fanout.tools import TOOL_SCHEMAS
 
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
 SNAPSHOT = load_snapshot(package_data("sample_snapshot.yaml"))
 EDITS = {edit.rcid: edit for edit in SNAPSHOT.edits}
 HAIKU = "anthropic/claude-4.5-haiku-20251001"
 VERDICT_REQUEST = "Give your final verdict as a JSON object with verdict, rationale and sources."
+
+
+def extract_text(html: str) -> str | None:
+    """trafilatura's article text; imported here, not at the top: every xdist worker collects this file,
+    and only the worker that runs it needs the library (about a second of imports)."""
+    import trafilatura
+
+    return trafilatura.extract(html)
 
 
 class FakeClock:
@@ -36,6 +47,8 @@ class FakeClock:
 
 
 def openai_client(sim) -> AsyncOpenAI:
+    from openai import AsyncOpenAI  # imported by the tests that use it: every xdist worker collects this file
+
     return AsyncOpenAI(base_url=sim.api_base, api_key="sk-test-not-a-key", max_retries=0)
 
 
@@ -51,7 +64,7 @@ async def run_tool(http: httpx.AsyncClient, sim, name: str, arguments: str, *, e
         return f"error: HTTP {response.status_code} from {args['url']}"
     if not extract:
         return response.text[:300]
-    return trafilatura.extract(response.text) or "error: nothing to extract"
+    return extract_text(response.text) or "error: nothing to extract"
 
 
 async def investigate_and_judge(sim, client: AsyncOpenAI, http: httpx.AsyncClient, model: str, rcid: int):
@@ -241,7 +254,7 @@ async def test_a_corpus_page_extracts_to_its_article_without_navigation_cookies_
     html = response.text
     for chrome in ("Accept all cookies", "Advertisement", "Most read", "All rights reserved", "primary-nav"):
         assert chrome in html
-    text = trafilatura.extract(html)
+    text = extract_text(html)
     assert "Douglas Noël Adams was born in Cambridge on 11 March 1952." in text
     for chrome in ("Accept all cookies", "Advertisement", "Most read", "All rights reserved", "Sport", "Sign up"):
         assert chrome not in text

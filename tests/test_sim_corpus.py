@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
-import trafilatura
 import yaml
 
 from fanout.base.validate import package_data
 from fanout.sim.corpus import load_corpus, tokens
 from fanout.sim.pages import render_page
 from fanout.workloads.patrol.snapshot import load_snapshot
+from test_sim import extract_text
 
 CORPUS = load_corpus()
 TRUTH = yaml.safe_load(package_data("sample_truth.yaml").read_text())["truth"]
@@ -72,7 +72,7 @@ def test_every_page_is_full_html_whose_extraction_is_the_article_alone(address):
     page = CORPUS.pages[address]
     html = render_page(page)
     assert html.startswith("<!DOCTYPE html>") and "<article" in html and "<footer" in html
-    text = trafilatura.extract(html)
+    text = extract_text(html)
     assert text and page.body[0][:40] in text
     for chrome in CHROME:
         assert chrome not in text
@@ -113,7 +113,7 @@ def test_a_truth_entry_without_written_pages_gets_a_generated_page_that_agrees_w
     [page] = [p for p in corpus.pages.values() if p.generated]
     assert page.stance(7) == "contradicts"
     assert page.address == "www.theguardian.com/reference/ann-example-7"
-    assert "born on 1 May 1901" in trafilatura.extract(render_page(page))
+    assert "born on 1 May 1901" in extract_text(render_page(page))
     assert corpus.search("Ann Example date of birth")[0].page == page
     assert corpus.labels() == [{"rcid": 7, "truth": "incorrect"}]
 
