@@ -110,8 +110,9 @@ class Bootstrap:
         are defined or fewer than two edits are in the statistic's scope.
         The statistic is a pure function of its Counter's counts (not of their
         order: the statistics here sum integers and fractions exactly), so it is
-        worked out once per distinct set of counts: a pair's kappa on a run of a
-        few dozen edits meets only a few hundred among its 1,000 resamples.
+        worked out once per distinct set of counts: on the 12-edit demo run a
+        pair's three-way kappa meets 140 to 360 among its 1,000 resamples (a run
+        of 40 edits meets a new one in nearly every resample).
         """
         if len(patterns) != self.edits:
             raise ValueError(f"{len(patterns)} patterns for a bootstrap over {self.edits} edits")
