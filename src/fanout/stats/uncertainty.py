@@ -21,6 +21,7 @@ import math
 import random
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
+from functools import lru_cache
 from typing import TypeVar, cast
 
 Z95 = 1.959963984540054
@@ -97,9 +98,8 @@ class Bootstrap:
     """
 
     def __init__(self, edits: int, *, resamples: int = RESAMPLES, seed: int = SEED) -> None:
-        rng = random.Random(seed)
         self.edits = edits
-        self.draws = [rng.choices(range(edits), k=edits) for _ in range(resamples)] if edits else []
+        self.draws = _draws(edits, resamples, seed) if edits else ()
 
     def interval(
         self, patterns: Sequence[Pattern | None], statistic: Callable[[Counter[Pattern]], float | None]
@@ -135,6 +135,14 @@ class Bootstrap:
         if len(values) < len(self.draws) / 2:
             return None
         return _percentile(values, 0.025), _percentile(values, 0.975)
+
+
+@lru_cache(maxsize=2)
+def _draws(edits: int, resamples: int, seed: int) -> tuple[tuple[int, ...], ...]:
+    """The resamples of `edits` edits on `seed`: the same every time they are asked for, so a process that builds
+    many reports of one run (`fanout watch`, a test session) draws them once; two sizes kept, to bound memory."""
+    rng = random.Random(seed)
+    return tuple(tuple(rng.choices(range(edits), k=edits)) for _ in range(resamples))
 
 
 def _percentile(ordered: Sequence[float], q: float) -> float:
