@@ -11,9 +11,10 @@ import re
 import shutil
 from pathlib import Path
 
+import pytest
 from test_report_support import MODELS, write_run
 
-from fanout.report import ReportOptions, build_report, render_html, write_html_report
+from fanout.report import Report, ReportOptions, build_report, render_html, write_html_report
 from fanout.base.validate import package_data
 from fanout.base.records import ToolCallLog, TranscriptEntry, VerdictRecord
 from fanout.research.record import new_record
@@ -46,13 +47,25 @@ def sample_run(run_dir: Path, *, snapshot: Path = SAMPLE, models: tuple[str, ...
     return write_run(run_dir, sample_records(models, revid_shift), manifest=manifest)
 
 
+@pytest.fixture(scope="module")
+def sample_report(tmp_path_factory: pytest.TempPathFactory) -> Report:
+    """The report of the sample run, built once for the tests that only read it (a build is most of such a
+    test's cost: the bootstrap behind its intervals)."""
+    return build_report(sample_run(tmp_path_factory.mktemp("sample") / "run"))
+
+
+@pytest.fixture(scope="module")
+def sample_page(sample_report: Report) -> str:
+    """The first page of that report."""
+    return render_html(sample_report)
+
+
 def row_of(page: str, rcid: int) -> str:
     return page.split(f'<tr id="edit-{rcid}"')[1].split("</tr>")[0]
 
 
-def test_an_edit_row_shows_the_item_the_property_label_old_and_new_value_and_links_the_diff(tmp_path: Path) -> None:
-    page = render_html(build_report(sample_run(tmp_path / "run")))
-    row = row_of(page, ADAMS)
+def test_an_edit_row_shows_the_item_the_property_label_old_and_new_value_and_links_the_diff(sample_page: str) -> None:
+    row = row_of(sample_page, ADAMS)
     assert '<a href="report/edits/2540801101.html"><b>Douglas Adams</b></a>' in row
     assert 'href="https://www.wikidata.org/wiki/Q42"' in row
     assert "date of birth (P569)" in row
@@ -60,8 +73,8 @@ def test_an_edit_row_shows_the_item_the_property_label_old_and_new_value_and_lin
     assert '<a href="https://www.wikidata.org/w/index.php?diff=2464599101&amp;oldid=2463871150" rel="noopener noreferrer">diff</a>' in row
 
 
-def test_a_qualifier_edit_shows_the_statement_plain_and_the_qualifier_as_the_change(tmp_path: Path) -> None:
-    row = row_of(render_html(build_report(sample_run(tmp_path / "run"))), OBAMA)
+def test_a_qualifier_edit_shows_the_statement_plain_and_the_qualifier_as_the_change(sample_page: str) -> None:
+    row = row_of(sample_page, OBAMA)
     assert ('President of the United States (Q11696) '
             '<span class="new">qualifier added: start time (P580) = 20 January 2009</span>') in row
 
@@ -87,9 +100,8 @@ def test_a_snapshot_that_is_gone_leaves_ids_and_a_note_beside_the_edit_table(tmp
     assert note.group(1).endswith("): edits show their ids only, not what they changed.")
 
 
-def test_each_edit_gets_a_page_with_every_model_s_whole_investigation(tmp_path: Path) -> None:
-    run_dir = sample_run(tmp_path / "run")
-    written = write_html_report(build_report(run_dir), tmp_path / "out" / "report.html")
+def test_each_edit_gets_a_page_with_every_model_s_whole_investigation(sample_report: Report, tmp_path: Path) -> None:
+    written = write_html_report(sample_report, tmp_path / "out" / "report.html")
     pages = tmp_path / "out" / "report" / "edits"
     assert written[0] == tmp_path / "out" / "report.html"
     assert sorted(written[1:]) == sorted(pages / f"{e.rcid}.html" for e in load_snapshot(SAMPLE).edits)
@@ -105,12 +117,13 @@ def test_each_edit_gets_a_page_with_every_model_s_whole_investigation(tmp_path: 
     assert "investigation of" not in first  # transcripts live on the edit pages only
 
 
-def test_the_header_names_the_cheapest_and_the_most_agreeable_model_with_its_interval(tmp_path: Path) -> None:
-    report = build_report(sample_run(tmp_path / "run"))
+def test_the_header_names_the_cheapest_and_the_most_agreeable_model_with_its_interval(
+        sample_report: Report, sample_page: str) -> None:
+    report = sample_report
     agreeable = next(r for r in report.table("model_agreement") if r["model"] == "vendor/alpha")
     assert report.totals["cheapest_model"] == "vendor/alpha"  # 0.001 a verdict, against 0.002 and 0.003
     assert report.totals["most_agreeable_model"] == "vendor/alpha"
-    header = render_html(report).split("</header>")[0]
+    header = sample_page.split("</header>")[0]
     assert '<b>$0.00100</b><span>cheapest, per verdict</span><span class="who">alpha</span>' in header
     interval = f"{agreeable['mean_kappa']:.2f} [{agreeable['mean_kappa_low']:.2f}, {agreeable['mean_kappa_high']:.2f}]"
     assert (f'<b>{interval}</b><span>most agreeable: mean kappa [95 %]</span><span class="who">alpha</span>'

@@ -1,8 +1,9 @@
 """The HTML report: model output escaped, one hashed script, a first page that stays small, checked in a real browser.
 
-The browser tests run Debian's headless Chromium on a report of a simulated run
-(the sample snapshot, the four default models) at 1280 px, and measure the
-laid-out page with a script the test adds (and names in the page's policy).
+The browser tests run Debian's headless Chromium, driven by Playwright (one
+launch for the module), on a report of a simulated run (the sample snapshot,
+the four default models) at 1280 px, and measure the laid-out page with a
+script the test adds (and names in the page's policy).
 With FANOUT_SCREENSHOT=PATH set, the first screen is also saved there: that is
 how docs/report-first-screen.png is made (`make screenshot`).
 """
@@ -15,7 +16,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
@@ -62,9 +62,11 @@ def hostile_record(rcid: int, model: str, verdict: str | None) -> VerdictRecord:
     )
 
 
-@pytest.fixture
-def hostile_report(tmp_path: Path) -> Path:
-    """The first page of an 8-edit, 3-model run full of markup in model output; its edit pages beside it."""
+@pytest.fixture(scope="module")
+def hostile_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The first page of an 8-edit, 3-model run full of markup in model output; its edit pages beside it.
+    Made once for the module: its tests only read the pages."""
+    tmp_path = tmp_path_factory.mktemp("hostile")
     records = []
     for rcid in range(1, 9):
         for i, model in enumerate(MODELS):
@@ -202,15 +204,6 @@ def chromium_binary() -> str:
     return found
 
 
-def run_chromium(binary: str, profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    command = [
-        binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars",
-        f"--user-data-dir={profile}", *args,
-    ]
-    return subprocess.run(command, capture_output=True, text=True, timeout=90, check=False)
-
-
 @pytest.fixture(scope="module")
 def chromium() -> str:
     """The browser's path; without one, the browser tests skip (fail under CI) naming the package to install."""
@@ -266,15 +259,18 @@ def with_measurement(html: str) -> str:
 
 
 def test_headless_chromium_at_1280_px_lays_out_the_report_and_runs_its_table_script(
-    chromium: str, simulated_report: Path, tmp_path: Path
+    driven_chromium: Browser, simulated_report: Path
 ) -> None:
     measured_page = simulated_report.with_name("measured.html")
     measured_page.write_text(with_measurement(simulated_report.read_text(encoding="utf-8")), encoding="utf-8")
-    dom = run_chromium(chromium, tmp_path / "profile", "--window-size=1280,900", "--dump-dom", measured_page.as_uri())
-    assert dom.returncode == 0, dom.stderr[-2000:]
-    found = re.search(r'<pre id="measured">(.*?)</pre>', dom.stdout, flags=re.S)
-    assert found is not None, "the measuring script did not run"
-    out = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+    page = driven_chromium.new_page(viewport={"width": 1280, "height": 900})
+    try:
+        page.goto(measured_page.as_uri())
+        found = page.query_selector("pre#measured")
+        assert found is not None, "the measuring script did not run"
+        out = json.loads(found.text_content() or "")
+    finally:
+        page.close()
 
     report = build_report(simulated_report.parent, ReportOptions(labels_path=TRUTH))
     committee = report.table("committee")
@@ -290,14 +286,17 @@ def test_headless_chromium_at_1280_px_lays_out_the_report_and_runs_its_table_scr
 
 
 def test_headless_chromium_opens_an_edit_page_and_shows_every_transcript(
-    chromium: str, simulated_report: Path, tmp_path: Path
+    driven_chromium: Browser, simulated_report: Path
 ) -> None:
-    page = simulated_report.parent / "report" / "edits" / "2540801101.html"
-    dom = run_chromium(chromium, tmp_path / "profile", "--dump-dom", page.as_uri())
-    assert dom.returncode == 0, dom.stderr[-2000:]
-    assert dom.stdout.count('<section class="model" id="model-') == 4
-    assert dom.stdout.count("Transcript (") == 4
-    assert '<span class="old">11 March 1952</span> → <span class="new">11 March 1852</span>' in dom.stdout
+    page = driven_chromium.new_page()
+    try:
+        page.goto((simulated_report.parent / "report" / "edits" / "2540801101.html").as_uri())
+        dom = page.content()
+    finally:
+        page.close()
+    assert dom.count('<section class="model" id="model-') == 4
+    assert dom.count("Transcript (") == 4
+    assert '<span class="old">11 March 1952</span> → <span class="new">11 March 1852</span>' in dom
 
 
 FIRST_SCREEN = """() => {
@@ -316,8 +315,8 @@ FIRST_SCREEN = """() => {
 
 @pytest.fixture(scope="module")
 def driven_chromium(chromium: str, simulated_report: Path) -> Iterator[Browser]:
-    """One Chromium under Playwright for the module's tests at both widths: a launch is most of such a test's cost,
-    and each page opens in a new context of its own (nothing shared between the widths). The report is made
+    """One Chromium under Playwright for the module's browser tests: a launch is most of such a test's cost, and
+    each page opens in a new context of its own (nothing shared between the tests). The report is made
     first: its run needs an event loop, which cannot start in a thread where Playwright's sync API runs one."""
     from playwright.sync_api import sync_playwright
 
@@ -348,11 +347,16 @@ def test_chromium_shows_whom_to_trust_above_the_fold_at_desktop_and_phone_width(
     assert (out["queue"], out["simulated"], out["scripted"]) == ("#queue", True, True)
 
 
-def test_headless_chromium_screenshots_the_first_screen(chromium: str, simulated_report: Path, tmp_path: Path) -> None:
+def test_headless_chromium_screenshots_the_first_screen(
+    driven_chromium: Browser, simulated_report: Path, tmp_path: Path
+) -> None:
     shot = tmp_path / "report.png"
-    result = run_chromium(chromium, tmp_path / "profile", f"--screenshot={shot}", "--window-size=1280,900",
-                          simulated_report.as_uri())
-    assert result.returncode == 0, result.stderr[-2000:]
+    page = driven_chromium.new_page(viewport={"width": 1280, "height": 900})
+    try:
+        page.goto(simulated_report.as_uri())
+        page.screenshot(path=str(shot))
+    finally:
+        page.close()
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert shot.stat().st_size > 20_000  # a blank page compresses to a few kilobytes
     wanted = os.environ.get("FANOUT_SCREENSHOT")

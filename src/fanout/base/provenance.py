@@ -24,6 +24,7 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import replace
+from functools import lru_cache
 from urllib.parse import quote, unquote, urlsplit
 
 from fanout.base.records import VERIFIED_WITHOUT_SOURCE, Source, ToolCallLog
@@ -35,8 +36,12 @@ PATH_SAFE = "/:@!$&'()*+,;=-._~"
 _URL_IN_TEXT = re.compile(r"https?://[^\s\"'<>]+")
 
 
+@lru_cache(maxsize=8192)
 def normalise_url(url: str) -> str:
-    """`HTTPS://Example.org:443/a%7Eb/#top` and `http://example.org/a~b` -> `example.org/a~b`."""
+    """`HTTPS://Example.org:443/a%7Eb/#top` and `http://example.org/a~b` -> `example.org/a~b`.
+
+    Remembered: a report normalises each record's URLs again for its health table and for each edit page
+    (120,000 calls for 3,000 URLs on a 500-edit, four-model run), and the answer depends on the URL alone."""
     parts = urlsplit(url.strip())
     scheme = parts.scheme.lower()
     host = (parts.hostname or "").rstrip(".")

@@ -21,6 +21,7 @@ import math
 import random
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
+from functools import lru_cache
 from typing import TypeVar, cast
 
 Z95 = 1.959963984540054
@@ -97,9 +98,8 @@ class Bootstrap:
     """
 
     def __init__(self, edits: int, *, resamples: int = RESAMPLES, seed: int = SEED) -> None:
-        rng = random.Random(seed)
         self.edits = edits
-        self.draws = [rng.choices(range(edits), k=edits) for _ in range(resamples)] if edits else []
+        self.draws = _draws(edits, resamples, seed) if edits else ()
 
     def interval(
         self, patterns: Sequence[Pattern | None], statistic: Callable[[Counter[Pattern]], float | None]
@@ -108,32 +108,41 @@ class Bootstrap:
 
         Resamples where it is undefined are left out; None when fewer than half
         are defined or fewer than two edits are in the statistic's scope.
-        The statistic is a pure function of its Counter, so it is worked out once
-        per distinct Counter (same counts in the same order): a run of a few
-        edits has only a few dozen among its 1,000 resamples.
+        The statistic is a pure function of its Counter's counts (not of their
+        order: the statistics here sum integers and fractions exactly), so it is
+        worked out once per distinct set of counts: on the 12-edit demo run a
+        pair's three-way kappa meets 140 to 360 among its 1,000 resamples (a run
+        of 40 edits meets a new one in nearly every resample).
         """
         if len(patterns) != self.edits:
             raise ValueError(f"{len(patterns)} patterns for a bootstrap over {self.edits} edits")
         if not self.draws or sum(p is not None for p in patterns) < 2:  # no resamples asked (the review desk)
             return None
-        known: dict[tuple[tuple[Pattern, int], ...], float | None] = {}
-
-        def value(counts: Counter[Pattern]) -> float | None:
-            key = tuple(counts.items())
+        ids: dict[Pattern, int] = {}  # each distinct pattern's number, from 1; 0 stands for None (out of scope)
+        numbered = [0 if p is None else ids.setdefault(p, len(ids) + 1) for p in patterns]
+        distinct = [cast("Pattern", None), *ids]
+        known: dict[tuple[int, ...], float | None] = {}
+        values = []
+        for draw in self.draws:
+            drawn = sorted(map(numbered.__getitem__, draw))
+            key = tuple(drawn[drawn.count(0):])  # the resample's counts of each pattern, whatever its order
             if key not in known:
-                known[key] = statistic(counts)
-            return known[key]
-
-        values = sorted(v for v in (value(_counted(patterns, draw)) for draw in self.draws) if v is not None)
+                known[key] = statistic(Counter(map(distinct.__getitem__, key)))
+            value = known[key]
+            if value is not None:
+                values.append(value)
+        values.sort()
         if len(values) < len(self.draws) / 2:
             return None
         return _percentile(values, 0.025), _percentile(values, 0.975)
 
 
-def _counted(patterns: Sequence[Pattern | None], draw: list[int]) -> Counter[Pattern]:
-    counts = Counter(map(patterns.__getitem__, draw))
-    counts.pop(None, None)
-    return cast("Counter[Pattern]", counts)  # None is popped
+@lru_cache(maxsize=2)
+def _draws(edits: int, resamples: int, seed: int) -> tuple[tuple[int, ...], ...]:
+    """The resamples of `edits` edits on `seed`: the same every time they are asked for, so a process that builds
+    many reports of one run (`fanout watch`, a test session) draws them once; two sizes kept, to bound memory."""
+    rng = random.Random(seed)
+    return tuple(tuple(rng.choices(range(edits), k=edits)) for _ in range(resamples))
 
 
 def _percentile(ordered: Sequence[float], q: float) -> float:
