@@ -19,10 +19,10 @@ import shutil
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import yaml
-from playwright.sync_api import Browser
 from test_report_support import MODELS, make_record, write_run
 
 from fanout.report import ReportOptions, build_report, render_html, write_html_report
@@ -31,6 +31,9 @@ from fanout.base.validate import package_data
 from fanout.base.records import Source, ToolCallLog, TranscriptEntry, VerdictRecord
 from fanout.cli import main
 from simulated import SimulatedRuns
+
+if TYPE_CHECKING:  # Playwright is imported by the browser fixture: every xdist worker collects this file
+    from playwright.sync_api import Browser
 
 TRUTH = package_data("sample_truth.yaml")
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'

@@ -13,13 +13,13 @@ import os
 import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import pytest_asyncio
 import yaml
 from aiohttp import web
 from loopback import serving
-from playwright.async_api import Browser, Page, async_playwright
 from test_report_html import chromium_binary
 
 from fanout.report import ReportOptions, build_report
@@ -29,6 +29,9 @@ from fanout.review.desk import Desk
 from fanout.review.server import running_desk
 from fanout.store.reviews import Review, append_review
 from simulated import SimulatedRuns
+
+if TYPE_CHECKING:  # Playwright is imported by the browser fixture: every xdist worker collects this file
+    from playwright.async_api import Browser, Page
 
 OPTIONS = ReportOptions(thresholds=Thresholds(delta=1))
 """--delta 1: every edit the models do not agree on unanimously pauses, so the queue holds more than three."""
@@ -65,6 +68,8 @@ def run_dir(sim_run: Path, tmp_path: Path) -> Path:
 async def browser(chromium: str) -> AsyncIterator[Browser]:
     """One Chromium for the module: a launch is most of a browser test's cost, and `browser.new_page()` opens
     each page in a new context (no cookies, storage or cache shared between tests)."""
+    from playwright.async_api import async_playwright
+
     async with async_playwright() as p:
         launched = await p.chromium.launch(
             executable_path=chromium,
