@@ -12,6 +12,8 @@ from fanout.stats.agreement import (
     cohen_kappa,
     fleiss_kappa,
     krippendorff_alpha,
+    krippendorff_alpha_of,
+    nominal,
     model_agreement,
     overall_agreement,
     quadratic,
@@ -163,3 +165,36 @@ def test_weighted_kappa_is_the_exact_ratio_rounded_once(pairs: list[tuple[str, s
                  for a in SCALE for b in SCALE)
     expected = None if n == 0 or chance == 0 else float(1 - Fraction(n * observed, chance))
     assert weighted_kappa(table, distance) == expected
+
+
+@given(st.lists(st.tuples(st.sampled_from(SCALE), st.sampled_from(SCALE)), max_size=60))
+def test_nominal_kappa_counts_disagreements_as_any_distance_of_one_would(pairs: list[tuple[str, str]]) -> None:
+    """Nominal kappa takes a shortcut (chance = n * n less the alike pairs); it is the general sum's float."""
+    n = len(pairs)
+    observed = sum(a != b for a, b in pairs)
+    chance = sum(sum(x == a for x, _ in pairs) * sum(y == b for _, y in pairs) * (a != b)
+                 for a in SCALE for b in SCALE)
+    expected = None if n == 0 or chance == 0 else float(1 - Fraction(n * observed, chance))
+    assert weighted_kappa(Counter(pairs), nominal) == expected
+
+
+@given(st.lists(st.lists(st.sampled_from(SCALE), max_size=5).map(lambda u: tuple(sorted(u))), max_size=30),
+       st.booleans())
+def test_alpha_is_krippendorffs_exact_ratio_rounded_once(units: list[tuple[str, ...]], ordinal: bool) -> None:
+    """Alpha = 1 - (n - 1) D_o / D_e, worked out here in Fractions as Krippendorff writes it, then rounded once."""
+    pairable = [u for u in units if len(u) >= 2]
+    totals = Counter(v for u in pairable for v in u)
+    n = sum(totals.values())
+
+    def distance(a: str, b: str) -> int:
+        if not ordinal:
+            return int(a != b)
+        low, high = sorted((SCALE.index(a), SCALE.index(b)))
+        between = sum(totals[c] for c in SCALE[low:high + 1])
+        return (2 * between - totals[a] - totals[b]) ** 2
+
+    expected_disagreement = sum(totals[a] * totals[b] * distance(a, b) for a in totals for b in totals)
+    observed = sum((Fraction(sum(distance(a, b) for a in u for b in u), len(u) - 1) for u in pairable), Fraction(0))
+    expected = (None if n == 0 or expected_disagreement == 0
+                else float(1 - (n - 1) * observed / expected_disagreement))
+    assert krippendorff_alpha_of(Counter(units), SCALE if ordinal else None) == expected
