@@ -15,10 +15,12 @@ import signal
 import socket
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
 import pytest
+import pytest_asyncio
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from fanout.base.errors import ToolFailure
@@ -27,7 +29,7 @@ from fanout.tools.extract_forks import Zygote, forking_available
 from fanout.tools.extract_pool import ExtractionPool
 
 from extract_procs import alive, children_of, cpu_s, workers_of, zygotes_of, ZYGOTE
-from test_extract_orphans import BUSY_CPU_S, SLOW_PAGE, job
+from test_extract_orphans import FORKED_BUSY_CPU_S, SLOW_PAGE, job
 from test_tools_extraction import ARTICLE, UNCLOSED_P, pdf_with_inflating_content
 
 pytestmark = [pytest.mark.timeout(120),
@@ -70,7 +72,7 @@ async def gone_within_a_second(pids: list[int]) -> list[int]:
 
 async def busy_worker(owner: int) -> int:
     while True:
-        busy = [pid for pid in workers_of(owner) if cpu_s(pid) > BUSY_CPU_S]
+        busy = [pid for pid in workers_of(owner) if cpu_s(pid) > FORKED_BUSY_CPU_S]
         if busy:
             return busy[0]
         await anyio.sleep(0.05)
@@ -151,18 +153,34 @@ async def test_a_page_past_the_memory_limit_ends_only_its_worker_and_the_next_pa
 
 
 async def test_a_forked_worker_aborted_by_pdfium_is_read_from_its_exit_status_as_too_large():
-    """The abort (SIGABRT) reaches the run only as the exit status the zygote reaped and wrote to the status pipe."""
-    async with ExtractionPool(memory_mb=512, timeout_s=90) as pool:
+    """The abort (SIGABRT) reaches the run only as the exit status the zygote reaped and wrote to the status pipe.
+    256 MB: PDFium aborts there too, after a sixth of the CPU it spends filling 512 MB."""
+    async with ExtractionPool(memory_mb=256, timeout_s=90) as pool:
         with pytest.raises(ToolFailure) as refused:
             await pool.extract("pdf", pdf_with_inflating_content(50), url=URL)
         assert len(zygotes_of(os.getpid())) == 1
-    assert str(refused.value) == (f"extraction_too_large: reading the text of {URL} needed more than 512 MB and was "
+    assert str(refused.value) == (f"extraction_too_large: reading the text of {URL} needed more than 256 MB and was "
                                   "stopped; use another source")
 
 
-async def test_a_worker_is_signalled_through_its_pidfd_which_never_reaches_another_process_once_it_ended():
-    zygote = await Zygote.start(MEMORY, 10.0, 60.0)
+@pytest_asyncio.fixture(scope="class", loop_scope="class")
+async def zygote() -> AsyncIterator[Zygote]:
+    """One zygote (1 s page limit) for these tests: a zygote costs about 0.8 s of CPU to load the libraries.
+    The tests that kill a zygote or end it with its pool start their own."""
+    started = await Zygote.start(MEMORY, 1.0, 60.0)
     try:
+        yield started
+    finally:
+        await started.aclose()
+
+
+@pytest.mark.asyncio(loop_scope="class")
+class TestForksOfOneZygote:
+    """The tests that fork from a zygote and end only their workers share one, started and ended around them
+    (the other tests count this process's zygotes)."""
+
+    async def test_a_worker_is_signalled_through_its_pidfd_which_never_reaches_another_process_once_it_ended(
+            self, zygote):
         worker = await zygote.fork()
         assert worker.pid in children_of(zygote.pid, ZYGOTE)
         worker.kill()
@@ -170,34 +188,23 @@ async def test_a_worker_is_signalled_through_its_pidfd_which_never_reaches_anoth
         with pytest.raises(ProcessLookupError):
             worker.kill()  # the pidfd names that process only: gone, even if its PID is handed out again
         await worker.aclose()
-    finally:
-        await zygote.aclose()
 
-
-async def test_a_forked_worker_whose_job_pipe_ends_exits_by_itself():
-    """The run's end of the jobs pipe closes (the run closed it, or died): the worker's reader thread ends it, with
-    status 0, not a signal; the run neither killed it nor had to."""
-    zygote = await Zygote.start(MEMORY, 10.0, 60.0)
-    try:
+    async def test_a_forked_worker_whose_job_pipe_ends_exits_by_itself(self, zygote):
+        """The run's end of the jobs pipe closes (the run closed it, or died): the worker's reader thread ends it, with
+        status 0, not a signal; the run neither killed it nor had to."""
         worker = await zygote.fork()
         await worker.stdin.aclose()
         assert await worker.wait() == 0
         await worker.aclose()
-    finally:
-        await zygote.aclose()
+        assert zygote.pid in zygotes_of(os.getpid())  # the zygote lives on: only its worker ended
 
-
-async def test_a_forked_worker_whose_page_overruns_its_own_time_limit_ends_itself_by_its_alarm():
-    """The backstop in a fork: nobody kills the worker; 1 s limit + 2 s margin, ended by SIGALRM or SIGXCPU."""
-    zygote = await Zygote.start(MEMORY, 1.0, 60.0)
-    try:
+    async def test_a_forked_worker_whose_page_overruns_its_own_time_limit_ends_itself_by_its_alarm(self, zygote):
+        """The backstop in a fork: nobody kills the worker; 1 s limit + 2 s margin, ended by SIGALRM or SIGXCPU."""
         worker = await zygote.fork()
         assert await BufferedByteReceiveStream(worker.stdout).receive_until(b"\n", 64) == b"ready"
         await worker.stdin.send(job(SLOW_PAGE))
         assert await worker.wait() in (-signal.SIGALRM, -signal.SIGXCPU)
         await worker.aclose()
-    finally:
-        await zygote.aclose()
 
 
 def test_a_zygote_whose_control_channel_ends_kills_its_workers_and_exits():

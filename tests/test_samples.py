@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
+import pytest_asyncio
 import yaml
 
 from fanout.cli import main
@@ -39,6 +40,8 @@ from scripted_chat import STALL, completion, error_response, tool_call
 from simulated import serving_simulator
 from test_verdict import GOOD_VERDICT, HAIKU, SEED, Simulated, StubTools, Wire, noop_sleep, verdict_reply, verdict_with
 
+ON_THE_MODULE_LOOP = pytest.mark.asyncio(loop_scope="module")
+"""The async tests share one event loop, and on it one extraction pool (the `pool` fixture)."""
 NATURAL = VERDICTS
 RCID = 2540801101
 
@@ -173,12 +176,19 @@ def test_a_tie_not_settled_by_position_goes_to_more_verified_sources_then_to_the
 # --- whole verdicts --------------------------------------------------------------------------------
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def pool() -> AsyncIterator[ExtractionPool]:
-    """One open extraction pool for the whole test, as a run has one: without it, every page fetched started an
-    interpreter of its own to import trafilatura."""
+    """One open extraction pool for the module's verdicts, as a run has one: without it, every page fetched started
+    an interpreter of its own to import trafilatura; one pool a test started a zygote (0.8 s of CPU) each."""
     async with ExtractionPool() as pool:
         yield pool
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def http() -> AsyncIterator[httpx.AsyncClient]:
+    """conftest's plain client, on the module's event loop (the one the shared pool lives on)."""
+    async with httpx.AsyncClient() as client:
+        yield client
 
 
 @asynccontextmanager
@@ -199,6 +209,7 @@ def wire_calls(requests: list[dict[str, Any]], sim_url: str) -> list[str]:
     return [json.dumps(r, sort_keys=True).replace(sim_url, "SIM") for r in requests]
 
 
+@ON_THE_MODULE_LOOP
 async def test_one_sample_sends_exactly_the_requests_and_pays_exactly_what_a_verdict_always_did(edit, pool):
     async with simulated(pool, seed=3) as run:
         plain = await run.verdict(edit)
@@ -218,6 +229,7 @@ async def test_one_sample_sends_exactly_the_requests_and_pays_exactly_what_a_ver
     assert three.samples[0].verdict == plain.verdict
 
 
+@ON_THE_MODULE_LOOP
 async def test_three_samples_of_the_noisy_model_over_one_investigation(edit, pool):
     async with simulated(pool, seed=3) as run:
         record = await run.verdict(edit, samples=3)
@@ -243,6 +255,7 @@ async def test_three_samples_of_the_noisy_model_over_one_investigation(edit, poo
     assert record.cost_usd == pytest.approx(run.sim.stats()["cost_usd"]["total"])
 
 
+@ON_THE_MODULE_LOOP
 async def test_a_sample_the_time_runs_out_on_is_a_timeout_and_the_verdict_stands_on_those_answered(edit, http):
     script = [completion(None, tool_calls=[tool_call("web_search", {"query": "q"})]), completion("Done."),
               verdict_reply(cost=0.01), STALL]
@@ -254,6 +267,7 @@ async def test_a_sample_the_time_runs_out_on_is_a_timeout_and_the_verdict_stands
     assert len(server.requests) == 4
 
 
+@ON_THE_MODULE_LOOP
 async def test_a_sample_the_endpoint_fails_leaves_the_others_to_decide_and_its_own_status_says_why(edit, http):
     suspect = {**GOOD_VERDICT, "verdict": "suspect"}
     script = [completion("Done."), error_response(402, "Insufficient credits"), verdict_reply(suspect),
@@ -263,6 +277,7 @@ async def test_a_sample_the_endpoint_fails_leaves_the_others_to_decide_and_its_o
     assert (record.status, record.verdict, record.stability) == ("ok", "suspect", pytest.approx(2 / 3))
 
 
+@ON_THE_MODULE_LOOP
 async def test_without_any_verdict_the_record_takes_the_first_samples_status(edit, http):
     script = [completion("Done."), *[verdict_reply("no json here") for _ in range(4)]]
     record, _ = await verdict_with(script, edit, http, samples=2)
@@ -286,6 +301,7 @@ def test_a_record_with_samples_reads_back_as_written_and_older_records_have_none
 STEP = {label: i for i, label in enumerate(VERDICTS)}
 
 
+@ON_THE_MODULE_LOOP
 async def test_a_simulated_model_with_a_full_position_bias_answers_whatever_label_each_request_lists_first(edit, pool):
     async with simulated(pool, {"label_position_bias": 1.0}) as run:
         swapped = await run.verdict(edit, samples=4)
@@ -297,6 +313,7 @@ async def test_a_simulated_model_with_a_full_position_bias_answers_whatever_labe
     assert (swapped.stability, fixed.stability) == (0.25, 1.0)
 
 
+@ON_THE_MODULE_LOOP
 async def test_a_request_that_lists_no_labels_feels_no_pull_and_a_repeat_of_a_request_gets_the_same_answer(edit, http, pool):
     async with simulated(pool, {"label_position_bias": 1.0, "temperature_noise": 0.5}) as run:
         record = await run.verdict(edit, samples=2)
@@ -316,6 +333,7 @@ def unsure_edit():
     return load_snapshot(package_data("sample_snapshot.yaml")).edits[1]
 
 
+@ON_THE_MODULE_LOOP
 async def test_without_noise_every_sample_meets_the_same_habits_and_gives_the_same_verdict(unsure_edit, pool):
     async with simulated(pool, {"temperature_noise": 0.0}, seed=3) as run:
         quiet = await run.verdict(unsure_edit, samples=5)
@@ -323,6 +341,7 @@ async def test_without_noise_every_sample_meets_the_same_habits_and_gives_the_sa
     assert quiet.stability == 1.0
 
 
+@ON_THE_MODULE_LOOP
 async def test_full_noise_redraws_the_habits_per_sample_and_a_repeated_request_or_a_new_port_replays_them(unsure_edit, http, pool):
     noisy, asks = [], []
     for _ in range(2):

@@ -124,14 +124,15 @@ def test_at_one_sample_every_simulated_verdict_has_a_confidence_and_the_threshol
     labels.write_text(yaml.safe_dump({"labels": load_corpus().labels()}))  # the simulator's truth, on any seed
     # `fanout run` of the sample against the simulator on seed 7 (tests/simulated.py: made once, shared).
     simulated_runs.copy(7, tmp_path / "run")
-    stated = build_report(tmp_path / "run")
+    # resamples=0: no bootstrap behind agreement intervals, which nothing here reads (they were most of its CPU)
+    stated = build_report(tmp_path / "run", ReportOptions(resamples=0))
     assert len(stated.run.records) == 48
     assert all(r.confidence is not None and r.stability is None for r in stated.run.records)
     outcomes = [d.outcome for d in stated.decisions]
     assert (outcomes.count("auto-passed"), outcomes.count("decided"), outcomes.count("paused")) == (6, 3, 3)
     passed = next(d for d in stated.decisions if d.outcome == "auto-passed")
     assert passed.why.startswith("mean confidence ") and ">= --autopass 0.90" in passed.why
-    labelled = build_report(tmp_path / "run", ReportOptions(labels_path=labels))
+    labelled = build_report(tmp_path / "run", ReportOptions(labels_path=labels, resamples=0))
     assert {row.model for row in labelled.tables["calibration"].rows} == set(labelled.models)
     assert all(row.n == 12 and row.source == "stated" and row.calibrated_ece is not None
                for row in labelled.tables["calibration"].rows)
@@ -139,7 +140,7 @@ def test_at_one_sample_every_simulated_verdict_has_a_confidence_and_the_threshol
     assert [d.why for d in labelled.decisions] == [d.why for d in stated.decisions]
     assert any(n.startswith("The thresholds read the confidence as stated") and "needs 30 labelled" in n
                for n in labelled.notes)
-    calibrated = build_report(tmp_path / "run", ReportOptions(labels_path=labels, calibrate_from=12))
+    calibrated = build_report(tmp_path / "run", ReportOptions(labels_path=labels, calibrate_from=12, resamples=0))
     auto = [d for d in calibrated.decisions if d.outcome == "auto-passed"]
     assert auto and all(d.why.startswith("mean calibrated confidence ") for d in auto)
     assert "The thresholds read calibrated confidence for 4 of 4 model(s) (those with at least 12 labelled " \
