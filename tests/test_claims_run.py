@@ -3,10 +3,10 @@
 One run of the twelve sample texts (extraction by the run's cheapest model, every claim by the four default
 models, SearXNG-, PubMed- and arXiv-style search) is shared by the tests that read it: the prepared items,
 the log, the gate's exit code and quarantine file, the report's seed 004 fields, the HTML, status, the review
-desk's API, compare, a resume and a dry run. kill -9 during extraction and during judging are their own runs,
-each with a simulator in the test's event loop (its tally says how often each text was paid for), slow until
-the kill has landed. Each `fanout run` is a process of its own, forked from a warm interpreter that did the
-imports once (tests/warm.py).
+desk's API, compare, a resume and a dry run. kill -9 during extraction and during judging are their own runs
+of the first six texts, each with a simulator in the test's event loop (its tally says how often each text was
+paid for), slow until the kill has landed. Each `fanout run` is a process of its own, forked from a warm
+interpreter that did the imports once (tests/warm.py).
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import shutil
 import signal
-import subprocess
 import sys
 from collections import Counter
 from collections.abc import Iterator
@@ -28,15 +27,17 @@ import yaml
 from fanout.base.validate import package_data
 from fanout.cli import main
 from fanout.llm.models import DEFAULT_MODELS
-from fanout.report import ReportOptions, build_report, render_html
+from fanout.report import Report, ReportOptions, build_report, render_html
 from fanout.review.desk import Desk
 from fanout.review.server import running_desk
 from fanout.sim import SimConfig, profile_from_dict, running_simulator
 from fanout.sim.dice import short_hash
+from fanout.sim.faults import load_profile
 from fanout.workloads.claims.split_text import extraction_request
-from fanout.workloads.claims.texts import read_texts
+from fanout.workloads.claims.texts import Text, read_texts
 
 from jsonl import whole_lines
+from simulated import serving_simulator
 from warm import WarmInterpreter
 
 pytestmark = pytest.mark.timeout(600)
@@ -57,8 +58,8 @@ def search_config(base: str, path: Path) -> Path:
     return path
 
 
-def run_command(base: str, run_dir: Path, config: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "fanout", "run", "--workload", "claims", str(SAMPLE), "--run-dir", str(run_dir),
+def run_command(base: str, run_dir: Path, config: Path, *extra: str, texts: Path = SAMPLE) -> list[str]:
+    return [sys.executable, "-m", "fanout", "run", "--workload", "claims", str(texts), "--run-dir", str(run_dir),
             "--base-url", f"{base}/api/v1", "--searxng-url", base, "--allow-private-urls", "--fetch-delay", "0",
             "--search-config", str(config), *extra]
 
@@ -77,9 +78,10 @@ def claim_keys(run_dir: Path) -> set[int]:
     return {line["number"] * 1000 + i for line in latest.values() for i in range(1, len(line["claims"]) + 1)}
 
 
-def assert_each_text_once_and_each_claim_judged_once_by_every_model(run_dir: Path, models: list[str] = MODELS) -> None:
+def assert_each_text_once_and_each_claim_judged_once_by_every_model(run_dir: Path, models: list[str] = MODELS,
+                                                                     texts: tuple[Text, ...] = TEXTS) -> None:
     ok = Counter(line["unit"] for line in prepared(run_dir) if line["status"] == "ok")
-    assert set(ok) == {t.id for t in TEXTS} and max(ok.values()) == 1, ok
+    assert set(ok) == {t.id for t in texts} and max(ok.values()) == 1, ok
     pairs = Counter((r["edit_rcid"], r["model"]) for r in records(run_dir))
     assert set(pairs) == {(key, m) for key in claim_keys(run_dir) for m in models}
     assert max(pairs.values()) == 1, "a pair was logged twice"
@@ -96,23 +98,11 @@ class Finished:
 
 
 @pytest.fixture(scope="module")
-def sim_base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """`fanout sim` on a free loopback port, as the demo starts it."""
-    process = subprocess.Popen([sys.executable, "-m", "fanout", "sim", "--port", "0", "--profile", "clean",
-                                "--seed", "7", "--latency-scale", "0"], stdout=subprocess.PIPE, text=True,
-                               cwd=tmp_path_factory.mktemp("sim"))
-    try:
-        assert process.stdout is not None
-        api = ""
-        for line in process.stdout:
-            if line.startswith("OpenAI-compatible API:"):
-                api = line.split()[-1]
-            if line.startswith("Ctrl-C stops the simulator."):
-                break
-        yield api.removesuffix("/api/v1")
-    finally:
-        process.send_signal(signal.SIGINT)
-        process.communicate(timeout=60)
+def sim_base() -> Iterator[str]:
+    """The simulator as `fanout sim --profile clean --seed 7 --latency-scale 0` serves it, from a thread of this
+    process on a free loopback port (a `fanout sim` process of its own paid a second of imports to serve it)."""
+    with serving_simulator(SimConfig(seed=7, profile=load_profile("clean"), latency_scale=0.0)) as sim:
+        yield sim.base_url
 
 
 @pytest.fixture(scope="module")
@@ -129,6 +119,13 @@ def finished(sim_base: str, warm: WarmInterpreter, tmp_path_factory: pytest.Temp
     code, out, err = warm.run_blocking(run_command(sim_base, run_dir, config, "--gate", GATE), where / "out.txt",
                                        where / "err.txt")
     return Finished(sim_base, run_dir, config, code, out + err)
+
+
+@pytest.fixture(scope="module")
+def report(finished: Finished) -> Report:
+    """The run's report, built once for the tests that read it; without the bootstrap intervals of agreement,
+    which none of them reads and which were nine tenths of each build (1.7 s)."""
+    return build_report(finished.run_dir, ReportOptions(resamples=0))
 
 
 # --- the run ------------------------------------------------------------------------------------------
@@ -179,8 +176,8 @@ QUARANTINED = {"eiffel", "newton", "aspirin", "transformer", "python", "honey", 
 """The texts the committee finds below 0.85 in this run (seed 7): each has a claim refuted or left unsure."""
 
 
-def test_the_report_gives_each_text_seed_004_s_fields_for_the_committee_and_each_model(finished: Finished) -> None:
-    report = build_report(finished.run_dir, ReportOptions())
+def test_the_report_gives_each_text_seed_004_s_fields_for_the_committee_and_each_model(finished: Finished,
+                                                                                      report: Report) -> None:
     data = report.to_json()
     assert data["labels"]["path"].endswith("input-labels.yaml")  # the texts' own labels, matched to the claims
     texts = {entry["text_id"]: entry for entry in data["factuality"]}
@@ -204,8 +201,8 @@ def test_the_report_gives_each_text_seed_004_s_fields_for_the_committee_and_each
     assert investigation[EXTRACTOR] == pytest.approx(sum(line["cost_usd"] for line in prepared(finished.run_dir)))
 
 
-def test_the_html_report_links_a_claim_to_its_text_s_source_and_never_to_a_wikidata_diff(finished: Finished) -> None:
-    page = render_html(build_report(finished.run_dir, ReportOptions()))
+def test_the_html_report_links_a_claim_to_its_text_s_source_and_never_to_a_wikidata_diff(report: Report) -> None:
+    page = render_html(report)
     assert "wikidata.org/w/index.php?diff" not in page
     assert '<a href="https://answers.example.org/q/eiffel-tower" rel="noopener noreferrer">source</a>' in page
 
@@ -272,6 +269,15 @@ def test_a_dry_run_says_how_many_texts_are_still_to_be_split(finished: Finished,
 
 KILLED_MODELS = [EXTRACTOR, "deepseek/deepseek-v3.2"]
 """Two models are enough to be killed in the middle of (and halve the time the resumes take)."""
+KILLED_TEXTS = TEXTS[:6]
+"""So are the first six texts (21 claims): half the extractions and judgements of the twelve after each kill."""
+
+
+def fewer_texts(path: Path) -> Path:
+    """A texts file of KILLED_TEXTS, as the sample gives them (each keeps its number: its place in the file)."""
+    path.write_text(yaml.safe_dump({"texts": yaml.safe_load(SAMPLE.read_text())["texts"][:len(KILLED_TEXTS)]},
+                                   sort_keys=False), encoding="utf-8")
+    return path
 
 
 def slow_sim() -> SimConfig:
@@ -295,21 +301,22 @@ async def test_kill_9_during_extraction_repeats_no_logged_extraction_and_loses_n
                                                                                         warm: WarmInterpreter) -> None:
     async with running_simulator(slow_sim()) as sim:
         config = search_config(sim.base_url, tmp_path / "search.yaml")
-        cmd = run_command(sim.base_url, tmp_path / "run", config, "--concurrency", "3", "-m", ",".join(KILLED_MODELS))
+        cmd = run_command(sim.base_url, tmp_path / "run", config, "--concurrency", "3", "-m", ",".join(KILLED_MODELS),
+                          texts=fewer_texts(tmp_path / "texts.yaml"))
         process = warm.start(cmd)
         await wait_for(lambda: len(prepared(tmp_path / "run")) >= 3, process)
         process.send_signal(signal.SIGKILL)
         assert await process.wait() == -signal.SIGKILL
         sim.state.latency_scale = 0.0  # the kill has landed: the resume need not be slow
         logged = {line["unit"] for line in prepared(tmp_path / "run")}
-        assert 3 <= len(logged) < 12 and not records(tmp_path / "run")
+        assert 3 <= len(logged) < len(KILLED_TEXTS) and not records(tmp_path / "run")
         code, output = await warm.run([*cmd, "--concurrency", "8"], tmp_path / "output.txt")  # the last one wins
         stats = sim.state.stats
         assert code == 0, output[-2000:]
         assert [t for t in sorted(logged) if extraction_calls(stats, t) != 1] == []  # never paid for twice
-        cut_off = [t.id for t in TEXTS if extraction_calls(stats, t.id) > 1]
-        assert all(extraction_calls(stats, t.id) <= 2 for t in TEXTS) and len(cut_off) <= 3
-    assert_each_text_once_and_each_claim_judged_once_by_every_model(tmp_path / "run", KILLED_MODELS)
+        cut_off = [t.id for t in KILLED_TEXTS if extraction_calls(stats, t.id) > 1]
+        assert all(extraction_calls(stats, t.id) <= 2 for t in KILLED_TEXTS) and len(cut_off) <= 3
+    assert_each_text_once_and_each_claim_judged_once_by_every_model(tmp_path / "run", KILLED_MODELS, KILLED_TEXTS)
     abandoned = [json.loads(line) for line in (tmp_path / "run" / "abandoned.jsonl").read_text().splitlines()] \
         if cut_off else []
     assert sorted(a["model"] for a in abandoned) == [f"{EXTRACTOR} (preparation)"] * len(cut_off)
@@ -320,7 +327,8 @@ async def test_kill_9_during_judging_keeps_every_claim_and_judges_each_pair_once
                                                                                  warm: WarmInterpreter) -> None:
     async with running_simulator(slow_sim()) as sim:
         config = search_config(sim.base_url, tmp_path / "search.yaml")
-        cmd = run_command(sim.base_url, tmp_path / "run", config, "--concurrency", "8", "-m", ",".join(KILLED_MODELS))
+        cmd = run_command(sim.base_url, tmp_path / "run", config, "--concurrency", "8", "-m", ",".join(KILLED_MODELS),
+                          texts=fewer_texts(tmp_path / "texts.yaml"))
         process = warm.start(cmd)
         await wait_for(lambda: len(records(tmp_path / "run")) >= 10, process)
         process.send_signal(signal.SIGKILL)
@@ -330,7 +338,7 @@ async def test_kill_9_during_judging_keeps_every_claim_and_judges_each_pair_once
         lines = (tmp_path / "run" / "prepared.jsonl").read_bytes()
         code, output = await warm.run(cmd, tmp_path / "output.txt")
         assert code == 0, output[-2000:]
-        assert all(extraction_calls(sim.state.stats, t.id) == 1 for t in TEXTS)
+        assert all(extraction_calls(sim.state.stats, t.id) == 1 for t in KILLED_TEXTS)
     assert (tmp_path / "run" / "prepared.jsonl").read_bytes() == lines  # nothing split again
     assert claim_keys(tmp_path / "run") == keys
-    assert_each_text_once_and_each_claim_judged_once_by_every_model(tmp_path / "run", KILLED_MODELS)
+    assert_each_text_once_and_each_claim_judged_once_by_every_model(tmp_path / "run", KILLED_MODELS, KILLED_TEXTS)

@@ -61,7 +61,7 @@ Target = int | Path | None
 PRELOAD = {
     "run": ("fanout.cli.run", "fanout.engine.runner", "fanout.engine.preflight", "fanout.llm.endpoint",
             "fanout.llm.chat", "fanout.research.team", "fanout.research.verdict", "fanout.tools.run_tools",
-            "fanout.workloads.patrol.workload", "fanout.workloads.claims.workload"),
+            "fanout.workloads.patrol.workload", "fanout.workloads.claims.workload", "fanout.http.transport"),
     "report": ("fanout.cli.report", "fanout.report"),
     "status": ("fanout.cli.status", "fanout.report"),
     "queue": ("fanout.cli.queue", "fanout.report"),

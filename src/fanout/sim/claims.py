@@ -43,7 +43,7 @@ from fanout.base.validate import package_data
 from fanout.base.yamlio import SAFE_LOADER
 from fanout.sim.corpus_types import EditFacts, Page
 from fanout.sim.dice import dice, short_hash
-from fanout.workloads.claims.align import MATCH, coverage
+from fanout.workloads.claims.align import MATCH, content_words, words_covered
 from fanout.workloads.claims.claim import CLAIM_LINE
 from fanout.workloads.claims.split_text import EXTRACTION_MARKER
 
@@ -82,6 +82,8 @@ class ClaimsWorld:
         self.by_text = {_plain(t.text): t for t in texts}
         self.claims = {c.rcid: c for t in texts for c in t.claims}
         self.pages = list(pages)
+        self._words = {rcid: content_words(c.claim) for rcid, c in self.claims.items()}
+        """Each labelled claim's content words, read once: `match` compares every judge's claim with all of them."""
 
     def facts(self) -> dict[int, EditFacts]:
         """Each labelled claim as the simulated models know a subject (its words are the claim's)."""
@@ -89,7 +91,8 @@ class ClaimsWorld:
 
     def match(self, claim: str) -> int | None:
         """The labelled claim `claim` covers best, when it covers one at all."""
-        best = max(((coverage(c.claim, claim), c.rcid) for c in self.claims.values()), default=(0.0, None))
+        found = content_words(claim)
+        best = max(((words_covered(wanted, found), rcid) for rcid, wanted in self._words.items()), default=(0.0, None))
         return best[1] if best[0] >= MATCH else None
 
     def text_for(self, request: str) -> PlantedText | None:

@@ -79,8 +79,12 @@ def _stem(word: str) -> str:
 
 def coverage(labelled: str, extracted: str) -> float:
     """The share of the labelled claim's content words that the extracted claim has."""
-    wanted = content_words(labelled)
-    return len(wanted & content_words(extracted)) / len(wanted) if wanted else 0.0
+    return words_covered(content_words(labelled), content_words(extracted))
+
+
+def words_covered(wanted: set[str], found: set[str]) -> float:
+    """`coverage` of content words already found: for a caller that holds one side's words across many calls."""
+    return len(wanted & found) / len(wanted) if wanted else 0.0
 
 
 def align(labelled: Sequence[tuple[str, str]], extracted: Sequence[str], text_truth: str | None = None) -> Alignment:
