@@ -65,6 +65,11 @@ PRELOAD = {
     "report": ("fanout.cli.report", "fanout.report"),
     "status": ("fanout.cli.status", "fanout.report"),
     "queue": ("fanout.cli.queue", "fanout.report"),
+    "watch": ("fanout.cli.watch", "fanout.cli.run", "fanout.cli.progress_display", "fanout.engine.live",
+              "fanout.engine.runner", "fanout.engine.preflight", "fanout.llm.endpoint", "fanout.llm.chat",
+              "fanout.research.verdict", "fanout.tools", "fanout.tools.run_tools", "fanout.workloads.patrol.workload",
+              "fanout.workloads.patrol.live.clients", "fanout.workloads.patrol.live.source", "fanout.http.transport",
+              "anyio._backends._asyncio"),
 }
 """What a command imports on its way: the warm interpreter loads it before its first fork of that command, and
 keeps it for the next."""
