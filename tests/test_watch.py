@@ -247,7 +247,8 @@ async def test_a_gap_the_stream_cannot_replay_is_backfilled_and_the_status_says_
                                         tmp_path / "output.txt")
         assert code == 0, output
         world.skip(30)  # 150 edits while the watch is away; the stream keeps the last 20 events a topic
-        code, output = await run_to_end(warm, watch_command(sim, run_dir, "--max-edits", "20"), tmp_path / "resumed.txt")
+        cmd = watch_command(sim, run_dir, "--max-edits", "20")
+        code, output = await run_to_end(warm, cmd, tmp_path / "resumed.txt")
         assert code == 0, output
         status = await fanout_here("status", str(run_dir))
         taken = assert_judged_once_each(run_dir, world, 20)
