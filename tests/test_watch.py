@@ -4,9 +4,9 @@ The simulator runs in the test's event loop on 127.0.0.1 and plays Wikidata
 as it happens (its world: edits at a steady rate, some vandalism, reverts);
 `fanout watch` runs as a process of its own, forked from a warm interpreter
 that did its imports once (tests/warm.py: a fresh interpreter's imports were
-a third of each watch's CPU), so kill -9, SIGTERM, fsync and the restarts are
-the real ones (`status`, `report`, `queue` and `compare`, which only read the
-run's files, run in this process). Each test checks the
+about a third of each watch's CPU), so kill -9, SIGTERM, fsync and the
+restarts are the real ones (`status`, `report`, `queue` and `compare`, which
+only read the run's files, run in this process). Each test checks the
 watch against the world itself: every edit the filters keep, from the first
 accepted to the last, is accepted once and judged once by every model, and
 nothing else is. Waiting is on the run's files changing, never on speed.
@@ -127,11 +127,6 @@ async def fanout_here(*argv: str) -> str:
     return await anyio.to_thread.run_sync(call)
 
 
-async def run_to_end(warm: WarmInterpreter, cmd: list[str], output: Path) -> tuple[int, str]:
-    """`cmd` run to its end: its exit code and what it printed (to `output`, outside the run directory)."""
-    return await warm.run(cmd, output)
-
-
 def assert_judged_once_each(run_dir: Path, world: World, edits: int) -> list[int]:
     """`edits` accepted, each once, none missing between the first and the last, each judged once by each model."""
     taken = accepted(run_dir)
@@ -153,7 +148,7 @@ async def test_kill_9_in_the_middle_and_a_restart_lose_no_edit_and_judge_none_tw
         process.send_signal(signal.SIGKILL)
         await process.wait()
         before = len(records(run_dir))
-        code, output = await run_to_end(warm, cmd, tmp_path / "resumed.txt")
+        code, output = await warm.run(cmd, tmp_path / "resumed.txt")
         assert code == 0, output
         assert_judged_once_each(run_dir, world, 12)
     assert len(records(run_dir)) == 24 and before < 24
@@ -192,7 +187,7 @@ async def test_sigterm_stops_like_ctrl_c_and_the_same_command_goes_on(tmp_path, 
         await process.wait()
         assert process.returncode == 130
         assert state(run_dir)["running"] is False
-        code, output = await run_to_end(warm, cmd, tmp_path / "resumed.txt")
+        code, output = await warm.run(cmd, tmp_path / "resumed.txt")
         assert code == 0, output
         assert_judged_once_each(run_dir, world, 8)
 
@@ -224,7 +219,7 @@ async def test_reverts_seen_in_the_stream_become_labels_the_report_reads_with_th
         world = sim.state.world
         world.skip(20)  # the world's first 160 edits and their reverts are there before the watch starts
         cmd = watch_command(sim, run_dir, *from_the_start(world), "--max-edits", "12")
-        code, output = await run_to_end(warm, cmd, tmp_path / "output.txt")
+        code, output = await warm.run(cmd, tmp_path / "output.txt")
         assert code == 0, output
         taken = set(accepted(run_dir))
         reverted = {undone.rcid for r in world.revisions if r.reverts is not None
@@ -243,12 +238,12 @@ async def test_a_gap_the_stream_cannot_replay_is_backfilled_and_the_status_says_
     run_dir = tmp_path / "run"
     async with running_simulator(sim_config(stream={"retention_events": 20})) as sim:
         world = sim.state.world
-        code, output = await run_to_end(warm, watch_command(sim, run_dir, "--max-edits", "4"),  # from now
-                                        tmp_path / "output.txt")
+        cmd = watch_command(sim, run_dir, "--max-edits", "4")  # from now
+        code, output = await warm.run(cmd, tmp_path / "output.txt")
         assert code == 0, output
         world.skip(30)  # 150 edits while the watch is away; the stream keeps the last 20 events a topic
         cmd = watch_command(sim, run_dir, "--max-edits", "20")
-        code, output = await run_to_end(warm, cmd, tmp_path / "resumed.txt")
+        code, output = await warm.run(cmd, tmp_path / "resumed.txt")
         assert code == 0, output
         status = await fanout_here("status", str(run_dir))
         taken = assert_judged_once_each(run_dir, world, 20)
@@ -270,7 +265,7 @@ async def test_the_prefilter_sends_edits_scored_below_the_threshold_past_the_jur
         world = sim.state.world
         cmd = watch_command(sim, run_dir, *from_the_start(world), "--max-edits", "12", "--prefilter", "revertrisk",
                             "--prefilter-threshold", "0.5")
-        code, output = await run_to_end(warm, cmd, tmp_path / "output.txt")
+        code, output = await warm.run(cmd, tmp_path / "output.txt")
         assert code == 0, output
     decisions = {d["rcid"]: d for d in prefilter_lines(run_dir)}
     taken = set(accepted(run_dir))
@@ -292,7 +287,7 @@ async def test_an_edit_the_prefilter_cannot_score_is_judged(tmp_path, warm):
         world = sim.state.world
         cmd = watch_command(sim, run_dir, *from_the_start(world), "--max-edits", "4", "--prefilter", "revertrisk",
                             "--prefilter-threshold", "0.99")
-        code, output = await run_to_end(warm, cmd, tmp_path / "output.txt")
+        code, output = await warm.run(cmd, tmp_path / "output.txt")
         assert code == 0, output
         taken = assert_judged_once_each(run_dir, world, 4)
     decisions = prefilter_lines(run_dir)
