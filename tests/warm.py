@@ -58,17 +58,17 @@ STDOUT = subprocess.STDOUT
 Target = int | Path | None
 """Where a child's stream goes: an fd of ours (the child gets a copy), a file (made or emptied), None: /dev/null."""
 
-_RUN = ("fanout.cli.run", "fanout.cli.progress_display", "fanout.engine.runner", "fanout.engine.preflight",
-        "fanout.llm.endpoint", "fanout.llm.chat", "fanout.research.team", "fanout.research.verdict",
-        "fanout.tools.run_tools", "fanout.workloads.patrol.workload", "fanout.workloads.claims.workload",
-        "fanout.http.transport", "anyio._backends._asyncio", "anyio._core._signals", "anyio._core._subprocesses")
-"""A run's imports, those made once it started too: the HTTP transport's (aiohttp, which makes its TLS contexts as
-it loads: 0.3 s of each forked run before they were here), the event loop's, its signals' and subprocesses'."""
-
 PRELOAD = {
-    "run": _RUN,
-    "watch": (*_RUN, "fanout.cli.watch", "fanout.engine.live", "fanout.tools",
-              "fanout.workloads.patrol.live.clients", "fanout.workloads.patrol.live.source"),
+    "run": ("fanout.cli.run", "fanout.engine.runner", "fanout.engine.preflight", "fanout.llm.endpoint",
+            "fanout.llm.chat", "fanout.research.team", "fanout.research.verdict", "fanout.tools.run_tools",
+            "fanout.workloads.patrol.workload", "fanout.workloads.claims.workload"),
+    "watch": ("fanout.cli.watch", "fanout.cli.run", "fanout.cli.progress_display", "fanout.engine.live",
+              "fanout.engine.runner", "fanout.engine.preflight", "fanout.llm.endpoint", "fanout.llm.chat",
+              "fanout.research.verdict", "fanout.tools", "fanout.tools.run_tools", "fanout.workloads.patrol.workload",
+              "fanout.workloads.patrol.live.clients", "fanout.workloads.patrol.live.source",
+              # imported once it started: the HTTP transport (aiohttp makes its TLS contexts as it loads, 0.3 s),
+              # the event loop, its signals and subprocesses
+              "fanout.http.transport", "anyio._backends._asyncio", "anyio._core._signals", "anyio._core._subprocesses"),
     "report": ("fanout.cli.report", "fanout.report"),
     "status": ("fanout.cli.status", "fanout.report"),
     "queue": ("fanout.cli.queue", "fanout.report"),
