@@ -62,6 +62,13 @@ PRELOAD = {
     "run": ("fanout.cli.run", "fanout.engine.runner", "fanout.engine.preflight", "fanout.llm.endpoint",
             "fanout.llm.chat", "fanout.research.team", "fanout.research.verdict", "fanout.tools.run_tools",
             "fanout.workloads.patrol.workload", "fanout.workloads.claims.workload", "fanout.http.transport"),
+    "watch": ("fanout.cli.watch", "fanout.cli.run", "fanout.cli.progress_display", "fanout.engine.live",
+              "fanout.engine.runner", "fanout.engine.preflight", "fanout.llm.endpoint", "fanout.llm.chat",
+              "fanout.research.verdict", "fanout.tools", "fanout.tools.run_tools", "fanout.workloads.patrol.workload",
+              "fanout.workloads.patrol.live.clients", "fanout.workloads.patrol.live.source",
+              # imported once it started: the HTTP transport (aiohttp makes its TLS contexts as it loads, 0.3 s),
+              # the event loop, its signals and subprocesses
+              "fanout.http.transport", "anyio._backends._asyncio", "anyio._core._signals", "anyio._core._subprocesses"),
     "report": ("fanout.cli.report", "fanout.report"),
     "status": ("fanout.cli.status", "fanout.report"),
     "queue": ("fanout.cli.queue", "fanout.report"),
