@@ -380,3 +380,22 @@ async def test_a_remembering_cache_answers_as_its_file_does_and_past_its_memory_
             ("q one", '{"hits": ["aaaaaaaaaa"]}'), ("two", '{"hits": ["' + "b" * 30 + '"]}')]
     finally:
         db.close()
+
+
+async def test_a_new_runs_cache_is_known_whole_until_it_lets_a_row_go(tmp_path: Path):
+    cache = await ToolCache.open(tmp_path / "c.sqlite", remember_chars=60)
+    await cache.put_search("searxng", "one", {"hits": ["a" * 10]})
+    await cache.aclose()
+    reopened = await ToolCache.open(tmp_path / "c.sqlite", remember_chars=60)  # not new: misses read the file
+    assert await reopened.get_search("searxng", "one") == {"hits": ["aaaaaaaaaa"]}
+    await reopened.aclose()
+
+    new = await ToolCache.open(tmp_path / "new.sqlite", remember_chars=60)
+    missing_while_whole = await new.get_search("searxng", "one")
+    await new.put_search("searxng", "one", {"hits": ["a" * 10]})
+    await new.put_search("searxng", "two", {"hits": ["b" * 30]})  # 24 + 44 characters: "one" goes
+    after_letting_go = [await new.get_search("searxng", "one"), await new.get_search("searxng", "three")]
+    await new.aclose()
+
+    assert missing_while_whole is None
+    assert after_letting_go == [{"hits": ["aaaaaaaaaa"]}, None]

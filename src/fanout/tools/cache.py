@@ -29,9 +29,11 @@ The run's own cache also remembers, in memory, what it last stored or read
 under each key (`remember_chars`, least recently used first out): a run's
 file is written by that run alone (its lock says so), so the memory holds
 what the file holds (after a failed write, what the run meant it to hold),
-and a read it can answer, fresh or too old,
-needs no thread at all. Most reads are such: the second, third and fourth
-model searching what the first one did.
+and a read it can answer, fresh or too old, needs no thread at all: the
+second, third and fourth model searching what the first one did. A file
+that was empty when the run opened it is known whole as long as nothing has
+been let go from memory, so a miss needs no thread either (the first model's
+two reads per new query).
 """
 
 from __future__ import annotations
@@ -101,10 +103,12 @@ class Remembered:
     """The rows a run's cache last stored or read, by key, at most `chars` characters of text, least recently
     used first out; the event loop's alone (never touched from the cache's thread)."""
 
-    def __init__(self, chars: int) -> None:
+    def __init__(self, chars: int, *, whole: bool = False) -> None:
         self._chars = chars
         self._held = 0
         self._rows: OrderedDict[Hashable, Stored] = OrderedDict()
+        self.whole = whole
+        """Every row of the file is here (it was empty at the start, and nothing has been let go since)."""
 
     def get(self, key: Hashable) -> Stored | None:
         row = self._rows.get(key)
@@ -117,10 +121,12 @@ class Remembered:
         if old is not None:
             self._held -= _size(old)
         if _size(row) > self._chars:
+            self.whole = False
             return
         self._rows[key] = row
         self._held += _size(row)
         while self._held > self._chars:
+            self.whole = False
             _, dropped = self._rows.popitem(last=False)
             self._held -= _size(dropped)
 
@@ -133,9 +139,9 @@ class ToolCache:
     """Search answers and fetched pages in one SQLite file (or in memory when `path` is None)."""
 
     def __init__(self, connection: sqlite3.Connection, *, ttl_s: float | None, clock: Callable[[], float],
-                 remember_chars: int = 0) -> None:
+                 memory: Remembered | None = None) -> None:
         self._db = connection
-        self._memory = Remembered(remember_chars) if remember_chars > 0 else None
+        self._memory = memory
         self._ttl_s = ttl_s
         self._clock = clock
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tool-cache")
@@ -153,7 +159,10 @@ class ToolCache:
         `remember_chars` only for a file no other process writes (the run's own, under its lock).
         """
         connection = await anyio.to_thread.run_sync(_connect, path)
-        cache = cls(connection, ttl_s=ttl_s, clock=clock, remember_chars=remember_chars)
+        memory = None
+        if remember_chars > 0:
+            memory = Remembered(remember_chars, whole=await anyio.to_thread.run_sync(_is_empty, connection))
+        cache = cls(connection, ttl_s=ttl_s, clock=clock, memory=memory)
         cache.path = path
         return cache
 
@@ -185,6 +194,8 @@ class ToolCache:
         from the file in the cache's thread, then remembered."""
         row = self._memory.get(key) if self._memory is not None else None
         if row is None:
+            if self._memory is not None and self._memory.whole:
+                return None  # not in the file either
             row = await self._run(select, *args)
             if row is None:
                 return None
@@ -259,6 +270,12 @@ class ToolCache:
         if self._closed:
             return call(*args)  # fails at once on the closed connection, without a thread
         return await asyncio.get_running_loop().run_in_executor(self._thread, call, *args)
+
+
+def _is_empty(connection: sqlite3.Connection) -> bool:
+    """Whether the cache holds no row at all (a new run's file)."""
+    found = connection.execute("SELECT EXISTS (SELECT 1 FROM search) OR EXISTS (SELECT 1 FROM page)").fetchone()
+    return not found[0]
 
 
 def _connect(path: Path | None) -> sqlite3.Connection:
