@@ -97,9 +97,10 @@ async def test_a_different_query_is_a_miss(http, memory_cache, respx_mock):
     assert route.call_count == 2
 
 
-async def test_an_answer_older_than_the_ttl_is_asked_again(http, respx_mock):
+@pytest.mark.parametrize("remember_chars", [0, 1 << 20])
+async def test_an_answer_older_than_the_ttl_is_asked_again(http, respx_mock, remember_chars):
     clock = Clock()
-    cache = await ToolCache.open(None, ttl_s=60, clock=clock)
+    cache = await ToolCache.open(None, ttl_s=60, clock=clock, remember_chars=remember_chars)
     route = respx_mock.get(f"{SEARX}/search").mock(side_effect=[
         searx_answer("https://a.example/old"), searx_answer("https://a.example/new")])
     box = ToolBox(http, SETTINGS, cache=cache)
@@ -354,3 +355,47 @@ async def test_a_resume_finds_the_answers_an_older_run_stored_under_the_chain_ke
         await first_cache.aclose()
         await older_cache.aclose()
     assert (after, route.call_count) == (before, 1)
+
+
+async def test_a_remembering_cache_answers_as_its_file_does_and_past_its_memory_reads_the_file(tmp_path: Path):
+    clock = Clock()
+    cache = await ToolCache.open(tmp_path / "c.sqlite", ttl_s=60, clock=clock, remember_chars=60)
+    await cache.put_search("searxng", "Q one", {"hits": ["a" * 10]})
+    await cache.put_page("https://a.example/p#x", "page text", "https://a.example/final")
+    remembered = [await cache.get_search("searxng", "q  ONE"), await cache.get_page("https://a.example/p")]
+    await cache.put_search("searxng", "two", {"hits": ["b" * 30]})  # 44 characters: the first two (55) go
+    from_file = [await cache.get_search("searxng", "q one"), await cache.get_page("https://a.example/p#y")]
+    clock.now += 30
+    tighter = await cache.get_search("searxng", "two", max_age_s=29)
+    clock.now += 31
+    expired = [await cache.get_search("searxng", "two"), await cache.get_search("searxng", "q one")]
+    await cache.aclose()
+
+    assert remembered == from_file == [{"hits": ["aaaaaaaaaa"]}, ("page text", "https://a.example/final")]
+    assert tighter is None
+    assert expired == [None, None]
+    db = sqlite3.connect(tmp_path / "c.sqlite")
+    try:
+        assert db.execute("SELECT query, answer FROM search ORDER BY query").fetchall() == [
+            ("q one", '{"hits": ["aaaaaaaaaa"]}'), ("two", '{"hits": ["' + "b" * 30 + '"]}')]
+    finally:
+        db.close()
+
+
+async def test_a_new_runs_cache_is_known_whole_until_it_lets_a_row_go(tmp_path: Path):
+    cache = await ToolCache.open(tmp_path / "c.sqlite", remember_chars=60)
+    await cache.put_search("searxng", "one", {"hits": ["a" * 10]})
+    await cache.aclose()
+    reopened = await ToolCache.open(tmp_path / "c.sqlite", remember_chars=60)  # not new: misses read the file
+    assert await reopened.get_search("searxng", "one") == {"hits": ["aaaaaaaaaa"]}
+    await reopened.aclose()
+
+    new = await ToolCache.open(tmp_path / "new.sqlite", remember_chars=60)
+    missing_while_whole = await new.get_search("searxng", "one")
+    await new.put_search("searxng", "one", {"hits": ["a" * 10]})
+    await new.put_search("searxng", "two", {"hits": ["b" * 30]})  # 24 + 44 characters: "one" goes
+    after_letting_go = [await new.get_search("searxng", "one"), await new.get_search("searxng", "three")]
+    await new.aclose()
+
+    assert missing_while_whole is None
+    assert after_letting_go == [{"hits": ["aaaaaaaaaa"]}, None]

@@ -16,7 +16,7 @@ import yaml
 
 from fanout.base.records import Source, Usage, VerdictRecord
 from fanout.store.checkpoint import CheckpointWriter, log_path, read_index
-from fanout.base.yamlio import SAFE_DUMPER, SAFE_LOADER, NotPlain, dump_yaml, plain_asdict
+from fanout.base.yamlio import SAFE_DUMPER, SAFE_LOADER, NotPlain, dump_yaml, dump_yaml_utf8, plain_asdict
 
 
 @dataclasses.dataclass
@@ -75,6 +75,20 @@ def test_plain_data_dumped_reads_back_as_itself_and_as_pyyaml_writes_it(value):
     assert yaml.load(text, Loader=SAFE_LOADER) == value
     assert text == yaml.dump(value, Dumper=SAFE_DUMPER, default_flow_style=False, allow_unicode=True,
                              sort_keys=False, width=100)
+
+
+@pytest.mark.parametrize("value", VALUES)
+def test_the_utf8_dump_is_the_text_dump_encoded(value):
+    assert dump_yaml_utf8(value) == dump_yaml(value).encode("utf-8")
+
+
+def test_keys_that_read_as_other_types_are_quoted_every_time_they_are_met():
+    value = {"null": {"1.5": 1, "yes": [{"null": None, "k": "1.5"}]}, "k": {"k": "~"}}
+    expected = yaml.dump(value, Dumper=SAFE_DUMPER, default_flow_style=False, allow_unicode=True, sort_keys=False,
+                         width=100)
+
+    assert [dump_yaml(value), dump_yaml(value)] == [expected, expected]
+    assert expected == "'null':\n  '1.5': 1\n  'yes':\n  - 'null': null\n    k: '1.5'\nk:\n  k: '~'\n"
 
 
 def test_what_is_not_plain_data_is_left_to_pyyaml_anchors_and_dates_included():

@@ -17,17 +17,21 @@ from typing import BinaryIO
 
 from fanout.base.errors import DiskFull
 from fanout.base.yamlio import dump_yaml as dump_yaml  # re-exported: the store's writers take the YAML from here
+from fanout.base.yamlio import dump_yaml_utf8 as dump_yaml_utf8
 
 
-def write_atomically(path: Path, text: str) -> None:
+def write_atomically(path: Path, text: str | bytes) -> None:
     """Temp file in the same directory, fsync, rename: readers never see half a file.
 
-    A write that fails (a full disk: DiskFull) takes its temp file with it.
+    Text is written as UTF-8; bytes as they are (a verdict view comes from
+    libyaml already encoded: dump_yaml_utf8). A write that fails (a full
+    disk: DiskFull) takes its temp file with it.
     """
     tmp = path.with_name(f".{path.name}.tmp")
+    data = text.encode("utf-8") if isinstance(text, str) else text
     with removed_on_failure(tmp, path):
-        with tmp.open("w", encoding="utf-8") as fh:
-            fh.write(text)
+        with tmp.open("wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

@@ -26,7 +26,7 @@ from typing import Any
 
 from fanout.base.errors import ConfigError, DiskFull
 from fanout.store.atomic import (
-    DISK_FULL, append_durably, cut_torn_tail, dump_yaml, open_append, write_aside, write_atomically,
+    DISK_FULL, append_durably, cut_torn_tail, dump_yaml, dump_yaml_utf8, open_append, write_aside, write_atomically,
 )
 from fanout.store.attempts import discard_attempt
 from fanout.store.layout import INDEX_NAME, LOG_NAME, VERDICT_DIR, own_folder, run_file
@@ -174,7 +174,7 @@ class CheckpointWriter:
         verified, self.index.views_verified = self.index.views_verified, False  # until this view exists
         previous = self.index.put(record.key, entry, self._offset)
         try:
-            write_atomically(self.verdict_dir / entry.file_name, dump_yaml(record.yaml_view(data)))
+            write_atomically(self.verdict_dir / entry.file_name, dump_yaml_utf8(record.yaml_view(data)))
         except DiskFull as exc:
             self.out_of_space = exc
             return previous
@@ -278,9 +278,9 @@ def _rebuild_views(run_dir: Path, index: LogIndex, positions: list[int]) -> None
         wanted = {index.file_name_at(p) for p in positions}
         for record in read_records(run_dir):
             if record.file_name() in wanted:
-                write_atomically(verdict_dir / record.file_name(), dump_yaml(record.yaml_view()))
+                write_atomically(verdict_dir / record.file_name(), dump_yaml_utf8(record.yaml_view()))
         return
     with log_path(run_dir).open("rb") as fh:
         for start, end in spans:  # type: ignore[misc]
             record = VerdictRecord.from_dict(json.loads(os.pread(fh.fileno(), end - start, start)))
-            write_atomically(verdict_dir / record.file_name(), dump_yaml(record.yaml_view()))
+            write_atomically(verdict_dir / record.file_name(), dump_yaml_utf8(record.yaml_view()))

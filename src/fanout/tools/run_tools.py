@@ -4,7 +4,9 @@
 
 opens RUN_DIR/search-cache.sqlite (and the global search cache when
 `global_cache_dir` is set) and the pool of extraction workers, and closes
-them all on exit, even on cancellation.
+them all on exit, even on cancellation. The run's cache remembers in memory
+what it holds (fanout.tools.cache): its caller owns the run directory (the
+run's lock), so no other process writes that file meanwhile.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 import httpx
 
 from fanout.tools.settings import ToolSettings
-from fanout.tools.cache import RUN_CACHE_NAME, ToolCache
+from fanout.tools.cache import RUN_CACHE_MEMORY_CHARS, RUN_CACHE_NAME, ToolCache
 from fanout.tools.executor import ToolBox
 from fanout.tools.extract_pool import ExtractionPool
 
@@ -26,7 +28,8 @@ GLOBAL_CACHE_NAME = "search-cache.sqlite"
 @asynccontextmanager
 async def open_run_toolbox(http: httpx.AsyncClient, settings: ToolSettings, run_dir: Path) -> AsyncIterator[ToolBox]:
     async with AsyncExitStack() as stack:
-        cache = await ToolCache.open(run_dir / RUN_CACHE_NAME, ttl_s=settings.search_cache_ttl_s)
+        cache = await ToolCache.open(run_dir / RUN_CACHE_NAME, ttl_s=settings.search_cache_ttl_s,
+                                     remember_chars=RUN_CACHE_MEMORY_CHARS)  # the run's lock: no other writer
         stack.push_async_callback(cache.aclose)
         global_cache = None
         if settings.global_cache_dir is not None:
