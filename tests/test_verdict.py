@@ -20,6 +20,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+import pytest_asyncio
 import respx
 import yaml
 
@@ -36,6 +37,7 @@ from fanout.sim import SimConfig, SimHandle, profile_from_dict, running_simulato
 from fanout.sim.pages import ADS
 from fanout.workloads.patrol.snapshot import load_snapshot
 from fanout.tools import TOOL_SCHEMAS, ToolBox, ToolResult
+from fanout.tools.extract_pool import ExtractionPool
 from fanout.research.investigation import TRIM_MARKER
 from fanout.research.verdict import run_verdict
 from fanout.research.verdict_phase import parse_verdict
@@ -124,14 +126,29 @@ class Simulated:
         return await run_verdict(edit, model, chat=self.chat, tools=self.tools, prompt=prompt, **kwargs)
 
 
+ON_THE_MODULE_LOOP = pytest.mark.asyncio(loop_scope="module")
+"""The verdicts against the simulator share one event loop, and on it one extraction pool (the `pool` fixture)."""
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def pool() -> AsyncIterator[ExtractionPool]:
+    """One open extraction pool for the module's verdicts, as a run has one: without it, every page fetched started
+    an interpreter of its own to import trafilatura (0.8 s of CPU each)."""
+    async with ExtractionPool() as pool:
+        yield pool
+
+
 @asynccontextmanager
-async def simulated(faults: dict[str, Any] | None = None, *, seed: int = SEED) -> AsyncIterator[Simulated]:
-    """The simulator with `faults` for every model, a real ToolBox on its search and pages, no retry waits."""
+async def simulated(pool: ExtractionPool, faults: dict[str, Any] | None = None, *,
+                    seed: int = SEED) -> AsyncIterator[Simulated]:
+    """The simulator with `faults` for every model, a real ToolBox on its search and pages (read in `pool`),
+    no retry waits."""
     config = SimConfig(seed=seed, profile=profile_from_dict({"defaults": faults or {}}))
     wire = Wire()
     hooks = {"request": [wire.on_request], "response": [wire.on_response]}
     async with running_simulator(config) as sim, httpx.AsyncClient(event_hooks=hooks) as http:
-        tools = ToolBox(http, ToolSettings(searxng_url=sim.searxng_url, allow_private_urls=True, per_host_delay_s=0.0))
+        settings = ToolSettings(searxng_url=sim.searxng_url, allow_private_urls=True, per_host_delay_s=0.0)
+        tools = ToolBox(http, settings, extractor=pool)
         chat = ChatClient(base_url=sim.api_base, api_key=None, http=http, sleep=noop_sleep)
         yield Simulated(sim, wire, chat, tools)
 
@@ -140,9 +157,10 @@ def fetched_urls(record) -> set[str]:
     return {json.loads(t.arguments)["url"] for t in record.tool_calls if t.tool == "web_fetch" and t.ok}
 
 
-async def test_ac2_1_a_verdict_investigates_with_tools_then_answers_in_json_without_tools(edit):
+@ON_THE_MODULE_LOOP
+async def test_ac2_1_a_verdict_investigates_with_tools_then_answers_in_json_without_tools(edit, pool):
     prompt = load_prompt()
-    async with simulated() as run:
+    async with simulated(pool) as run:
         record = await run.verdict(edit, prompt=prompt)
     *phase_a, phase_b = run.wire.requests
     assert record.status == "ok"
@@ -160,9 +178,10 @@ async def test_ac2_1_a_verdict_investigates_with_tools_then_answers_in_json_with
     assert record.served_model == HAIKU_SERVED
 
 
-async def test_ac2_2_the_verdict_has_verdict_rationale_and_sources_matching_the_schema(edit):
+@ON_THE_MODULE_LOOP
+async def test_ac2_2_the_verdict_has_verdict_rationale_and_sources_matching_the_schema(edit, pool):
     """Nemotron's provider rejects response_format, so the verdict comes back in a markdown fence."""
-    async with simulated({"response_format_unsupported": True}) as run:
+    async with simulated(pool, {"response_format_unsupported": True}) as run:
         record = await run.verdict(edit, NEMOTRON)
     statuses = [status for status, _ in run.wire.responses]
     reply = run.wire.replies()[-1]["content"]
@@ -180,8 +199,9 @@ async def test_ac2_2_the_verdict_has_verdict_rationale_and_sources_matching_the_
     assert record.warnings == ["this model rejects response_format; its verdict was parsed from plain text"]
 
 
-async def test_ac2_3_tokens_and_cost_are_summed_over_every_chat_call(edit):
-    async with simulated() as run:
+@ON_THE_MODULE_LOOP
+async def test_ac2_3_tokens_and_cost_are_summed_over_every_chat_call(edit, pool):
+    async with simulated(pool) as run:
         record = await run.verdict(edit)
         tally = run.sim.stats()
     usages = run.wire.usages()
@@ -221,8 +241,9 @@ async def test_costs_reported_by_every_call_make_a_reported_record_and_none_an_u
     assert (unpriced.cost_usd, unpriced.cost_source) == (None, "unknown")
 
 
-async def test_ac2_4_malformed_tool_arguments_go_back_to_the_model_as_an_error_string(edit):
-    async with simulated({"malformed_args": 1.0}) as run:
+@ON_THE_MODULE_LOOP
+async def test_ac2_4_malformed_tool_arguments_go_back_to_the_model_as_an_error_string(edit, pool):
+    async with simulated(pool, {"malformed_args": 1.0}) as run:
         record = await run.verdict(edit)
     calls, answers = run.wire.tool_calls(), run.wire.tool_messages()
     assert [a["tool_call_id"] for a in answers] == [c["id"] for c in calls]
@@ -234,8 +255,9 @@ async def test_ac2_4_malformed_tool_arguments_go_back_to_the_model_as_an_error_s
     assert run.sim.stats()["requests"].get("search") is None
 
 
-async def test_ac2_5_an_unknown_tool_gets_an_error_listing_the_valid_tools(edit):
-    async with simulated({"unknown_tool": 1.0}) as run:
+@ON_THE_MODULE_LOOP
+async def test_ac2_5_an_unknown_tool_gets_an_error_listing_the_valid_tools(edit, pool):
+    async with simulated(pool, {"unknown_tool": 1.0}) as run:
         record = await run.verdict(edit)
     calls, answers = run.wire.tool_calls(), run.wire.tool_messages()
     expected = [f"error: unknown tool {c['function']['name']!r}. Valid tools: web_search, web_fetch" for c in calls]
@@ -264,8 +286,9 @@ async def test_a_cut_off_investigation_still_gets_its_verdict_with_the_oldest_to
     assert (record.token_usage.turns, record.cost_usd) == (3, 0.875)
 
 
-async def test_a_cut_off_investigation_whose_verdict_is_cut_off_too_is_incomplete(edit):
-    async with simulated({"length": 1.0}) as run:
+@ON_THE_MODULE_LOOP
+async def test_a_cut_off_investigation_whose_verdict_is_cut_off_too_is_incomplete(edit, pool):
+    async with simulated(pool, {"length": 1.0}) as run:
         record = await run.verdict(edit)
     first, last = run.wire.responses
     assert [body["choices"][0]["finish_reason"] for _, body in (first, last)] == ["length", "length"]
@@ -300,8 +323,9 @@ async def test_invalid_json_gets_one_repair_turn_and_then_counts(edit, http):
     assert record.warnings == ["the first verdict reply did not fit the schema; a repair turn fixed it"]
 
 
-async def test_invalid_json_twice_keeps_the_raw_text_with_status_invalid_json(edit):
-    async with simulated({"invalid_json": 1.0}) as run:
+@ON_THE_MODULE_LOOP
+async def test_invalid_json_twice_keeps_the_raw_text_with_status_invalid_json(edit, pool):
+    async with simulated(pool, {"invalid_json": 1.0}) as run:
         record = await run.verdict(edit)
     first, last = (reply["content"] for reply in run.wire.replies()[-2:])
     first_problem, last_problem = parse_verdict(first).problem, parse_verdict(last).problem
@@ -326,8 +350,9 @@ async def test_a_verdict_that_runs_out_of_time_is_a_timeout_record_with_its_tool
     assert record.warnings == ["a chat call was cut off by the timeout; what it cost (if anything) is unknown"]
 
 
-async def test_a_simulated_model_that_stalls_past_the_timeout_gives_a_timeout_record(edit):
-    async with simulated({"stall": 1.0, "stall_s": 60}) as run:
+@ON_THE_MODULE_LOOP
+async def test_a_simulated_model_that_stalls_past_the_timeout_gives_a_timeout_record(edit, pool):
+    async with simulated(pool, {"stall": 1.0, "stall_s": 60}) as run:
         record = await run.verdict(edit, timeout_s=1.0)
         tally = run.sim.stats()
     assert (record.status, record.timeout) == ("timeout", True)
@@ -336,9 +361,10 @@ async def test_a_simulated_model_that_stalls_past_the_timeout_gives_a_timeout_re
     assert (tally["faults"], tally["completions"]) == ({"stall": 1}, {})
 
 
-async def test_cancellation_from_outside_propagates_and_makes_no_record(edit):
+@ON_THE_MODULE_LOOP
+async def test_cancellation_from_outside_propagates_and_makes_no_record(edit, pool):
     records = []
-    async with simulated({"stall": 1.0, "stall_s": 60}) as run:
+    async with simulated(pool, {"stall": 1.0, "stall_s": 60}) as run:
         async with anyio.create_task_group() as tg:
             async def verdict() -> None:
                 records.append(await run.verdict(edit))
@@ -355,8 +381,9 @@ async def test_cancellation_from_outside_propagates_and_makes_no_record(edit):
     ("http_503", "HTTP 503: No instances available for this model right now; try again shortly"),
     ("error_in_200", "error in a 200 response (code 502): Upstream error from Anthropic: connection reset by peer"),
 ], ids=["http_502", "http_503", "error_in_200"])
-async def test_a_provider_error_after_retries_is_an_error_record(edit, fault, error):
-    async with simulated({fault: 1.0}) as run:
+@ON_THE_MODULE_LOOP
+async def test_a_provider_error_after_retries_is_an_error_record(edit, fault, error, pool):
+    async with simulated(pool, {fault: 1.0}) as run:
         record = await run.verdict(edit)
         tally = run.sim.stats()
     assert record.status == "error"
@@ -376,8 +403,9 @@ async def test_a_refused_request_after_a_tool_call_is_an_error_record_that_keeps
     assert len(server.requests) == 2
 
 
-async def test_a_model_that_never_stops_calling_tools_is_asked_for_its_verdict_after_max_turns(edit):
-    async with simulated() as run:
+@ON_THE_MODULE_LOOP
+async def test_a_model_that_never_stops_calling_tools_is_asked_for_its_verdict_after_max_turns(edit, pool):
+    async with simulated(pool) as run:
         record = await run.verdict(edit, max_turns=3)
     calls_in_three_turns = [c for reply in run.wire.replies()[:3] for c in reply["tool_calls"]]
     assert record.status == "ok"
@@ -388,8 +416,9 @@ async def test_a_model_that_never_stops_calling_tools_is_asked_for_its_verdict_a
     assert run.wire.requests[3]["messages"][-1] == {"role": "user", "content": VERDICT_REQUEST}
 
 
-async def test_end_to_end_a_verdict_with_real_tools_against_the_simulated_search_and_pages(edit):
-    async with simulated() as run:
+@ON_THE_MODULE_LOOP
+async def test_end_to_end_a_verdict_with_real_tools_against_the_simulated_search_and_pages(edit, pool):
+    async with simulated(pool) as run:
         record = await run.verdict(edit, prompt=load_prompt())
         requests = run.sim.stats()["requests"]
     answers = {m["tool_call_id"]: m["content"] for m in run.wire.tool_messages()}
