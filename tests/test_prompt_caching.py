@@ -5,11 +5,13 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+import pytest_asyncio
 import respx
 import yaml
 from scripted_chat import LOCAL, ScriptedChat, completion, tool_call
@@ -35,6 +37,7 @@ from fanout.sim.cache_terms import ANTHROPIC_HAIKU_4_5, DEEPSEEK, CacheTerms
 from fanout.sim.conversation import read_conversation
 from fanout.sim.prompt_cache import CacheUse, PromptCache
 from fanout.tools import TOOL_SCHEMAS, ToolBox, ToolResult
+from fanout.tools.extract_pool import ExtractionPool
 
 HAIKU = "anthropic/claude-4.5-haiku-20251001"
 MARK = {"cache_control": {"type": "ephemeral"}}
@@ -261,7 +264,20 @@ def haiku_with_minimum(tokens: int) -> tuple[Any, ...]:
                  if m.canonical_slug == HAIKU else m for m in SIM_MODELS)
 
 
-async def verdict_through_the_simulator(models: tuple[Any, ...] = SIM_MODELS) -> tuple[Any, list[dict[str, Any]], Any]:
+ON_THE_MODULE_LOOP = pytest.mark.asyncio(loop_scope="module")
+"""The two verdicts through the simulator share one event loop, and on it one extraction pool (the `pool` fixture)."""
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def pool() -> AsyncIterator[ExtractionPool]:
+    """One open extraction pool for the module's verdicts, as a run has one: without it, every page fetched started
+    an interpreter of its own to import trafilatura (0.8 s of CPU each)."""
+    async with ExtractionPool() as pool:
+        yield pool
+
+
+async def verdict_through_the_simulator(pool: ExtractionPool, models: tuple[Any, ...] = SIM_MODELS
+                                        ) -> tuple[Any, list[dict[str, Any]], Any]:
     edit = load_snapshot(package_data("sample_snapshot.yaml")).edits[0]
     usages: list[dict[str, Any]] = []
 
@@ -272,14 +288,16 @@ async def verdict_through_the_simulator(models: tuple[Any, ...] = SIM_MODELS) ->
 
     async with running_simulator(SimConfig(seed=7, models=models)) as sim, \
             httpx.AsyncClient(event_hooks={"response": [on_response]}) as http:
-        tools = ToolBox(http, ToolSettings(searxng_url=sim.searxng_url, allow_private_urls=True, per_host_delay_s=0.0))
+        settings = ToolSettings(searxng_url=sim.searxng_url, allow_private_urls=True, per_host_delay_s=0.0)
+        tools = ToolBox(http, settings, extractor=pool)
         chat = ChatClient(base_url=sim.api_base, api_key=None, http=http)
         record = await run_verdict(edit, model_spec(HAIKU), chat=chat, tools=tools, prompt=load_prompt())
         return record, usages, sim.stats()
 
 
-async def test_cached_and_written_tokens_are_summed_into_the_record_and_billed_by_the_simulator() -> None:
-    record, usages, tally = await verdict_through_the_simulator(haiku_with_minimum(1024))
+@ON_THE_MODULE_LOOP
+async def test_cached_and_written_tokens_are_summed_into_the_record_and_billed_by_the_simulator(pool) -> None:
+    record, usages, tally = await verdict_through_the_simulator(pool, haiku_with_minimum(1024))
     read = [u["prompt_tokens_details"]["cached_tokens"] for u in usages]
     written = [u["prompt_tokens_details"]["cache_write_tokens"] for u in usages]
     prompt = [u["prompt_tokens"] for u in usages]
@@ -311,9 +329,10 @@ def test_the_simulator_reads_a_verdict_request_that_offers_tools_as_the_verdict_
     assert read_conversation(investigating).phase == "investigate"
 
 
-async def test_the_simulated_haiku_caches_nothing_under_its_documented_minimum() -> None:
+@ON_THE_MODULE_LOOP
+async def test_the_simulated_haiku_caches_nothing_under_its_documented_minimum(pool) -> None:
     """The investigation stays under 4 096 tokens: nothing to read; only the verdict request, past it, writes."""
-    record, usages, _ = await verdict_through_the_simulator()
+    record, usages, _ = await verdict_through_the_simulator(pool)
     assert max(u["prompt_tokens"] for u in usages[:5]) < ANTHROPIC_HAIKU_4_5.min_tokens
     assert usages[5]["prompt_tokens"] == 4206
     assert (record.token_usage.cached_tokens, record.token_usage.cache_write_tokens) == (0, 4206)
