@@ -22,6 +22,7 @@ from fanout.workloads.patrol.snapshot import load_snapshot
 from fanout.tools import TOOL_SCHEMAS
 
 if TYPE_CHECKING:
+    from aiohttp import ClientSession
     from openai import AsyncOpenAI
 
 SNAPSHOT = load_snapshot(package_data("sample_snapshot.yaml"))
@@ -280,7 +281,7 @@ class AiohttpGet:
     aiohttp session: the committees make about 9,000 loopback requests, and httpx spends about twice aiohttp's CPU
     on each (the client is not what these tests are about; the SDK tests above go through httpx)."""
 
-    def __init__(self, session) -> None:
+    def __init__(self, session: ClientSession) -> None:
         self.session = session
 
     async def get(self, url: str, params: dict[str, str] | None = None) -> httpx.Response:
