@@ -80,6 +80,15 @@ async def browser(chromium: str) -> AsyncIterator[Browser]:
             await launched.close()
 
 
+
+@pytest_asyncio.fixture(loop_scope="module", autouse=True)
+async def pages_closed_after(browser: Browser) -> AsyncIterator[None]:
+    """Each test's page (its context) closed when the test ends: an open desk page keeps polling its (stopped)
+    desk and drawing until the module's browser closes, Chromium CPU spent on no test."""
+    yield
+    for context in browser.contexts:
+        await context.close()
+
 def reviews(run_dir: Path) -> list[dict[str, object]]:
     path = run_dir / "reviews.jsonl"
     if not path.exists():

@@ -22,6 +22,7 @@ from fanout.workloads.patrol.snapshot import load_snapshot
 from fanout.tools import TOOL_SCHEMAS
 
 if TYPE_CHECKING:
+    from aiohttp import ClientSession
     from openai import AsyncOpenAI
 
 SNAPSHOT = load_snapshot(package_data("sample_snapshot.yaml"))
@@ -275,17 +276,33 @@ async def test_models_fetch_only_urls_their_own_searches_returned():
                         assert json.loads(call["function"]["arguments"])["url"] in returned
 
 
+class AiohttpGet:
+    """The two calls run_tool makes on an httpx client (`get` and the response's status_code, text and json), on an
+    aiohttp session: the committees make about 9,000 loopback requests, and httpx spends about twice aiohttp's CPU
+    on each (the client is not what these tests are about; the SDK tests above go through httpx)."""
+
+    def __init__(self, session: ClientSession) -> None:
+        self.session = session
+
+    async def get(self, url: str, params: dict[str, str] | None = None) -> httpx.Response:
+        async with self.session.get(url, params=params) as response:
+            return httpx.Response(response.status, content=await response.read(), headers=dict(response.headers))
+
+
 async def run_committee(seed: int) -> dict[tuple[int, str], dict]:
     """Every sample edit through every simulated model (raw HTTP, for speed): (rcid, model) -> verdict JSON."""
+    import aiohttp
+
     results = {}
-    async with running_simulator(SimConfig(seed=seed)) as sim, httpx.AsyncClient() as http:
+    async with running_simulator(SimConfig(seed=seed)) as sim, aiohttp.ClientSession() as session:
+        http = AiohttpGet(session)
         for rcid in EDITS:
             for model in (m.canonical_slug for m in SIM_MODELS):
 
                 async def complete(messages, **options):
                     body = {"model": model, "messages": messages, **options}
-                    response = await http.post(f"{sim.api_base}/chat/completions", json=body)
-                    return response.json()["choices"][0]["message"]
+                    async with session.post(f"{sim.api_base}/chat/completions", json=body) as response:
+                        return (await response.json())["choices"][0]["message"]
 
                 messages = await two_phases(sim, http, rcid, complete, extract=False)
                 verdict = assert_valid_verdict(messages[-1]["content"])
