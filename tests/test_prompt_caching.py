@@ -5,13 +5,11 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import pytest_asyncio
 import respx
 import yaml
 from scripted_chat import LOCAL, ScriptedChat, completion, tool_call
@@ -38,6 +36,7 @@ from fanout.sim.conversation import read_conversation
 from fanout.sim.prompt_cache import CacheUse, PromptCache
 from fanout.tools import TOOL_SCHEMAS, ToolBox, ToolResult
 from fanout.tools.extract_pool import ExtractionPool
+from module_pool import ON_THE_MODULE_LOOP, pool  # noqa: F401 -- pool: the module's fixture
 
 HAIKU = "anthropic/claude-4.5-haiku-20251001"
 MARK = {"cache_control": {"type": "ephemeral"}}
@@ -264,16 +263,7 @@ def haiku_with_minimum(tokens: int) -> tuple[Any, ...]:
                  if m.canonical_slug == HAIKU else m for m in SIM_MODELS)
 
 
-ON_THE_MODULE_LOOP = pytest.mark.asyncio(loop_scope="module")
-"""The two verdicts through the simulator share one event loop, and on it one extraction pool (the `pool` fixture)."""
 
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def pool() -> AsyncIterator[ExtractionPool]:
-    """One open extraction pool for the module's verdicts, as a run has one: without it, every page fetched started
-    an interpreter of its own to import trafilatura (0.8 s of CPU each)."""
-    async with ExtractionPool() as pool:
-        yield pool
 
 
 async def verdict_through_the_simulator(pool: ExtractionPool, models: tuple[Any, ...] = SIM_MODELS

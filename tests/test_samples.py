@@ -34,14 +34,13 @@ from fanout.base.errors import ConfigError
 from fanout.sim import SimConfig, load_profile, profile_from_dict, running_simulator, with_overrides
 from fanout.tools import ToolBox
 from fanout.tools.extract_pool import ExtractionPool
+from module_pool import ON_THE_MODULE_LOOP, pool  # noqa: F401 -- pool: the module's fixture
 from fanout.tools.settings import ToolSettings
 from fanout.sim.models import SIM_MODELS
 from scripted_chat import STALL, completion, error_response, tool_call
 from simulated import serving_simulator
 from test_verdict import GOOD_VERDICT, HAIKU, SEED, Simulated, StubTools, Wire, noop_sleep, verdict_reply, verdict_with
 
-ON_THE_MODULE_LOOP = pytest.mark.asyncio(loop_scope="module")
-"""The async tests share one event loop, and on it one extraction pool (the `pool` fixture)."""
 NATURAL = VERDICTS
 RCID = 2540801101
 
@@ -175,13 +174,6 @@ def test_a_tie_not_settled_by_position_goes_to_more_verified_sources_then_to_the
 
 # --- whole verdicts --------------------------------------------------------------------------------
 
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def pool() -> AsyncIterator[ExtractionPool]:
-    """One open extraction pool for the module's verdicts, as a run has one: without it, every page fetched started
-    an interpreter of its own to import trafilatura; one pool a test started a zygote (0.8 s of CPU) each."""
-    async with ExtractionPool() as pool:
-        yield pool
 
 
 @pytest_asyncio.fixture(loop_scope="module")

@@ -20,7 +20,6 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-import pytest_asyncio
 import respx
 import yaml
 
@@ -38,6 +37,7 @@ from fanout.sim.pages import ADS
 from fanout.workloads.patrol.snapshot import load_snapshot
 from fanout.tools import TOOL_SCHEMAS, ToolBox, ToolResult
 from fanout.tools.extract_pool import ExtractionPool
+from module_pool import ON_THE_MODULE_LOOP, pool  # noqa: F401 -- pool: the module's fixture
 from fanout.research.investigation import TRIM_MARKER
 from fanout.research.verdict import run_verdict
 from fanout.research.verdict_phase import parse_verdict
@@ -126,16 +126,7 @@ class Simulated:
         return await run_verdict(edit, model, chat=self.chat, tools=self.tools, prompt=prompt, **kwargs)
 
 
-ON_THE_MODULE_LOOP = pytest.mark.asyncio(loop_scope="module")
-"""The verdicts against the simulator share one event loop, and on it one extraction pool (the `pool` fixture)."""
 
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def pool() -> AsyncIterator[ExtractionPool]:
-    """One open extraction pool for the module's verdicts, as a run has one: without it, every page fetched started
-    an interpreter of its own to import trafilatura (0.8 s of CPU each)."""
-    async with ExtractionPool() as pool:
-        yield pool
 
 
 @asynccontextmanager
