@@ -7,10 +7,12 @@ import dataclasses
 import json
 import re
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import aiohttp
+from anyio.abc import Process
 import pytest
 import yaml
 from test_report_support import MODELS, make_record, run_from_table, write_run
@@ -448,7 +450,7 @@ async def test_fanout_review_prints_its_url_serves_and_stops_on_ctrl_c(run_dir: 
     from anyio.streams.buffered import BufferedByteReceiveStream
 
     async with await anyio.open_process([sys.executable, "-m", "fanout", "review", str(run_dir), "--port", "0",
-                                         "--reviewer", "bo"]) as process:
+                                         "--reviewer", "bo"]) as process, stopped_if_it_fails(process):
         assert process.stdout is not None and process.stderr is not None
         with anyio.fail_after(60):
             line = (await BufferedByteReceiveStream(process.stdout).receive_until(b"\n", 1000)).decode()
@@ -460,6 +462,18 @@ async def test_fanout_review_prints_its_url_serves_and_stops_on_ctrl_c(run_dir: 
         with anyio.fail_after(60):
             assert await process.wait() == 130
         assert (await process.stderr.receive()).decode() == "fanout review: interrupted\n"
+
+
+@asynccontextmanager
+async def stopped_if_it_fails(process: Process) -> AsyncIterator[None]:
+    """Kills the desk's process when the test fails: leaving the block waits for the process to end, and one
+    that hung would turn the failure into pytest-timeout's, with the assertion that failed hidden."""
+    try:
+        yield
+    except BaseException:
+        if process.returncode is None:
+            process.kill()
+        raise
 
 
 def test_the_desk_reads_the_report_through_its_public_face_only() -> None:
