@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-
 from typing import TYPE_CHECKING
 
 import httpx
