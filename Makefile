@@ -35,15 +35,19 @@ help:
 venv: $(STAMP)
 
 # uv (pinned with hashes in requirements-uv.lock) installs the lock in about 10 s where pip takes over a minute;
-# where uv cannot be installed or fails, pip installs the same lock.
-PIP := $(PY) -m pip install --quiet --disable-pip-version-check
+# where uv cannot be installed or fails, pip installs the same lock. The venv is made without pip of its own
+# (ensurepip costs some 7 s of CPU, a third of the bootstrap): the pip of $(PYTHON) installs into it with
+# --python; a $(PYTHON) without pip gets the venv's own through ensurepip.
+PIP_FLAGS := install --quiet --disable-pip-version-check
 UV := $(VENV)/bin/uv pip install --quiet --python $(PY)
 
 $(STAMP): requirements.lock requirements-uv.lock pyproject.toml
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	if $(PIP) --require-hashes -r requirements-uv.lock && $(UV) --require-hashes --compile-bytecode -r requirements.lock; \
+	test -x $(PY) || $(PYTHON) -m venv --without-pip $(VENV)
+	if $(PYTHON) -m pip --version >/dev/null 2>&1; then pip="$(PYTHON) -m pip --python $(PY)"; \
+	else $(PY) -m ensurepip --default-pip >/dev/null && pip="$(PY) -m pip"; fi; \
+	if $$pip $(PIP_FLAGS) --require-hashes -r requirements-uv.lock && $(UV) --require-hashes --compile-bytecode -r requirements.lock; \
 	then $(UV) --no-deps -e .; \
-	else echo "uv failed: installing with pip"; $(PIP) --require-hashes -r requirements.lock && $(PIP) --no-deps -e .; fi
+	else echo "uv failed: installing with pip"; $$pip $(PIP_FLAGS) --require-hashes -r requirements.lock && $$pip $(PIP_FLAGS) --no-deps -e .; fi
 	$(PY) -m compileall -q -j 0 src
 	touch $(STAMP)
 
