@@ -36,14 +36,14 @@ venv: $(STAMP)
 
 # uv (pinned with hashes in requirements-uv.lock) installs the lock in about 10 s where pip takes over a minute;
 # where uv cannot be installed or fails, pip installs the same lock. The venv is made without pip of its own
-# (ensurepip costs some 7 s of CPU, a third of the bootstrap): the pip of $(PYTHON) installs into it with
-# --python; a $(PYTHON) without pip gets the venv's own through ensurepip.
+# (ensurepip costs some 7 s of CPU, a quarter of the bootstrap's): the pip of $(PYTHON) installs into it with
+# --python; a $(PYTHON) without pip (or with one older than 22.3) gets the venv's own through ensurepip.
 PIP_FLAGS := install --quiet --disable-pip-version-check
 UV := $(VENV)/bin/uv pip install --quiet --python $(PY)
 
 $(STAMP): requirements.lock requirements-uv.lock pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv --without-pip $(VENV)
-	if $(PYTHON) -m pip --version >/dev/null 2>&1; then pip="$(PYTHON) -m pip --python $(PY)"; \
+	if $(PYTHON) -m pip --python $(PY) --version >/dev/null 2>&1; then pip="$(PYTHON) -m pip --python $(PY)"; \
 	else $(PY) -m ensurepip --default-pip >/dev/null && pip="$(PY) -m pip"; fi; \
 	if $$pip $(PIP_FLAGS) --require-hashes -r requirements-uv.lock && $(UV) --require-hashes --compile-bytecode -r requirements.lock; \
 	then $(UV) --no-deps -e .; \
