@@ -45,11 +45,12 @@ from fanout.store.evidence_log import EvidenceLog, read_evidence
 from fanout.tools import ToolBox
 from fanout.tools.settings import ToolSettings
 import warm
+from parsed_yaml import package_yaml
 from scripted_chat import LOCAL, ScriptedChat, completion, tool_call
 from simulated import serving_simulator
 
 SAMPLE = package_data("sample_snapshot.yaml")
-RCIDS = [int(e["rcid"]) for e in yaml.safe_load(SAMPLE.read_text())["edits"]]
+RCIDS = [int(e["rcid"]) for e in package_yaml("sample_snapshot.yaml")["edits"]]
 CHEAP, MID, DEAR = ModelSpec("m/cheap", None, 0.1, 0.1), ModelSpec("m/mid", None, 1.0, 1.0), ModelSpec("m/dear", None, 9.0, 9.0)
 MODELS = (DEAR, CHEAP, MID)
 LOCAL_FLAGS = ["--base-url", "http://127.0.0.1:9/v1", "--searxng-url", "http://127.0.0.1:9"]

@@ -10,6 +10,7 @@ up, which must stop within one network chunk past the cap.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import gzip
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -42,8 +43,15 @@ CAP = 1024 * 1024
 """The tests' byte cap (1 MiB), so that bodies past it stay small enough to send quickly."""
 BIG = 5 * CAP
 DEEP = b"[" * 100_000 + b"]" * 100_000
-BOMB = gzip.compress(b'{"data": "' + b"a" * (64 * CAP), compresslevel=9)
-"""64 MiB of JSON once inflated; about 64 KB on the wire."""
+
+
+@functools.cache
+def bomb_body() -> bytes:
+    """64 MiB of JSON once inflated; about 64 KB on the wire. Made on first use (half a second of CPU), not at
+    import: every pytest-xdist worker imports this module to collect it, and only one runs its tests."""
+    return gzip.compress(b'{"data": "' + b"a" * (64 * CAP), compresslevel=9)
+
+
 TRICKLE_S = 0.5
 """The request timeout of the endless-body tests: the deadline the whole answer must meet."""
 CHAT_ID = "gen-1764200000-oversized"
@@ -96,7 +104,7 @@ async def oversized(request: web.Request) -> web.StreamResponse:
 
 
 async def bomb(request: web.Request) -> web.StreamResponse:
-    return web.Response(body=BOMB, headers={"Content-Type": "application/json", "Content-Encoding": "gzip"})
+    return web.Response(body=bomb_body(), headers={"Content-Type": "application/json", "Content-Encoding": "gzip"})
 
 
 async def endless(request: web.Request) -> web.StreamResponse:
@@ -215,7 +223,7 @@ async def test_a_gzip_bomb_as_a_chat_reply_inflates_no_further_than_the_cap(wire
 
     assert isinstance(error, OversizedReply)
     assert str(error).startswith("the reply was larger than the 1 MiB cap on a response body")
-    assert wire.taken <= len(BOMB)
+    assert wire.taken <= len(bomb_body())
 
 
 async def test_an_endless_chat_reply_ends_at_the_request_timeout_as_a_whole(wire):

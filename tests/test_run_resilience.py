@@ -28,10 +28,11 @@ from fanout.base.yamlio import SAFE_LOADER
 from fanout.llm.models import DEFAULT_MODELS
 from fanout.sim import SimConfig, profile_from_dict, running_simulator
 
+from parsed_yaml import package_yaml
 from warm import WarmInterpreter
 
 SAMPLE = package_data("sample_snapshot.yaml")
-EDITS = yaml.safe_load(SAMPLE.read_text())["edits"]
+EDITS = package_yaml("sample_snapshot.yaml")["edits"]
 ALL_PAIRS = {(int(e["rcid"]), m.name) for e in EDITS for m in DEFAULT_MODELS}
 
 

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 
 import httpx
 import pytest
-import yaml
 
 from fanout.base.validate import package_data
 from fanout.workloads.patrol.edit_context import build_edit_context
@@ -19,6 +18,8 @@ from fanout.sim import FaultProfile, SimConfig, running_simulator
 from fanout.sim.models import SIM_MODELS
 from fanout.workloads.patrol.snapshot import load_snapshot
 from fanout.tools import TOOL_SCHEMAS
+
+from parsed_yaml import package_yaml
 
 if TYPE_CHECKING:
     from aiohttp import ClientSession
@@ -330,7 +331,7 @@ async def test_the_same_seed_gives_the_same_verdicts_and_another_seed_can_differ
     assert strip(first) != strip(other)
 
 
-TRUTH = {entry["rcid"]: entry["truth"] for entry in yaml.safe_load(package_data("sample_truth.yaml").read_text())["truth"]}
+TRUTH = {entry["rcid"]: entry["truth"] for entry in package_yaml("sample_truth.yaml")["truth"]}
 DIRECTION = {"verified-high": "correct", "verified-low": "correct", "plausible": "correct",
              "unverifiable": "unverifiable", "suspect": "incorrect", "incorrect": "incorrect"}
 

@@ -9,10 +9,11 @@ from fanout.base.validate import package_data
 from fanout.sim.corpus import load_corpus, tokens
 from fanout.sim.pages import render_page
 from fanout.workloads.patrol.snapshot import load_snapshot
+from parsed_yaml import package_yaml
 from test_sim import extract_text
 
 CORPUS = load_corpus()
-TRUTH = yaml.safe_load(package_data("sample_truth.yaml").read_text())["truth"]
+TRUTH = package_yaml("sample_truth.yaml")["truth"]
 SNAPSHOT_RCIDS = [edit.rcid for edit in load_snapshot(package_data("sample_snapshot.yaml")).edits]
 CHROME = ("Accept all cookies", "Advertisement", "Most read", "All rights reserved", "Sign up", "Share on", "Sport")
 

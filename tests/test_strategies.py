@@ -41,10 +41,11 @@ from fanout.base.records import Escalation, VerdictRecord
 from fanout.research.record import new_record
 from fanout.sim import SimConfig
 import warm
+from parsed_yaml import package_yaml
 from simulated import serving_simulator
 
 SAMPLE = package_data("sample_snapshot.yaml")
-RCIDS = [int(e["rcid"]) for e in yaml.safe_load(SAMPLE.read_text())["edits"]]
+RCIDS = [int(e["rcid"]) for e in package_yaml("sample_snapshot.yaml")["edits"]]
 CHEAP, MID, DEAR = ModelSpec("m/cheap", None, 0.1, 0.1), ModelSpec("m/mid", None, 1.0, 1.0), ModelSpec("m/dear", None, 9.0, 9.0)
 MODELS = (DEAR, CHEAP, MID)  # given out of cost order: the cascade orders them
 LOCAL = ["--base-url", "http://127.0.0.1:9/v1", "--searxng-url", "http://127.0.0.1:9"]

@@ -27,8 +27,10 @@ from fanout.llm.models import ModelSpec
 from fanout.base.records import VERIFIED_WITHOUT_SOURCE, VerdictRecord
 from fanout.research.record import new_record
 
+from parsed_yaml import package_yaml
+
 SAMPLE = package_data("sample_snapshot.yaml")
-RCIDS = [int(e["rcid"]) for e in yaml.safe_load(SAMPLE.read_text())["edits"]]
+RCIDS = [int(e["rcid"]) for e in package_yaml("sample_snapshot.yaml")["edits"]]
 CHEAP, MID, DEAR = ModelSpec("m/cheap", None, 0.1, 0.1), ModelSpec("m/mid", None, 1.0, 1.0), ModelSpec("m/dear", None, 9.0, 9.0)
 
 pytestmark = pytest.mark.timeout(120)

@@ -33,8 +33,10 @@ from fanout.store.team_log import read_team_steps
 from fanout.workloads.patrol.edit import Edit
 from fanout.workloads.patrol.workload import PATROL
 
+from parsed_yaml import package_yaml
+
 SAMPLE = package_data("sample_snapshot.yaml")
-RCIDS = [int(e["rcid"]) for e in yaml.safe_load(SAMPLE.read_text())["edits"]]
+RCIDS = [int(e["rcid"]) for e in package_yaml("sample_snapshot.yaml")["edits"]]
 CHEAP = ModelSpec("a/cheap", None, 0.1, 0.1)
 CHEAP_TOO = ModelSpec("a/cheap-too", None, 0.2, 0.2)
 MID = ModelSpec("b/mid", None, 1.0, 1.0)

@@ -23,7 +23,6 @@ from typing import Any
 
 import anyio
 import pytest
-import yaml
 
 from fanout.base.validate import package_data
 from fanout.engine.status import read_status
@@ -32,10 +31,11 @@ from fanout.sim import SimConfig, profile_from_dict, running_simulator
 from fanout.store.attempts import read_abandoned
 
 from jsonl import whole_lines
+from parsed_yaml import package_yaml
 from warm import WarmInterpreter
 
 SAMPLE = package_data("sample_snapshot.yaml")
-RCIDS = [int(e["rcid"]) for e in yaml.safe_load(SAMPLE.read_text())["edits"]][:2]
+RCIDS = [int(e["rcid"]) for e in package_yaml("sample_snapshot.yaml")["edits"]][:2]
 """Two edits: every kill point below lands in the first or the second edit's team (a third, researched after every
 kill, cost each test a third more and asserted nothing these do not)."""
 MODELS = [m.name for m in DEFAULT_MODELS]

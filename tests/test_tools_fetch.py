@@ -12,6 +12,7 @@ importing trafilatura); so the tests share the module's event loop.
 from __future__ import annotations
 
 import asyncio
+import functools
 import gzip
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -124,7 +125,7 @@ def build_app(state: SiteState) -> web.Application:
         return response
 
     async def gzip_bomb(request: web.Request) -> web.Response:
-        return web.Response(body=BOMB, headers={"Content-Type": "text/html", "Content-Encoding": "gzip"})
+        return web.Response(body=bomb_body(), headers={"Content-Type": "text/html", "Content-Encoding": "gzip"})
 
     async def slow(request: web.Request) -> web.StreamResponse:
         response = web.StreamResponse(headers={"Content-Type": "text/html"})
@@ -161,7 +162,11 @@ def build_app(state: SiteState) -> web.Application:
     return app
 
 
-BOMB = gzip.compress(b"<html><body><p>" + b"a" * (16 * 1024 * 1024), compresslevel=9)
+@functools.cache
+def bomb_body() -> bytes:
+    """16 MiB of HTML once inflated. Made on first use, not at import: every pytest-xdist worker imports this
+    module to collect it, and only one runs its tests."""
+    return gzip.compress(b"<html><body><p>" + b"a" * (16 * 1024 * 1024), compresslevel=9)
 
 
 def build_private_app(state: SiteState) -> web.Application:
@@ -190,6 +195,7 @@ async def pool() -> AsyncIterator[ExtractionPool]:
 @pytest_asyncio.fixture(loop_scope="module")
 async def site(pool: ExtractionPool) -> AsyncIterator[Site]:
     state = SiteState()
+    bomb_body()  # made before the site serves: its handler must not hold up the loop the client shares
     runner, port = await start(build_app(state), "127.0.0.1")
     private_runner, private_port = await start(build_private_app(state), "127.0.0.2")
     yield Site(port, private_port, state, lookups=[], pool=pool)
@@ -417,7 +423,7 @@ async def test_a_gzip_bomb_inflates_no_further_than_the_byte_cap(site: Site, htt
     assert len(body.data) == CAP
     assert body.data.startswith(b"<html><body><p>aaaa")
     assert body.truncated is True
-    assert body.raw_bytes <= len(BOMB)
+    assert body.raw_bytes <= len(bomb_body())
 
 
 async def test_a_page_with_no_article_text_gives_an_empty_extraction_error(site: Site, http):

@@ -9,13 +9,14 @@ from pathlib import Path
 import yaml
 
 from fanout.report.truth import load_labels
-from fanout.base.validate import package_data
 from fanout.wikidata.live_outcomes import RevertSeen, RevertWatch, WatchedEdit, outcome_record, revert_seen
 from fanout.wikidata.stream_events import EventMeta, RecentChangeEvent, TagChangeEvent, parse_event
 from fanout.wikidata.autocomment import parse_summary
 
+from parsed_yaml import package_yaml
+
 EVENTS = Path(__file__).parent / "fixtures" / "eventstreams"
-SAMPLE = {e["rcid"]: e for e in yaml.safe_load(package_data("sample_snapshot.yaml").read_text(encoding="utf-8"))["edits"]}
+SAMPLE = {e["rcid"]: e for e in package_yaml("sample_snapshot.yaml")["edits"]}
 META = EventMeta(id="m", dt="2026-02-19T09:00:00Z", stream="mediawiki.recentchange")
 
 

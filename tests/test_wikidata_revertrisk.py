@@ -10,15 +10,14 @@ from typing import Any
 import httpx
 import pytest
 import respx
-import yaml
 
 from fanout.base.retry import RetryPolicy
 from fanout.http.client import make_http_client
 from fanout.wikidata.revertrisk import LIFTWING_URL, RevertRisk, RevertRiskClient, RevertRiskSettings
 
-DOCUMENTED = yaml.safe_load(
-    (Path(__file__).parent / "fixtures" / "liftwing" / "inference-services-revertrisk-wikidata.yaml").read_text(
-        encoding="utf-8"))
+from parsed_yaml import parsed_yaml
+
+DOCUMENTED = parsed_yaml(Path(__file__).parent / "fixtures" / "liftwing" / "inference-services-revertrisk-wikidata.yaml")
 OPERATION = DOCUMENTED["paths"]["/service/lw/inference/v1/models/revertrisk-wikidata:predict"]["post"]
 REQUEST = OPERATION["requestBody"]["content"]["application/json"]["example"]
 ANSWER = OPERATION["responses"]["200"]["content"]["application/json"]["example"]
