@@ -21,6 +21,7 @@ from fanout.base.validate import package_data
 from fanout.sim import SimConfig, running_simulator
 
 from test_run_resilience import ALL_PAIRS, assert_one_record_and_one_matching_view_per_pair
+from warm import PRELOAD
 
 SAMPLE = package_data("sample_snapshot.yaml")
 LEFT_FREE = 384 * 1024
@@ -35,21 +36,50 @@ def namespaces_allowed() -> bool:
     return subprocess.run(["unshare", "-rm", "true"], capture_output=True).returncode == 0
 
 
-SCRIPT = r"""
-set -u
-mount -t tmpfs -o size=4m none "$MNT"
-RUN="$MNT/run"
-"$@" --limit 2 >/dev/null 2>&1 || { echo "first session failed"; exit 9; }
-avail=$(df --output=avail -B1 "$MNT" | tail -1)
-fallocate -l $((avail - LEFT_FREE)) "$MNT/filler"
-"$@" >"$OUT/full.txt" 2>&1
-echo $? >"$OUT/full.rc"
-cp -a "$RUN" "$OUT/after-full"
-rm "$MNT/filler"
-"$@" >"$OUT/resumed.txt" 2>&1
-echo $? >"$OUT/resumed.rc"
-cp -a "$RUN" "$OUT/resumed"
+SESSIONS = r"""
+import json, os, runpy, subprocess, sys
+
+mnt, out, left_free, preload, *fanout_args = sys.argv[1:]
+subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "none", mnt], check=True)
+for name in json.loads(preload):
+    __import__(name)
+
+
+def session(args, output):
+    # `python -m fanout ARGS` as a process of its own, forked from this interpreter: its exit status.
+    pid = os.fork()
+    if pid:
+        return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    sys.argv = ["fanout", *args]
+    runpy.run_module("fanout", run_name="__main__", alter_sys=True)
+    raise SystemExit(0)  # as `python -m fanout` when main returns: the child's exit, here or in the run
+
+
+def copy_run(to):
+    subprocess.run(["cp", "-a", f"{mnt}/run", f"{out}/{to}"], check=True)
+
+
+if session([*fanout_args, "--limit", "2"], os.devnull) != 0:
+    print("first session failed")
+    raise SystemExit(9)
+avail = int(subprocess.run(["df", "--output=avail", "-B1", mnt], capture_output=True, text=True,
+                           check=True).stdout.split()[-1])
+subprocess.run(["fallocate", "-l", str(avail - int(left_free)), f"{mnt}/filler"], check=True)
+with open(f"{out}/full.rc", "w") as rc:
+    rc.write(f"{session(fanout_args, f'{out}/full.txt')}\n")
+copy_run("after-full")
+os.remove(f"{mnt}/filler")
+with open(f"{out}/resumed.rc", "w") as rc:
+    rc.write(f"{session(fanout_args, f'{out}/resumed.txt')}\n")
+copy_run("resumed")
 """
+"""Inside the namespace: the tmpfs, then three sessions of the same `fanout run` (a first one of 2 edits, one on
+the full disk, the resume once the filler is gone), each its own process forked from this interpreter, which
+imported what a run imports once (tests/warm.py's PRELOAD) rather than three times (a second of CPU each)."""
 
 
 @pytest.mark.skipif(not namespaces_allowed(), reason="needs `unshare -rm` (unprivileged user namespaces)")
@@ -58,12 +88,12 @@ async def test_enospc_stops_like_ctrl_c_keeps_what_finished_leaves_no_temp_file_
     mnt.mkdir()
     out.mkdir()
     async with running_simulator(SimConfig(seed=3)) as sim:
-        fanout = [sys.executable, "-m", "fanout", "run", str(SAMPLE), "--run-dir", str(mnt / "run"),
+        fanout = ["run", str(SAMPLE), "--run-dir", str(mnt / "run"),
                   "--base-url", sim.api_base, "--searxng-url", sim.searxng_url, "--allow-private-urls",
                   "--fetch-delay", "0", "--concurrency", "8"]
-        env = {"MNT": str(mnt), "OUT": str(out), "LEFT_FREE": str(LEFT_FREE)}
-        script = "".join(f"{k}={v}\n" for k, v in env.items()) + SCRIPT
-        done = await anyio.run_process(["unshare", "-rm", "bash", "-c", script, "fanout", *fanout], check=False)
+        done = await anyio.run_process(["unshare", "-rm", sys.executable, "-c", SESSIONS, str(mnt), str(out),
+                                        str(LEFT_FREE), json.dumps(PRELOAD["run"]), *fanout],
+                                       check=False, stderr=subprocess.STDOUT)
     assert done.returncode == 0, done.stdout.decode()
     full = (out / "full.txt").read_text()
     assert (out / "full.rc").read_text() == "75\n", full

@@ -53,10 +53,13 @@ def sim_config(**defaults) -> SimConfig:
 
 
 def run_command(sim, run_dir: Path, *extra: str) -> list[str]:
+    """One tool turn per verdict (a search, never a page): a run that reads a page starts its extraction zygote,
+    0.7 s of CPU before its first page, paid by each of the twenty-odd runs killed here. No test here is about
+    pages (test_extract_orphans kills a run at work on its pages; test_disk_full's run reads them)."""
     return [
         sys.executable, "-m", "fanout", "run", str(SAMPLE), "--run-dir", str(run_dir),
         "--base-url", sim.api_base, "--searxng-url", sim.searxng_url, "--allow-private-urls", "--fetch-delay", "0",
-        "--concurrency", "8", *extra,
+        "--concurrency", "8", "--max-turns", "1", *extra,
     ]
 
 
@@ -112,16 +115,17 @@ def assert_one_record_and_one_matching_view_per_pair(run_dir: Path, expected: se
 async def test_kill_9_at_twenty_random_moments_loses_and_repeats_nothing(tmp_path, warm):
     rng = random.Random(20261122)
     run_dir = tmp_path / "run"
-    async with running_simulator(sim_config(latency={"median_s": 0.15, "p95_s": 0.4})) as sim:
-        cmd = run_command(sim, run_dir, "--concurrency", "4")
+    # A pair (a search, two chat calls) takes about a second at this latency, two at a time: a killed run logs
+    # one or two pairs, three at most, and the twenty log some 30 of the 48 (29 and 33 measured), the rest is resumed.
+    async with running_simulator(sim_config(latency={"median_s": 0.3, "p95_s": 0.8})) as sim:
+        cmd = run_command(sim, run_dir, "--concurrency", "2")
         kills = 0
         starts = 0
         while kills < 20:
             starts += 1
             process = warm.start(cmd, stdout=tmp_path / f"start-{starts}.txt")
             if await took_the_lock(run_dir, process):  # the moment is drawn from there: none is spent on start-up
-                # At most 1.5 s: the whole run takes some 14 s on a quiet machine, and a kill loses the work in
-                # flight, so twenty kills land before the last pair (at up to 2.5 s a quiet machine could finish first).
+                # At most 1.5 s: a kill loses the work in flight, so twenty kills land before the last pair.
                 await anyio.sleep(rng.uniform(0.2, 1.5))
                 process.send_signal(signal.SIGKILL)
             code = await process.wait()
@@ -183,10 +187,11 @@ async def test_a_model_that_stalls_past_the_timeout_gets_timeout_records_and_the
     stalling = "allenai/olmo-3.1-32b-instruct"
     profile = profile_from_dict({"models": {stalling: {"stall": 1.0, "stall_s": 120}}})
     async with running_simulator(SimConfig(seed=3, profile=profile)) as sim:
-        # 30 s: far below the 120 s stall, and room for the others' verdicts on a loaded machine, where their pages
-        # queue for two extraction workers (8 s was too short for every one of the 8 verdicts in a parallel run at
-        # a load average of 13 on 2 CPUs). The stalled verdicts end at the timeout, not by the clock of the test.
-        code, output = await warm.run(run_command(sim, tmp_path / "run", "--limit", "2", "--timeout", "30"),
+        # 15 s: far below the 120 s stall, and room for the others' verdicts on a loaded machine: a search and two
+        # chat calls each, no page (8 s was too short when their pages queued for two extraction workers, in a
+        # parallel run at a load average of 13 on 2 CPUs). The stalled verdicts end at the timeout, not by the
+        # clock of the test; the run waits for it, so it is the test's wall time.
+        code, output = await warm.run(run_command(sim, tmp_path / "run", "--limit", "2", "--timeout", "15"),
                                       tmp_path / "output.txt")
     assert code == 0, output
     records = {(r["edit_rcid"], r["model"]): r for r in map(json.loads, log_lines(tmp_path / "run"))}
