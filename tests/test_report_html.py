@@ -33,7 +33,7 @@ from fanout.cli import main
 from simulated import SimulatedRuns
 
 if TYPE_CHECKING:  # Playwright is imported by the browser fixture: every xdist worker collects this file
-    from playwright.sync_api import Browser
+    from playwright.sync_api import Browser, Page
 
 TRUTH = package_data("sample_truth.yaml")
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
@@ -262,20 +262,18 @@ def with_measurement(html: str) -> str:
 
 
 def test_headless_chromium_at_1280_px_lays_out_the_report_and_runs_its_table_script(
-    driven_chromium: Browser, simulated_report: Path
+    page: Page, simulated_report: Path
 ) -> None:
     measured_page = simulated_report.with_name("measured.html")
     measured_page.write_text(with_measurement(simulated_report.read_text(encoding="utf-8")), encoding="utf-8")
-    page = driven_chromium.new_page(viewport={"width": 1280, "height": 900})
-    try:
-        page.goto(measured_page.as_uri())
-        found = page.query_selector("pre#measured")
-        assert found is not None, "the measuring script did not run"
-        out = json.loads(found.text_content() or "")
-    finally:
-        page.close()
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(measured_page.as_uri())
+    found = page.query_selector("pre#measured")
+    assert found is not None, "the measuring script did not run"
+    out = json.loads(found.text_content() or "")
 
-    report = build_report(simulated_report.parent, ReportOptions(labels_path=TRUTH))
+    # resamples=0: the committee's rows and the costs only, without the agreement intervals (most of the time)
+    report = build_report(simulated_report.parent, ReportOptions(labels_path=TRUTH, resamples=0))
     committee = report.table("committee")
     by_cost = sorted(report.run.by_edit().items(), key=lambda item: -sum(r.cost_usd or 0 for r in item[1].values()))
     assert out["width"][0] <= out["width"][1]  # nothing sticks out of the window
@@ -289,14 +287,10 @@ def test_headless_chromium_at_1280_px_lays_out_the_report_and_runs_its_table_scr
 
 
 def test_headless_chromium_opens_an_edit_page_and_shows_every_transcript(
-    driven_chromium: Browser, simulated_report: Path
+    page: Page, simulated_report: Path
 ) -> None:
-    page = driven_chromium.new_page()
-    try:
-        page.goto((simulated_report.parent / "report" / "edits" / "2540801101.html").as_uri())
-        dom = page.content()
-    finally:
-        page.close()
+    page.goto((simulated_report.parent / "report" / "edits" / "2540801101.html").as_uri())
+    dom = page.content()
     assert dom.count('<section class="model" id="model-') == 4
     assert dom.count("Transcript (") == 4
     assert '<span class="old">11 March 1952</span> → <span class="new">11 March 1852</span>' in dom
@@ -319,8 +313,8 @@ FIRST_SCREEN = """() => {
 @pytest.fixture(scope="module")
 def driven_chromium(chromium: str, simulated_report: Path) -> Iterator[Browser]:
     """One Chromium under Playwright for the module's browser tests: a launch is most of such a test's cost, and
-    each page opens in a new context of its own (nothing shared between the tests). The report is made
-    first: its run needs an event loop, which cannot start in a thread where Playwright's sync API runs one."""
+    the tests' pages open in one tab of it (`tab`). The report is made first: its run needs an event loop, which
+    cannot start in a thread where Playwright's sync API runs one."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -331,19 +325,40 @@ def driven_chromium(chromium: str, simulated_report: Path) -> Iterator[Browser]:
             browser.close()
 
 
+@pytest.fixture(scope="module")
+def tab(driven_chromium: Browser) -> Iterator[Page]:
+    """One page (one context, one tab) for the module's browser tests, each setting its window and opening its
+    page of the report in it: a new context and its first page cost a test more than a second of Chromium's CPU, a
+    navigation in a warm tab a quarter of it. The report's pages keep nothing in the browser (no storage, no
+    cookie), so a test finds nothing of the one before but the tab's history."""
+    context = driven_chromium.new_context()
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def page(tab: Page) -> Iterator[Page]:
+    """The module's tab for one test, at Playwright's default window (1280 x 720) until the test sets its own; left
+    on a blank page when the test ends."""
+    tab.set_viewport_size({"width": 1280, "height": 720})
+    try:
+        yield tab
+    finally:
+        tab.goto("about:blank")
+
+
 @pytest.mark.parametrize(("width", "height"), [(1280, 900), (390, 844)])
 def test_chromium_shows_whom_to_trust_above_the_fold_at_desktop_and_phone_width(
-    driven_chromium: Browser, simulated_report: Path, width: int, height: int, tmp_path: Path
+    page: Page, simulated_report: Path, width: int, height: int, tmp_path: Path
 ) -> None:
     """Playwright drives the same Chromium: its viewport goes down to a phone's 390 px (the command line's
     --window-size stops at 500). A screenshot of each width lands in the test's temporary folder."""
-    page = driven_chromium.new_page(viewport={"width": width, "height": height})
-    try:
-        page.goto(simulated_report.as_uri())
-        out = page.evaluate(FIRST_SCREEN)
-        page.screenshot(path=str(tmp_path / f"report-first-screen-{width}.png"))
-    finally:
-        page.close()
+    page.set_viewport_size({"width": width, "height": height})
+    page.goto(simulated_report.as_uri())
+    out = page.evaluate(FIRST_SCREEN)
+    page.screenshot(path=str(tmp_path / f"report-first-screen-{width}.png"))
     assert out["width"] == [width, width]  # nothing sticks out of the window: tables and charts scroll in their box
     assert out["box"][0] <= out["box"][1]
     assert out["rows"] == 4 and out["first_row_bottom"] <= out["height"]  # numbers, not only cards, above the fold
@@ -351,15 +366,12 @@ def test_chromium_shows_whom_to_trust_above_the_fold_at_desktop_and_phone_width(
 
 
 def test_headless_chromium_screenshots_the_first_screen(
-    driven_chromium: Browser, simulated_report: Path, tmp_path: Path
+    page: Page, simulated_report: Path, tmp_path: Path
 ) -> None:
     shot = tmp_path / "report.png"
-    page = driven_chromium.new_page(viewport={"width": 1280, "height": 900})
-    try:
-        page.goto(simulated_report.as_uri())
-        page.screenshot(path=str(shot))
-    finally:
-        page.close()
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(simulated_report.as_uri())
+    page.screenshot(path=str(shot))
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert shot.stat().st_size > 20_000  # a blank page compresses to a few kilobytes
     wanted = os.environ.get("FANOUT_SCREENSHOT")

@@ -194,9 +194,11 @@ def _head(path: Path) -> bytes | None:
         return opened.read(OUR_HEAD_BYTES)
 
 
-def write_atomic(path: Path, option: str, data: str | bytes) -> Path:
+def write_atomic(path: Path, option: str, data: str | bytes, *, sync_folder: bool = True) -> Path:
     """`data` written to a new temporary file beside `path` (O_EXCL, O_NOFOLLOW), fsynced, renamed over `path`,
-    the folder fsynced; its folder made when missing. Any failure is one ConfigError (DiskFull for a full disk)."""
+    the folder fsynced (unless `sync_folder` is false: a writer of many files in one folder calls
+    `fsync_folder` once after the last); its folder made when missing. Any failure is one ConfigError (DiskFull
+    for a full disk)."""
     raw = data.encode("utf-8") if isinstance(data, str) else data
     folder = path.parent
     tmp = folder / f".{path.name}.{secrets.token_hex(4)}.tmp"
@@ -211,7 +213,8 @@ def write_atomic(path: Path, option: str, data: str | bytes) -> Path:
         finally:
             os.close(fd)
         os.replace(tmp, path)
-        _fsync_folder(folder)
+        if sync_folder:
+            fsync_folder(folder)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         if exc.errno in DISK_FULL:
@@ -220,7 +223,8 @@ def write_atomic(path: Path, option: str, data: str | bytes) -> Path:
     return path
 
 
-def _fsync_folder(folder: Path) -> None:
+def fsync_folder(folder: Path) -> None:
+    """The folder's entries on disk (the renames into it survive a crash); best effort, as after each write_atomic."""
     try:
         fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError:
