@@ -37,10 +37,13 @@ def namespaces_allowed() -> bool:
 
 
 SESSIONS = r"""
-import json, os, runpy, subprocess, sys
+import json, os, subprocess, sys
 
-mnt, out, left_free, preload, *fanout_args = sys.argv[1:]
+mnt, out, left_free, tests, preload, *fanout_args = sys.argv[1:]
 subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "none", mnt], check=True)
+sys.path.insert(0, tests)
+from warm import become
+
 for name in json.loads(preload):
     __import__(name)
 
@@ -50,12 +53,9 @@ def session(args, output):
     pid = os.fork()
     if pid:
         return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
-    fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    os.close(fd)
-    sys.argv = ["fanout", *args]
-    runpy.run_module("fanout", run_name="__main__", alter_sys=True)
+    out_fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    request = {"argv": args, "cwd": os.getcwd(), "env": dict(os.environ)}
+    become(request, [os.open(os.devnull, os.O_RDONLY), out_fd, out_fd])
     raise SystemExit(0)  # as `python -m fanout` when main returns: the child's exit, here or in the run
 
 
@@ -79,7 +79,8 @@ copy_run("resumed")
 """
 """Inside the namespace: the tmpfs, then three sessions of the same `fanout run` (a first one of 2 edits, one on
 the full disk, the resume once the filler is gone), each its own process forked from this interpreter, which
-imported what a run imports once (tests/warm.py's PRELOAD) rather than three times (a second of CPU each)."""
+imported what a run imports once (tests/warm.py's PRELOAD) rather than three times (a second of CPU each), and
+made into the run as tests/warm.py makes its children (warm.become)."""
 
 
 @pytest.mark.skipif(not namespaces_allowed(), reason="needs `unshare -rm` (unprivileged user namespaces)")
@@ -92,7 +93,8 @@ async def test_enospc_stops_like_ctrl_c_keeps_what_finished_leaves_no_temp_file_
                   "--base-url", sim.api_base, "--searxng-url", sim.searxng_url, "--allow-private-urls",
                   "--fetch-delay", "0", "--concurrency", "8"]
         done = await anyio.run_process(["unshare", "-rm", sys.executable, "-c", SESSIONS, str(mnt), str(out),
-                                        str(LEFT_FREE), json.dumps(PRELOAD["run"]), *fanout],
+                                        str(LEFT_FREE), str(Path(__file__).parent), json.dumps(PRELOAD["run"]),
+                                        *fanout],
                                        check=False, stderr=subprocess.STDOUT)
     assert done.returncode == 0, done.stdout.decode()
     full = (out / "full.txt").read_text()

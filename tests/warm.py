@@ -252,8 +252,9 @@ def _end(children: dict[int, int]) -> None:
         os.close(pidfd)
 
 
-def _become(request: dict[str, Any], fds: list[int]) -> None:
-    """In the child: the streams, directory, environment and argv of `python -m fanout ARGS`, then run it."""
+def become(request: dict[str, Any], fds: list[int]) -> None:
+    """In a forked child: the streams (`fds` on 0-2), directory, environment and argv (`request`'s "cwd", "env",
+    "argv") of `python -m fanout ARGS`, then run it (test_disk_full's sessions in a namespace are forked so too)."""
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
     for fd in set(fds) - {0, 1, 2}:
@@ -275,7 +276,7 @@ def _main() -> None:
     if child is None:
         return
     channel.close()
-    _become(*child)  # its SystemExit, or its end, is this interpreter's exit, with no frame of _serve left to unwind
+    become(*child)  # its SystemExit, or its end, is this interpreter's exit, with no frame of _serve left to unwind
 
 
 if __name__ == "__main__":
