@@ -20,6 +20,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -244,6 +245,11 @@ def run_fanout(
 def require_success(measure: RunMeasure, what: str) -> None:
     if measure.returncode != 0:
         raise RuntimeError(f"{what}: fanout run exited {measure.returncode}:\n" + "\n".join(measure.output_tail))
+
+
+def epoch(iso: str) -> float:
+    """A log's timestamp (ISO 8601, Z for UTC) as seconds since the epoch."""
+    return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
 
 
 def log_statuses(run_dir: Path) -> dict[str, int]:

@@ -190,18 +190,28 @@ def _watch(w: dict[str, Any]) -> list[Row]:
 
 
 def _scale(sc: dict[str, Any]) -> list[Row]:
+    """The watch's measure of efficiency (per verdict) is the one held to the target; ideal / wall is shown
+    beside it with the share of the tail bound reached (scenarios.tail_bound says why they differ)."""
     out = []
     for run in sc.values():
         seconds = run["ideal_s"] * run["concurrency"] / run["verdicts"]
         target = seconds < 45  # the issue's case, verdicts of about 30 s; the longer ones are reported
+        efficiency = run.get("verdict_efficiency", run["efficiency"])
         out.append((f"8. scale: {run['verdicts']} verdicts at concurrency {run['concurrency']} (verdicts ~{seconds:.0f} s): "
-                    "efficiency, lag p99 (max), CPU per verdict, RSS",
-                    f"{run['efficiency']:.3f}, {run['loop_lag_p99_ms']} ms ({run['max_loop_lag_ms']:.0f}), "
-                    f"{run['cpu_ms_per_verdict']:.1f} ms, {run['max_rss_mb']:.0f} MB{_waited(run)}",
+                    "verdict efficiency, lag p99 (max), CPU per verdict, RSS",
+                    f"{efficiency:.3f}, {run['loop_lag_p99_ms']} ms ({run['max_loop_lag_ms']:.0f}), "
+                    f"{run['cpu_ms_per_verdict']:.1f} ms, {run['max_rss_mb']:.0f} MB{_waited(run)}{_tail(run)}",
                     ">= 0.90, < 100 ms, <= 12 ms, <= 400 MB" if target else "report",
-                    _check(run["efficiency"] >= 0.9 and (run["loop_lag_p99_ms"] or 0) < 100
+                    _check(efficiency >= 0.9 and (run["loop_lag_p99_ms"] or 0) < 100
                            and run["cpu_ms_per_verdict"] <= 12 and run["max_rss_mb"] <= 400) if target else ""))
     return out
+
+
+def _tail(run: dict[str, Any]) -> str:
+    if "tail_bound_s" not in run:
+        return ""
+    return (f"; ideal / wall {run['efficiency']:.3f}, of which the workload's tail allows "
+            f"{run['ideal_s'] / run['tail_bound_s']:.3f} ({run['efficiency_against_tail_bound']:.3f} of that reached)")
 
 
 def _waited(run: dict[str, Any]) -> str:

@@ -30,11 +30,10 @@ import statistics
 import subprocess
 import tempfile
 import time
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from harness import FANOUT, LAG_ENV, PROFILE, CpuWait, Simulator, child_env
+from harness import FANOUT, LAG_ENV, PROFILE, CpuWait, Simulator, child_env, epoch
 
 from fanout.llm.models import DEFAULT_MODELS
 
@@ -88,14 +87,19 @@ def _measured(cmd: list[str]) -> dict[str, Any]:
             "lag_max_ms": lag.get("max_lag_ms"), **waited}
 
 
+def _slim(record: dict[str, Any]) -> dict[str, Any]:
+    return {k: record.get(k) for k in ("edit_rcid", "timestamp", "edit_timestamp", "duration_s", "status")}
+
+
 def _figures(run_dir: Path, served_s: float, measured: dict[str, Any], rate: int) -> dict[str, Any]:
-    records = [json.loads(line) for line in (run_dir / "checkpoint.jsonl").read_text().splitlines()]
+    with (run_dir / "checkpoint.jsonl").open("rb") as lines:  # a line at a time: see scenarios.tail_bound
+        records = [_slim(json.loads(line)) for line in lines]
     verdicts = len(records)
     last: dict[int, float] = {}
     made: dict[int, float] = {}
     for r in records:
-        last[r["edit_rcid"]] = max(last.get(r["edit_rcid"], 0.0), _epoch(r["timestamp"]))
-        made[r["edit_rcid"]] = _epoch(r["edit_timestamp"])
+        last[r["edit_rcid"]] = max(last.get(r["edit_rcid"], 0.0), epoch(r["timestamp"]))
+        made[r["edit_rcid"]] = epoch(r["edit_timestamp"])
     in_order = [last[k] - made[k] for k in sorted(made, key=made.__getitem__)]
     latencies = sorted(in_order)
     tenth = max(len(in_order) // 10, 1)
@@ -113,7 +117,3 @@ def _figures(run_dir: Path, served_s: float, measured: dict[str, Any], rate: int
         "verdict_efficiency": round(served_s / verdicts / statistics.fmean(durations), 3),
         "cpu_ms_per_verdict": round(measured["cpu_s"] / verdicts * 1000, 2),
     }
-
-
-def _epoch(iso: str) -> float:
-    return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
