@@ -464,6 +464,26 @@ async def test_fanout_review_prints_its_url_serves_and_stops_on_ctrl_c(run_dir: 
         assert (await process.stderr.receive()).decode() == "fanout review: interrupted\n"
 
 
+async def test_stopping_the_desk_does_not_wait_on_a_decision_sent_in_half(run_dir: Path) -> None:
+    """A browser that sent the headers of a decision and part of its body does not hold Ctrl-C for aiohttp's
+    minute: the desk stops within its grace, the half request is cancelled, and nothing is written."""
+    import anyio
+
+    from fanout.review.server import SHUTDOWN_GRACE_S
+
+    async with running_desk(Desk(run_dir, ReportOptions()), "ana", port=0) as url:
+        port = int(url.rstrip("/").rsplit(":", 1)[1])
+        browser = await anyio.connect_tcp("127.0.0.1", port)
+        await browser.send(b"POST /api/decisions HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n"
+                           b"Content-Length: 200\r\n\r\n{\"rcid\": 1" % port)
+        await anyio.sleep(0.2)  # the handler is reading the body
+        stopping = anyio.current_time()
+    took = anyio.current_time() - stopping
+    await browser.aclose()
+    assert SHUTDOWN_GRACE_S <= took < 3 * SHUTDOWN_GRACE_S
+    assert read_reviews(run_dir).latest == {}
+
+
 @asynccontextmanager
 async def stopped_if_it_fails(process: Process) -> AsyncIterator[None]:
     """Kills the desk's process when the test fails: leaving the block waits for the process to end, and one
