@@ -19,6 +19,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -252,13 +253,20 @@ def epoch(iso: str) -> float:
     return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
 
 
+def log_records(run_dir: Path) -> Iterator[dict[str, Any]]:
+    """The run's log, a record at a time: a caller keeps what it needs, so the bench's own memory stays small,
+    and a child it starts next does not count it in its peak RSS (the kernel counts the parent's pages until
+    exec)."""
+    with (run_dir / "checkpoint.jsonl").open("rb") as lines:
+        for line in lines:
+            yield json.loads(line)
+
+
 def log_statuses(run_dir: Path) -> dict[str, int]:
     """Status counts over the latest record per pair, read from the log as the report would."""
     latest: dict[tuple[int, str], str] = {}
-    with (run_dir / "checkpoint.jsonl").open("rb") as fh:
-        for line in fh:
-            record = json.loads(line)
-            latest[(record["edit_rcid"], record["model"])] = record["status"]
+    for record in log_records(run_dir):
+        latest[(record["edit_rcid"], record["model"])] = record["status"]
     counts: dict[str, int] = {}
     for status in latest.values():
         counts[status] = counts.get(status, 0) + 1

@@ -16,12 +16,11 @@ import os
 import shutil
 import statistics
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness import RunMeasure, Simulator, epoch, log_statuses, require_success, run_fanout
+from harness import RunMeasure, Simulator, epoch, log_records, log_statuses, require_success, run_fanout
 from workload import write_snapshot
 
 from fanout.base.validate import package_data
@@ -172,7 +171,8 @@ def tail_bound(run_dir: Path, concurrency: int, served_s: float, wall_s: float) 
     `verdict_efficiency` is the watch scenario's measure: simulated latency
     over the time the verdicts took, with no tail in it.
     """
-    timed = sorted(_started_and_took(run_dir / "checkpoint.jsonl"))
+    timed = sorted((epoch(r["timestamp"]) - r["duration_s"], r["duration_s"]) for r in log_records(run_dir)
+                   if r.get("duration_s"))
     per_verdict = served_s / math.fsum(seconds for _start, seconds in timed)
     slots = [0.0] * concurrency
     for _start, seconds in timed:
@@ -180,16 +180,6 @@ def tail_bound(run_dir: Path, concurrency: int, served_s: float, wall_s: float) 
     bound = max(slots)
     return {"verdict_efficiency": round(per_verdict, 3), "tail_bound_s": round(bound, 2),
             "efficiency_against_tail_bound": round(bound / wall_s, 3)}
-
-
-def _started_and_took(log: Path) -> Iterator[tuple[float, float]]:
-    """Each verdict's start and duration, read a line at a time: the bench's own memory stays small, and a
-    child it starts inherits it in its peak RSS (the kernel counts the parent's pages until exec)."""
-    with log.open("rb") as lines:
-        for line in lines:
-            record = json.loads(line)
-            if record.get("duration_s"):
-                yield epoch(record["timestamp"]) - record["duration_s"], record["duration_s"]
 
 
 def _difference(after: float | None, before: float | None) -> float | None:

@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness import FANOUT, LAG_ENV, PROFILE, CpuWait, Simulator, child_env, epoch
+from harness import FANOUT, LAG_ENV, PROFILE, CpuWait, Simulator, child_env, epoch, log_records
 
 from fanout.llm.models import DEFAULT_MODELS
 
@@ -92,8 +92,7 @@ def _slim(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _figures(run_dir: Path, served_s: float, measured: dict[str, Any], rate: int) -> dict[str, Any]:
-    with (run_dir / "checkpoint.jsonl").open("rb") as lines:  # a line at a time: see scenarios.tail_bound
-        records = [_slim(json.loads(line)) for line in lines]
+    records = [_slim(record) for record in log_records(run_dir)]
     verdicts = len(records)
     last: dict[int, float] = {}
     made: dict[int, float] = {}
