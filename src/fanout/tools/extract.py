@@ -24,8 +24,8 @@ def article_text(html: bytes, encoding: str | None, url: str) -> str | None:
 
 @cache
 def _trafilatura() -> ModuleType:
-    """trafilatura, imported when a page is first read (a heavy import), with its justext stoplist made
-    hashable once.
+    """trafilatura, imported when a page is first read (a heavy import), its justext stoplist put in a set
+    that keeps its hash.
 
     A page whose own extraction comes out short (under 250 characters: a
     stub, a consent wall, most of the simulator's pages) goes to trafilatura's
