@@ -112,7 +112,11 @@ class CpuWait:
     on a run queue (/proc/PID/task/TID/schedstat, second field), and the
     system's CPU pressure (/proc/pressure/cpu, `some`) the share of time any
     task waited. Each thread's last sample is kept, so threads that end early
-    still count. Nothing is measured where these files do not exist.
+    still count. The main thread's CPU time (the event loop's) comes from the
+    same file, and the CPU of the worker processes it waited for from
+    /proc/PID/stat, so a caller can split the process's CPU three ways: the
+    loop, the other threads (file writes, the tool cache: the rest), the
+    workers. Nothing is measured where these files do not exist.
     """
 
     def __init__(self, pid: int, interval_s: float = 0.5) -> None:
@@ -126,19 +130,24 @@ class CpuWait:
 
     def _poll(self) -> None:
         while not self._stop.wait(self._interval_s):
-            for stat in Path(f"/proc/{self._pid}/task").glob("*/schedstat"):
-                try:
-                    on_cpu, waiting = (int(x) for x in stat.read_text().split()[:2])
-                except (OSError, ValueError):
-                    continue
-                self._threads[stat.parent.name] = (on_cpu, waiting)
+            self._sample()
+
+    def _sample(self) -> None:
+        for stat in Path(f"/proc/{self._pid}/task").glob("*/schedstat"):
+            try:
+                on_cpu, waiting = (int(x) for x in stat.read_text().split()[:2])
+            except (OSError, ValueError):
+                continue
+            self._threads[stat.parent.name] = (on_cpu, waiting)
 
     def stop(self) -> dict[str, Any]:
         """The totals (call it just before reaping the process, while its /proc entry still exists)."""
         self._stop.set()
         self._thread.join(timeout=5)
+        self._sample()  # the main thread's last figures: an exited process not yet reaped still has them
         wall_s = time.perf_counter() - self._started
         on_cpu = sum(t[0] for t in self._threads.values()) / 1e9
+        loop_thread = self._threads.get(str(self._pid), (0, 0))[0] / 1e9
         waiting = sum(t[1] for t in self._threads.values()) / 1e9
         pressure = _cpu_pressure_us()
         return {
@@ -146,7 +155,18 @@ class CpuWait:
             "runqueue_wait_share": round(waiting / (waiting + on_cpu), 3) if waiting + on_cpu else None,
             "machine_cpu_pressure": (round((pressure - self._pressure_at_start) / 1e6 / wall_s, 3)
                                      if pressure is not None and self._pressure_at_start is not None else None),
+            "loop_thread_cpu_s": round(loop_thread, 2) if self._threads else None,
+            "worker_processes_cpu_s": self._children_cpu_s(),
         }
+
+    def _children_cpu_s(self) -> float | None:
+        """CPU seconds of the children the process waited for (cutime + cstime), while it is not yet reaped."""
+        try:
+            stat = Path(f"/proc/{self._pid}/stat").read_text()
+            cutime, cstime = (int(x) for x in stat[stat.rindex(")") + 2:].split()[13:15])
+        except (OSError, ValueError):
+            return None
+        return round((cutime + cstime) / os.sysconf("SC_CLK_TCK"), 2)
 
 
 def _cpu_pressure_us() -> int | None:

@@ -12,7 +12,9 @@ every edit kept (all kinds, bots too), until N edits are judged:
 - keeping up: the edits judged a second against the stream's rate, and what
   was still waiting in the queue;
 - per verdict: the engine's CPU (the `fanout watch` process, enrichment and
-  the stream included), the simulated latency it served against the time
+  the stream included; split by harness.CpuWait into its event loop's thread,
+  its other threads and its extraction workers), the simulator's CPU over the
+  same time (the same cores: a reference for how fast the machine was), the simulated latency it served against the time
   each verdict took (`verdict efficiency`: 1.0 when the engine adds nothing),
   the event loop's lag (p99, from FANOUT_LOOP_LAG_LOG) and peak RSS.
 
@@ -60,10 +62,15 @@ def watch(root: Path, *, rate: int, edits: int, concurrency: int, verdict_s: flo
                "--api-url", f"{sim.base}/wikidata/w/api.php", "--operations", "statements,terms,sitelinks",
                "--include-bots", "--concurrency", str(concurrency), "--max-edits", str(edits),
                "--enrich-workers", "16", "--api-concurrency", "16", "--queue-size", str(10 * edits)]
+        sim_cpu_before = sim.cpu_s()
         measured = _measured(cmd)
+        sim_cpu_after = sim.cpu_s()
         served = sum(sim.stats().get("latency_s", {}).values())
+    figures = _figures(run_dir, served, measured, rate)
+    if sim_cpu_before is not None and sim_cpu_after is not None:
+        figures["simulator_cpu_ms_per_verdict"] = round((sim_cpu_after - sim_cpu_before) / figures["verdicts"] * 1000, 2)
     return {"rate": rate, "edits": edits, "concurrency": concurrency, "latency_scale": round(scale, 3),
-            **measured, **_figures(run_dir, served, measured, rate)}
+            **measured, **figures}
 
 
 def _measured(cmd: list[str]) -> dict[str, Any]:
