@@ -14,9 +14,10 @@ every edit kept (all kinds, bots too), until N edits are judged:
 - per verdict: the engine's CPU (the `fanout watch` process, enrichment and
   the stream included; split by harness.CpuWait into its event loop's thread,
   its other threads and its extraction workers), the simulator's CPU over the
-  same time (the same cores: a reference for how fast the machine was), the simulated latency it served against the time
-  each verdict took (`verdict efficiency`: 1.0 when the engine adds nothing),
-  the event loop's lag (p99, from FANOUT_LOOP_LAG_LOG) and peak RSS.
+  same minutes (on the same cores: how fast the machine ran), the simulated
+  latency it served against the time each verdict took (`verdict
+  efficiency`: 1.0 when the engine adds nothing), the event loop's lag (p99,
+  from FANOUT_LOOP_LAG_LOG) and peak RSS.
 
 `scale` is the same engine on a snapshot (`fanout run`, bench/scenarios.py's
 efficiency): 5,120 verdicts at --concurrency 1280 with verdicts of about
