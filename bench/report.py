@@ -216,14 +216,14 @@ def _tail(run: dict[str, Any]) -> str:
 
 
 def _split(run: dict[str, Any]) -> str:
-    """The CPU per verdict by where it was spent (harness.CpuWait), where it was measured: the event loop's
-    thread, the process's other threads, its worker processes."""
+    """The CPU per verdict by where it was spent (harness.CpuWait), where it was measured: the main thread (the
+    event loop; start-up included), the process's other threads, its child processes (the extraction workers)."""
     loop, workers = run.get("loop_thread_cpu_s"), run.get("worker_processes_cpu_s")
     if loop is None or workers is None or not run.get("cpu_s"):
         return ""
     per = run["cpu_ms_per_verdict"] / run["cpu_s"]
-    return (f" (loop thread {loop * per:.1f}, other threads {(run['cpu_s'] - loop - workers) * per:.1f}, "
-            f"workers {workers * per:.1f})")
+    return (f" (main thread {loop * per:.1f}, other threads {(run['cpu_s'] - loop - workers) * per:.1f}, "
+            f"child processes {workers * per:.1f})")
 
 
 def _simulator(run: dict[str, Any]) -> str:

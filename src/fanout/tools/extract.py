@@ -32,10 +32,10 @@ def _trafilatura() -> ModuleType:
     justext fallback, and trafilatura hands justext its stoplist of every
     language as a tuple of 154,484 words (`trafilatura.external.JT_STOPLIST`,
     built on first use). justext looks that list up in an lru_cache, which
-    hashes a tuple anew on every call: 5 ms of CPU a page, most of what such a
-    page costs (trafilatura 2.3.1, justext 3.0.2). The same words as a
-    frozenset keep their hash, and justext makes the same frozenset of either,
-    so the text found is the same. Should a later trafilatura drop that name,
+    hashes a tuple anew on every call: about 3 ms of CPU a page, half or
+    more of what such a page costs (trafilatura 2.3.1, justext 3.0.2). The
+    same words as a frozenset keep their hash, and justext makes the same
+    frozenset of either, so the text found is the same. Should a later trafilatura drop that name,
     nothing is set and only the cost comes back.
     """
     import trafilatura
