@@ -318,3 +318,29 @@ def test_a_bad_token_bucket_is_refused_naming_the_key(section, message):
     with pytest.raises(ConfigError) as caught:
         profile_from_dict({"models": {"m": section}})
     assert str(caught.value) == message
+
+
+async def test_a_request_refused_by_the_rate_limit_draws_the_same_answer_when_it_comes_back():
+    """A 429 depends on the clock: counting it as an attempt would let the timing change what the model does."""
+    other = "rcid: 2540801110\nqid: Q255\nitem label: Ludwig van Beethoven\n"
+    profile = FaultProfile(models={MODEL: ModelFaults(rpm=1, malformed_args=0.5)})
+
+    async def answers(*, first_refused: bool, asked: int = 1) -> list[dict]:
+        clock = FakeClock()
+        async with running_simulator(SimConfig(profile=profile, clock=clock)) as sim, httpx.AsyncClient() as http:
+            if first_refused:
+                await http.post(f"{sim.api_base}/chat/completions", json={
+                    "model": MODEL, "tools": TOOL_SCHEMAS, "messages": [{"role": "user", "content": other}]})
+                assert (await ask(sim, http)).status_code == 429
+            replies = []
+            for _ in range(asked):
+                clock.now += 60
+                replies.append((await ask(sim, http)).json()["choices"][0]["message"])
+        return replies
+
+    [unrefused] = await answers(first_refused=False)
+    [after_429] = await answers(first_refused=True)
+    first, retried = await answers(first_refused=False, asked=2)
+
+    assert after_429["tool_calls"] == unrefused["tool_calls"] == first["tool_calls"]
+    assert retried["tool_calls"] != first["tool_calls"]  # a real second attempt draws anew: the check can fail

@@ -142,10 +142,11 @@ async def chat_completions(request: web.Request) -> web.Response:
         conv.rcid = load_claims_world().match(claim)
     faults = state.profile.for_model(model.id, model.canonical_slug)
     key = (model.id, conv.key, conv.turn, conv.phase) + ((conv.team_role,) if conv.team_role else ())
-    attempt = state.next_attempt(*key)
     refusal = _refusal(state, model, faults, body)
     if refusal is not None:
         return refusal
+    # Counted after the refusals: a rate limit's 429 depends on the clock, and must not change what the model draws.
+    attempt = state.next_attempt(*key)
     draws = dict(zip(RATE_KINDS, _draws(dice(state.seed, "fault", *key, attempt))))
     latency_s = state.latency(faults.latency, *key, attempt)
     gen_id = generation_id()
