@@ -85,10 +85,9 @@ class Simulator:
         if self.proc is None:
             return None
         try:
-            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            return proc_cpu_s(self.proc.pid)
         except OSError:
             return None
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def chat_requests(self) -> int:
         return int(self.stats()["requests"].get("chat_completions", 0))
@@ -162,11 +161,17 @@ class CpuWait:
     def _children_cpu_s(self) -> float | None:
         """CPU seconds of the children the process waited for (cutime + cstime), while it is not yet reaped."""
         try:
-            stat = Path(f"/proc/{self._pid}/stat").read_text()
-            cutime, cstime = (int(x) for x in stat[stat.rindex(")") + 2:].split()[13:15])
+            return round(proc_cpu_s(self._pid, children=True), 2)
         except (OSError, ValueError):
             return None
-        return round((cutime + cstime) / os.sysconf("SC_CLK_TCK"), 2)
+
+
+def proc_cpu_s(pid: int, *, children: bool = False) -> float:
+    """CPU seconds of process `pid` from /proc/PID/stat (utime + stime), or of the children it waited for
+    (cutime + cstime); OSError once the process is gone."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()  # after the command's name
+    first = 13 if children else 11
+    return (int(fields[first]) + int(fields[first + 1])) / os.sysconf("SC_CLK_TCK")
 
 
 def _cpu_pressure_us() -> int | None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness import RunMeasure, Simulator, epoch, log_records, log_statuses, require_success, run_fanout
+from harness import RunMeasure, Simulator, epoch, log_records, log_statuses, proc_cpu_s, require_success, run_fanout
 from workload import write_snapshot
 
 from fanout.base.validate import package_data
@@ -321,8 +321,7 @@ def _children_cpu_s() -> float:
     """CPU of this process's living children (the pool's worker), from /proc: they are not reaped yet."""
     total = 0.0
     for pid in _child_pids():
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        total += proc_cpu_s(pid)
     return total
 
 

@@ -62,7 +62,8 @@ class SimState:
         self.corpus = self.corpus.growing(WorldPages(self.world))  # pages for the live edits, as they are made
 
     def next_attempt(self, *key: Any) -> int:
-        """How many times this exact request came before: retries get fresh fault draws."""
+        """How many times this exact request was answered before: retries get fresh fault draws (a rate
+        limit's refusal is not counted, see app.chat_completions)."""
         attempt = self.attempts[key]
         self.attempts[key] += 1
         return attempt

@@ -35,8 +35,8 @@ def _trafilatura() -> ModuleType:
     hashes a tuple anew on every call: about 3 ms of CPU a page, half or
     more of what such a page costs (trafilatura 2.3.1, justext 3.0.2). The
     same words as a frozenset keep their hash, and justext makes the same
-    frozenset of either, so the text found is the same. Should a later trafilatura drop that name,
-    nothing is set and only the cost comes back.
+    frozenset of either, so the text found is the same. Should a later
+    trafilatura drop that name, nothing is set and only the cost comes back.
     """
     import trafilatura
     from trafilatura import external
