@@ -45,6 +45,15 @@ async def main():
 anyio.run(main)
 """
 """A process of the test's own that opens a pool and reads the slow page from its stdin."""
+AUDITED_ZYGOTE = """
+import runpy, sys
+SPAWNS = ("os.fork", "os.forkpty", "os.posix_spawn", "os.system", "subprocess.Popen")
+sys.addaudithook(lambda event, args: event in SPAWNS and print(event, *args[:1], file=sys.stderr, flush=True))
+sys.argv[0] = "-m"
+runpy.run_module("fanout.tools.extract_zygote", run_name="__main__", alter_sys=True)
+"""
+"""extract_zygote as `python -m` runs it, saying on stderr each process it starts (an audit hook: Python's own
+events for fork, exec and spawn)."""
 
 
 async def article(pool: ExtractionPool) -> str | None:
@@ -208,14 +217,15 @@ class TestForksOfOneZygote:
 
 
 def test_a_zygote_whose_control_channel_ends_kills_its_workers_and_exits():
-    """The exchange of extract_zygote's docstring, spoken by hand: ready, one fork, then the run's end closes."""
+    """The exchange of extract_zygote's docstring, spoken by hand: ready, one fork, then the run's end closes.
+    The one process the zygote starts is that fork: a child that is not a worker but has the zygote's command line
+    (ldconfig, which ctypes.util.find_library ran, before its exec) was once listed as a second worker."""
     ours, theirs = socket.socketpair()
     jobs_out, jobs_in = os.pipe()
     replies_out, replies_in = os.pipe()
     status_out, status_in = os.pipe()
-    command = [sys.executable, "-m", "fanout.tools.extract_zygote", str(MEMORY), str(os.getpid()), "10.0",
-               str(theirs.fileno())]
-    with ours, subprocess.Popen(command, pass_fds=(theirs.fileno(),)) as zygote:
+    command = [sys.executable, "-c", AUDITED_ZYGOTE, str(MEMORY), str(os.getpid()), "10.0", str(theirs.fileno())]
+    with ours, subprocess.Popen(command, pass_fds=(theirs.fileno(),), stderr=subprocess.PIPE) as zygote:
         theirs.close()
         assert ours.recv(6) == b"ready\n"
         socket.send_fds(ours, [b"fork\n"], [jobs_out, replies_in, status_in])
@@ -228,6 +238,7 @@ def test_a_zygote_whose_control_channel_ends_kills_its_workers_and_exits():
         assert children_of(zygote.pid, ZYGOTE) == [worker]
         ours.close()
         assert zygote.wait(timeout=60) == 0
+        assert zygote.stderr is not None and zygote.stderr.read() == b"os.fork\n"
     with os.fdopen(status_out, "rb") as status:
         assert status.read() == b"%d\n" % -signal.SIGKILL
     for fd in (jobs_in, replies_out):

@@ -34,7 +34,6 @@ replying, and a worker whose peak came that near is not reused) or failed.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import functools
 import json
 import math
@@ -102,11 +101,16 @@ def die_with(parent_pid: int) -> None:
 
 @functools.cache
 def _libc() -> ctypes.CDLL | None:
-    """Linux's C library, found once (find_library runs ldconfig): the zygote finds it, and its forks inherit it."""
-    libc_name = ctypes.util.find_library("c")
-    if libc_name is None or not sys.platform.startswith("linux"):
+    """Linux's C library, as the symbols this process already has (dlopen of NULL), never through
+    ctypes.util.find_library: that runs /sbin/ldconfig as a child process, and a child of the zygote that is
+    not a worker looks like one (same command line) until its exec. The zygote finds it, and its forks inherit it."""
+    if not sys.platform.startswith("linux"):
         return None
-    return ctypes.CDLL(libc_name, use_errno=True)
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:  # a Python that cannot load shared libraries
+        return None
+    return libc if hasattr(libc, "prctl") else None
 
 
 def _read_jobs(stdin: BinaryIO, jobs: queue.Queue[Job]) -> None:
