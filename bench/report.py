@@ -183,7 +183,7 @@ def _watch(w: dict[str, Any]) -> list[Row]:
                     f"{run['latency_first_tenth_s']:.0f} s, last {run['latency_last_tenth_s']:.0f} s)", "report", ""))
         out.append((f"8. watch at {rate} edit(s)/s: verdict efficiency, lag p99, CPU per verdict, peak RSS",
                     f"{run['verdict_efficiency']:.3f}, {run['lag_p99_ms']} ms, {run['cpu_ms_per_verdict']:.1f} ms{_split(run)}, "
-                    f"{run['max_rss_mb']:.0f} MB{_waited(run)}{_simulator(run)}",
+                    f"{run['max_rss_mb']:.0f} MB{_waited(run)}{_simulator(run)}{_file_create(run)}",
                     ">= 0.90, < 100 ms, <= 12 ms, <= 400 MB" if rate >= 10 else "report",
                     _check(run["verdict_efficiency"] >= 0.9 and (run["lag_p99_ms"] or 0) < 100
                            and run["cpu_ms_per_verdict"] <= 12 and run["max_rss_mb"] <= 400) if rate >= 10 else ""))
@@ -201,7 +201,8 @@ def _scale(sc: dict[str, Any]) -> list[Row]:
         out.append((f"8. scale: {run['verdicts']} verdicts at concurrency {run['concurrency']} (verdicts ~{seconds:.0f} s): "
                     "verdict efficiency, lag p99 (max), CPU per verdict, RSS",
                     f"{efficiency:.3f}, {run['loop_lag_p99_ms']} ms ({run['max_loop_lag_ms']:.0f}), "
-                    f"{run['cpu_ms_per_verdict']:.1f} ms{_split(run)}, {run['max_rss_mb']:.0f} MB{_waited(run)}{_tail(run)}",
+                    f"{run['cpu_ms_per_verdict']:.1f} ms{_split(run)}, {run['max_rss_mb']:.0f} MB{_waited(run)}{_simulator(run)}"
+                    f"{_file_create(run)}{_tail(run)}",
                     ">= 0.90, < 100 ms, <= 12 ms, <= 400 MB" if target else "report",
                     _check(efficiency >= 0.9 and (run["loop_lag_p99_ms"] or 0) < 100
                            and run["cpu_ms_per_verdict"] <= 12 and run["max_rss_mb"] <= 400) if target else ""))
@@ -231,6 +232,13 @@ def _simulator(run: dict[str, Any]) -> str:
     it says how fast the machine ran while the engine was measured."""
     sim = run.get("simulator_cpu_ms_per_verdict")
     return "" if sim is None else f"; the simulator used {sim:.1f} ms a verdict meanwhile"
+
+
+def _file_create(run: dict[str, Any]) -> str:
+    """What creating one file cost in the folder the runs wrote to (harness.file_create_cpu_us): a verdict
+    creates one, and the filesystem, not fanout, sets the price."""
+    cost = run.get("file_create_cpu_us")
+    return "" if cost is None else f"; a new file in the run's folder cost {cost} µs of CPU"
 
 
 def _waited(run: dict[str, Any]) -> str:

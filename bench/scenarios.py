@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness import RunMeasure, Simulator, epoch, log_records, log_statuses, proc_cpu_s, require_success, run_fanout
+from harness import (RunMeasure, Simulator, epoch, file_create_cpu_us, log_records, log_statuses, proc_cpu_s,
+                     require_success, run_fanout)
 from workload import write_snapshot
 
 from fanout.base.validate import package_data
@@ -45,6 +46,7 @@ class Workdir:
     def run_dir(self, name: str) -> Path:
         path = self.root / "runs" / name
         shutil.rmtree(path, ignore_errors=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
         return path
 
     def scale_for(self, verdicts: int, concurrency: int, target_s: float) -> float:
@@ -136,6 +138,7 @@ def efficiency(work: Workdir, concurrency: int, *, verdicts: int = 2000, target_
     scale = work.scale_for(verdicts, concurrency, target_s)
     with Simulator(latency_scale=scale) as sim:
         run_dir = work.run_dir(f"efficiency-c{concurrency}")
+        create_us = file_create_cpu_us(run_dir.parent)
         sim_cpu_before = sim.cpu_s()
         measure = run_fanout(snapshot, run_dir, sim, "--concurrency", str(concurrency), *extra)
         require_success(measure, f"efficiency c{concurrency}")
@@ -153,6 +156,7 @@ def efficiency(work: Workdir, concurrency: int, *, verdicts: int = 2000, target_
         "flags": list(extra),
         **describe_run(measure, verdicts),
         "simulator_cpu_ms_per_verdict": None if sim_cpu is None else round(sim_cpu / verdicts * 1000, 2),
+        "file_create_cpu_us": round(create_us),
         "statuses": log_statuses(run_dir),
         **workload_counts(stats, verdicts),
     }

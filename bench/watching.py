@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness import FANOUT, LAG_ENV, PROFILE, CpuWait, Simulator, child_env, epoch, log_records
+from harness import FANOUT, LAG_ENV, PROFILE, CpuWait, Simulator, child_env, epoch, file_create_cpu_us, log_records
 
 from fanout.llm.models import DEFAULT_MODELS
 
@@ -57,6 +57,7 @@ def watch(root: Path, *, rate: int, edits: int, concurrency: int, verdict_s: flo
     """`fanout watch` judging `edits` edits of a stream of `rate` edits a second, verdicts of about `verdict_s`."""
     scale = verdict_s / SECONDS_PER_VERDICT_AT_SCALE_1
     run_dir = root / f"watch-{rate}"
+    create_us = file_create_cpu_us(root)
     with StreamSimulator(rate, scale) as sim:
         cmd = [*FANOUT, "watch", "--run-dir", str(run_dir), "--base-url", sim.api, "--searxng-url", sim.base,
                "--allow-private-urls", "--fetch-delay", "0", "--stream-url", f"{sim.base}/v2/stream",
@@ -71,7 +72,7 @@ def watch(root: Path, *, rate: int, edits: int, concurrency: int, verdict_s: flo
     if sim_cpu_before is not None and sim_cpu_after is not None:
         figures["simulator_cpu_ms_per_verdict"] = round((sim_cpu_after - sim_cpu_before) / figures["verdicts"] * 1000, 2)
     return {"rate": rate, "edits": edits, "concurrency": concurrency, "latency_scale": round(scale, 3),
-            **measured, **figures}
+            **measured, **figures, "file_create_cpu_us": round(create_us)}
 
 
 def _measured(cmd: list[str]) -> dict[str, Any]:
