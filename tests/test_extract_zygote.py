@@ -49,7 +49,6 @@ AUDITED_ZYGOTE = """
 import runpy, sys
 SPAWNS = ("os.fork", "os.forkpty", "os.posix_spawn", "os.system", "subprocess.Popen")
 sys.addaudithook(lambda event, args: event in SPAWNS and print(event, *args[:1], file=sys.stderr, flush=True))
-sys.argv[0] = "-m"
 runpy.run_module("fanout.tools.extract_zygote", run_name="__main__", alter_sys=True)
 """
 """extract_zygote as `python -m` runs it, saying on stderr each process it starts (an audit hook: Python's own
