@@ -174,6 +174,11 @@ def proc_cpu_s(pid: int, *, children: bool = False) -> float:
     return (int(fields[first]) + int(fields[first + 1])) / os.sysconf("SC_CLK_TCK")
 
 
+def cpu_ms_per_verdict(before_s: float | None, after_s: float | None, verdicts: int) -> float | None:
+    """CPU ms a verdict between two readings of a process's CPU (Simulator.cpu_s); None when either is unknown."""
+    return None if before_s is None or after_s is None else round((after_s - before_s) / verdicts * 1000, 2)
+
+
 def file_create_cpu_us(folder: Path, files: int = 200) -> float:
     """CPU (kernel time included) to create one new file in `folder`, in µs: a reference beside the simulator's.
 

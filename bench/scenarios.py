@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness import (RunMeasure, Simulator, epoch, file_create_cpu_us, log_records, log_statuses, proc_cpu_s,
-                     require_success, run_fanout)
+from harness import (RunMeasure, Simulator, cpu_ms_per_verdict, epoch, file_create_cpu_us, log_records, log_statuses,
+                     proc_cpu_s, require_success, run_fanout)
 from workload import write_snapshot
 
 from fanout.base.validate import package_data
@@ -143,7 +143,7 @@ def efficiency(work: Workdir, concurrency: int, *, verdicts: int = 2000, target_
         measure = run_fanout(snapshot, run_dir, sim, "--concurrency", str(concurrency), *extra)
         require_success(measure, f"efficiency c{concurrency}")
         stats = sim.stats()
-        sim_cpu = _difference(sim.cpu_s(), sim_cpu_before)
+        sim_cpu_after = sim.cpu_s()
     ideal = served_latency_s(stats) / concurrency
     return {
         "concurrency": concurrency,
@@ -155,7 +155,7 @@ def efficiency(work: Workdir, concurrency: int, *, verdicts: int = 2000, target_
         **tail_bound(run_dir, concurrency, served_latency_s(stats), measure.wall_s),
         "flags": list(extra),
         **describe_run(measure, verdicts),
-        "simulator_cpu_ms_per_verdict": None if sim_cpu is None else round(sim_cpu / verdicts * 1000, 2),
+        "simulator_cpu_ms_per_verdict": cpu_ms_per_verdict(sim_cpu_before, sim_cpu_after, verdicts),
         "file_create_cpu_us": round(create_us),
         "statuses": log_statuses(run_dir),
         **workload_counts(stats, verdicts),
@@ -184,10 +184,6 @@ def tail_bound(run_dir: Path, concurrency: int, served_s: float, wall_s: float) 
     bound = max(slots)
     return {"verdict_efficiency": round(per_verdict, 3), "tail_bound_s": round(bound, 2),
             "efficiency_against_tail_bound": round(bound / wall_s, 3)}
-
-
-def _difference(after: float | None, before: float | None) -> float | None:
-    return None if after is None or before is None else after - before
 
 
 # --- 2. rate-limited goodput --------------------------------------------------------------------

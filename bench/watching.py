@@ -36,7 +36,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness import FANOUT, LAG_ENV, PROFILE, CpuWait, Simulator, child_env, epoch, file_create_cpu_us, log_records
+from harness import (FANOUT, LAG_ENV, PROFILE, CpuWait, Simulator, child_env, cpu_ms_per_verdict, epoch,
+                     file_create_cpu_us, log_records)
 
 from fanout.llm.models import DEFAULT_MODELS
 
@@ -69,8 +70,7 @@ def watch(root: Path, *, rate: int, edits: int, concurrency: int, verdict_s: flo
         sim_cpu_after = sim.cpu_s()
         served = sum(sim.stats().get("latency_s", {}).values())
     figures = _figures(run_dir, served, measured, rate)
-    if sim_cpu_before is not None and sim_cpu_after is not None:
-        figures["simulator_cpu_ms_per_verdict"] = round((sim_cpu_after - sim_cpu_before) / figures["verdicts"] * 1000, 2)
+    figures["simulator_cpu_ms_per_verdict"] = cpu_ms_per_verdict(sim_cpu_before, sim_cpu_after, figures["verdicts"])
     return {"rate": rate, "edits": edits, "concurrency": concurrency, "latency_scale": round(scale, 3),
             **measured, **figures, "file_create_cpu_us": round(create_us)}
 
